@@ -1,0 +1,5 @@
+"""`python -m repro` is the same as the `repro` console script."""
+
+from repro.cli import main
+
+raise SystemExit(main())
