@@ -1,0 +1,162 @@
+"""Child-process probe: import torch, read its build and devices, print one JSON object.
+
+Run as ``python -m repro._torch_probe`` by ``repro.fingerprint.collect``; never import this from
+the runner's process. It is the one place outside scenario children allowed to import torch and
+initialise CUDA/ROCm, because it is a throwaway process.
+
+Output (one line on stdout, always, exit status 0 unless the interpreter itself breaks)::
+
+    {"python": "3.11.7", "python_executable": "/usr/bin/python3",
+     "start_methods": ["fork", "spawn", "forkserver"], "default_start_method": "fork",
+     "torch": "2.8.0+cu128" | null, "torch_error": "No module named 'torch'" | null,
+     "cuda": "12.8" | null, "hip": null, "cudnn": "91002" | null, "nccl": "2.27.3" | null,
+     "arch_list": ["sm_80", ...], "accelerator": "cuda" | "rocm" | null,
+     "accelerator_available": false, "accelerator_count": 0,
+     "devices": [{"index": 0, "name": ..., "capability": "9.0", "total_memory_bytes": 85..., "gcn_arch": null}],
+     "errors": [{"what": "torch.cuda", "why": "..."}]}
+
+Kept compatible with old interpreters (no 3.10+ syntax at runtime): images may ship any Python.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import platform
+import sys
+import warnings
+
+
+def _error(errors: list, what: str, exc: BaseException) -> None:
+    errors.append({"what": what, "why": f"{type(exc).__name__}: {exc}".strip()})
+
+
+def _interpreter() -> dict:
+    try:
+        default = multiprocessing.get_start_method()
+    except Exception:  # report what we can
+        default = None
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "start_methods": list(multiprocessing.get_all_start_methods()),
+        "default_start_method": default,
+    }
+
+
+def _nccl_version(torch, errors: list) -> str | None:
+    try:
+        version = torch.cuda.nccl.version()
+    except Exception as exc:  # a build without NCCL/RCCL is data, not a crash
+        _error(errors, "nccl", exc)
+        return None
+    if isinstance(version, tuple):
+        return ".".join(str(part) for part in version)
+    return str(version)
+
+
+def _cudnn_version(torch, errors: list) -> str | None:
+    try:
+        version = torch.backends.cudnn.version()
+    except Exception as exc:
+        _error(errors, "cudnn", exc)
+        return None
+    return None if version is None else str(version)
+
+
+def _available(torch, errors: list) -> bool:
+    """``torch.cuda.is_available()``; its warnings (driver too old, ...) are kept as errors."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            available = bool(torch.cuda.is_available())
+        except Exception as exc:
+            _error(errors, "torch.cuda", exc)
+            available = False
+    for warning in caught:
+        errors.append({"what": "torch.cuda", "why": str(warning.message).strip()})
+    return available
+
+
+def _devices(torch, count: int, is_rocm: bool, errors: list) -> list:
+    devices = []
+    for index in range(count):
+        try:
+            props = torch.cuda.get_device_properties(index)
+        except Exception as exc:
+            _error(errors, f"torch.cuda.device.{index}", exc)
+            continue
+        gcn_arch = getattr(props, "gcnArchName", None) if is_rocm else None
+        devices.append(
+            {
+                "index": index,
+                "name": props.name,
+                "capability": f"{props.major}.{props.minor}",
+                "total_memory_bytes": int(props.total_memory),
+                "gcn_arch": gcn_arch or None,
+            }
+        )
+    return devices
+
+
+def _torch_facts(errors: list) -> dict:
+    facts = {
+        "torch": None,
+        "torch_error": None,
+        "cuda": None,
+        "hip": None,
+        "cudnn": None,
+        "nccl": None,
+        "arch_list": [],
+        "accelerator": None,
+        "accelerator_available": False,
+        "accelerator_count": 0,
+        "devices": [],
+    }
+    try:
+        import torch
+    except Exception as exc:  # ImportError, or a broken install (OSError, ...)
+        facts["torch_error"] = (
+            str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
+        )
+        return facts
+
+    facts["torch"] = str(torch.__version__)
+    facts["cuda"] = getattr(torch.version, "cuda", None)
+    facts["hip"] = getattr(torch.version, "hip", None)
+    is_rocm = facts["hip"] is not None
+    if facts["cuda"] is None and not is_rocm:
+        return facts  # CPU build: nothing accelerator-related to read
+
+    facts["accelerator"] = "rocm" if is_rocm else "cuda"
+    facts["cudnn"] = _cudnn_version(torch, errors)
+    facts["nccl"] = _nccl_version(torch, errors)
+    facts["accelerator_available"] = _available(torch, errors)
+    try:
+        facts["accelerator_count"] = int(torch.cuda.device_count())
+        facts["arch_list"] = list(torch.cuda.get_arch_list())
+    except Exception as exc:
+        _error(errors, "torch.cuda", exc)
+    if facts["accelerator_available"]:
+        facts["devices"] = _devices(torch, facts["accelerator_count"], is_rocm, errors)
+    return facts
+
+
+def probe() -> dict:
+    """Everything this interpreter and its torch report, as a JSON-serialisable dict."""
+    errors: list = []
+    result = _interpreter()
+    result.update(_torch_facts(errors))
+    result["errors"] = errors
+    return result
+
+
+def main() -> int:
+    result = probe()
+    sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
