@@ -1,0 +1,969 @@
+"""Classification of failure output (repro.signatures), on the texts quoted in the field reports."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from repro.signatures import _NEEDLES as NEEDLES
+from repro.signatures import (
+    HANG,
+    KINDS,
+    SIGNATURE_BY_NAME,
+    SIGNATURES,
+    UNKNOWN,
+    Classification,
+    classify,
+    first_meaningful_line,
+    signal_name,
+    signal_signature,
+)
+
+# Every category of the field reports' overview table and machine-readable block.
+CATEGORIES = {
+    "cuda_illegal_instruction",
+    "cuda_illegal_memory_access",
+    "cudnn_execution_failed",
+    "cudnn_internal_error",
+    "cudnn_no_engine",
+    "cuda_reinit_in_forked_subprocess",
+    "cuda_init_error_in_worker",
+    "hip_fork_abort",
+    "dataloader_worker_error",
+    "dataloader_worker_killed",
+    "dataloader_shm_exhausted",
+    "dataloader_timeout",
+    "pin_memory_thread_died",
+    "fork_multithread_warning",
+    "rocm_kfd_workqueue_hog",
+    "amdgpu_gpu_fault",
+    "nccl_init_failure",
+    "nccl_shm",
+    "nccl_duplicate_gpu",
+    "nccl_timeout",
+    "address_in_use",
+    "local_rank_arg_mismatch",
+    "cuda_ipc_producer_terminated",
+    "rank_failed",
+    "oom",
+    "host_oom_killed_hint",
+    "nan_detected",
+    "amp_bce_unsafe",
+    "driver_too_old",
+    "forward_compat_unsupported",
+    "no_kernel_image",
+    "no_kernel_image_hint",
+    "rocm_no_code_object",
+    "wsl_gpu_unavailable",
+    "cuda_internal_assert",
+    "cuda_unknown_error",
+    "container_gpu_setup",
+    "cpp_terminate",
+    "segfault",
+    "host_sigill",
+    "wandb_backend_error",
+}
+
+# (expected signature, one line as quoted in ../shared/field-reports.md or printed by torch).
+SINGLE_LINES = [
+    # Family 3: CUDA / cuDNN. Class names differ across pins (RuntimeError <= 2.7,
+    # torch.AcceleratorError >= 2.8); the message decides.
+    (
+        "cuda_illegal_instruction",
+        "torch.AcceleratorError: CUDA error: an illegal instruction was encountered",
+    ),
+    (
+        "cuda_illegal_instruction",
+        "RuntimeError: CUDA error: an illegal instruction was encountered",
+    ),
+    ("cuda_illegal_instruction", "CUDA driver error: an illegal instruction was encountered"),
+    (
+        "cuda_illegal_memory_access",
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+    ),
+    (
+        "cuda_illegal_memory_access",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ),
+    ("cudnn_execution_failed", "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"),
+    ("cudnn_internal_error", "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"),
+    ("cudnn_internal_error", "RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR"),
+    (
+        "cudnn_no_engine",
+        "RuntimeError: FIND was unable to find an engine to execute this computation",
+    ),
+    ("cudnn_no_engine", "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution"),
+    (
+        "cuda_internal_assert",
+        'RuntimeError: handle_0 INTERNAL ASSERT FAILED at "../c10/cuda/driver_api.cpp":15, please report a bug to PyTorch.',
+    ),
+    (
+        "cuda_internal_assert",
+        '!handles_.at(i) INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":430',
+    ),
+    ("cuda_unknown_error", "RuntimeError: CUDA driver error: unknown error"),
+    ("cuda_unknown_error", "RuntimeError: CUDA error: unknown error"),
+    ("oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+    ("oom", "torch.cuda.OutOfMemoryError: HIP out of memory. Tried to allocate 20.00 MiB"),
+    ("oom", "RuntimeError: CUDA error: out of memory"),
+    # Family 1: DataLoader workers and start methods.
+    (
+        "cuda_reinit_in_forked_subprocess",
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method",
+    ),
+    ("cuda_init_error_in_worker", "RuntimeError: CUDA error: initialization error"),
+    ("cuda_init_error_in_worker", "RuntimeError: CUDA initialization error"),
+    ("hip_fork_abort", "terminate called after throwing an instance of 'ihipException'"),
+    ("dataloader_worker_error", "RuntimeError: Caught ValueError in DataLoader worker process 0."),
+    (
+        "dataloader_worker_killed",
+        "RuntimeError: DataLoader worker (pid 12345) is killed by signal: Segmentation fault.",
+    ),
+    (
+        "dataloader_worker_killed",
+        "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",
+    ),
+    (
+        "dataloader_shm_exhausted",
+        "RuntimeError: unable to allocate shared memory(shm) for file </torch_123_456_0>: No space left on device (28)",
+    ),
+    (
+        "dataloader_shm_exhausted",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+    ),
+    (
+        "dataloader_shm_exhausted",
+        "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+    ),
+    (
+        "host_oom_killed_hint",
+        "RuntimeError: DataLoader worker (pid 777) is killed by signal: Killed.",
+    ),
+    ("host_oom_killed_hint", "Out of memory: Killed process 4242 (python3) total-vm:80000000kB"),
+    ("dataloader_timeout", "RuntimeError: DataLoader timed out after 30 seconds"),
+    ("pin_memory_thread_died", "RuntimeError: Pin memory thread exited unexpectedly"),
+    (
+        "fork_multithread_warning",
+        "DeprecationWarning: This process (pid=4242) is multi-threaded, use of fork() may lead to deadlocks in the child.",
+    ),
+    (
+        "rocm_kfd_workqueue_hog",
+        "workqueue: amdgpu_amdkfd_restore_userptr_worker [amdgpu] hogged CPU for >10000us 19 times, consider switching to WQ_UNBOUND",
+    ),
+    (
+        "rocm_kfd_workqueue_hog",
+        "workqueue: svm_range_restore_work [amdgpu] hogged CPU for >10000us 4 times",
+    ),
+    ("amdgpu_gpu_fault", "amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00841051"),
+    (
+        "amdgpu_gpu_fault",
+        "amdgpu 0000:03:00.0: [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=2",
+    ),
+    # Family 2: wandb.
+    ("wandb_backend_error", "wandb: ERROR Error communicating with wandb process"),
+    ("wandb_backend_error", "Exception: The wandb backend process has shutdown"),
+    # Family 4: NaN / AMP.
+    (
+        "nan_detected",
+        "RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.",
+    ),
+    (
+        "nan_detected",
+        "RuntimeError: Function 'ScaledDotProductEfficientAttentionBackward0' returned nan values in its 1st output.",
+    ),
+    ("nan_detected", "Found inf or nan, current scale is: 0.0, decrease to: 0.0*0.5"),
+    ("nan_detected", "NaN/Inf gradient detected in model.encoder.model.conv1.weight at step 122"),
+    ("nan_detected", "step 12 loss: nan"),
+    ("nan_detected", "epoch 3 loss=NaN lr=1e-3"),
+    (
+        "amp_bce_unsafe",
+        "RuntimeError: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.",
+    ),
+    # Family 5: DDP / torchrun / NCCL.
+    (
+        "nccl_init_failure",
+        "RuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, unhandled system error",
+    ),
+    (
+        "nccl_init_failure",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, internal error, NCCL version 2.19.3",
+    ),
+    ("nccl_shm", "NCCL WARN Call to posix_fallocate failed: No space left on device"),
+    (
+        "nccl_shm",
+        "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-ZGxwNj (size 9637888)",
+    ),
+    ("nccl_shm", "NCCL WARN Call to shm_open failed : Permission denied"),
+    (
+        "nccl_shm",
+        "failed to extend /dev/shm/nccl-1fGQ0B to 9637892 bytes, error: No space left on device (28)",
+    ),
+    (
+        "nccl_duplicate_gpu",
+        "torch.distributed.DistBackendError: NCCL error in: …ProcessGroupNCCL.cpp:…, invalid usage … ncclInvalidUsage: This usually reflects invalid usage of NCCL library. Last error: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 4000",
+    ),
+    (
+        "nccl_timeout",
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=54, OpType=ALLREDUCE, NumelIn=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.",
+    ),
+    (
+        "nccl_timeout",
+        "[Rank 1] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+    ),
+    (
+        "address_in_use",
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+    ),
+    (
+        "address_in_use",
+        "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+    ),
+    (
+        "address_in_use",
+        "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 (errno: 98 - Address already in use).",
+    ),
+    ("address_in_use", "RuntimeError: Address already in use"),
+    ("local_rank_arg_mismatch", "train.py: error: unrecognized arguments: --local-rank=0"),
+    ("local_rank_arg_mismatch", "train.py: error: unrecognized arguments: --local_rank=1"),
+    (
+        "cuda_ipc_producer_terminated",
+        "[W CudaIPCTypes.cpp:15] Producer process has been terminated before all shared CUDA tensors released. See Note [Sharing CUDA tensors]",
+    ),
+    (
+        "cuda_ipc_producer_terminated",
+        "[W CudaIPCTypes.cpp:95] Producer process tried to deallocate over 1000 memory blocks referred by consumer processes. Deallocation might be significantly slowed down.",
+    ),
+    (
+        "rank_failed",
+        "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 2) local_rank: 0 (pid: 4242)",
+    ),
+    (
+        "rank_failed",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 1234) of binary: /usr/bin/python",
+    ),
+    ("rank_failed", "  traceback : Signal 9 (SIGKILL) received by PID 4242"),
+    ("rank_failed", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"),
+    # The crash name beats the launcher line that reports it.
+    ("segfault", "  traceback : Signal 11 (SIGSEGV) received by PID 4242"),
+    (
+        "segfault",
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGSEGV: 11>.",
+    ),
+    # Cross-cutting environment failures.
+    (
+        "driver_too_old",
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 12080)",
+    ),
+    (
+        "driver_too_old",
+        "AssertionError: The NVIDIA driver on your system is too old (found version 9000)",
+    ),
+    ("driver_too_old", "CUDA driver version is insufficient for CUDA runtime version"),
+    (
+        "forward_compat_unsupported",
+        "RuntimeError: CUDA error: forward compatibility was attempted on non supported HW",
+    ),
+    (
+        "forward_compat_unsupported",
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW",
+    ),
+    (
+        "no_kernel_image",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    ),
+    (
+        "no_kernel_image_hint",
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+    ),
+    (
+        "no_kernel_image_hint",
+        "Minimum and Maximum cuda capability supported by this version of PyTorch is (7.0) - (12.0)",
+    ),
+    (
+        "rocm_no_code_object",
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+    ),
+    ("rocm_no_code_object", "RuntimeError: HIP error: invalid device function"),
+    (
+        "wsl_gpu_unavailable",
+        "Failed to initialize NVML: GPU access blocked by the operating system",
+    ),
+    (
+        "wsl_gpu_unavailable",
+        "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
+    ),
+    (
+        "wsl_gpu_unavailable",
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 2: out of memory",
+    ),
+    (
+        "container_gpu_setup",
+        "nvidia-container-cli: mount error: stat failed: /usr/lib/wsl/lib/libcuda.so.1: no such file or directory: unknown",
+    ),
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library failed",
+    ),
+    ("cpp_terminate", "terminate called after throwing an instance of 'c10::Error'"),
+    # The NCCL watchdog's own abort: a consequence, not an NCCL init failure.
+    ("cpp_terminate", "terminate called after throwing an instance of 'c10::DistBackendError'"),
+    ("segfault", "Segmentation fault (core dumped)"),
+    ("segfault", "Fatal Python error: Segmentation fault"),
+    ("host_sigill", "Illegal instruction (core dumped)"),
+]
+
+
+@pytest.mark.parametrize(("expected", "line"), SINGLE_LINES)
+def test_single_line_is_classified(expected: str, line: str) -> None:
+    result = classify(line)
+    assert result.name == expected
+    assert result.message == line.strip()
+    assert result.line_no == 1
+    assert result.source == SIGNATURE_BY_NAME[expected].source
+    assert result.workaround == SIGNATURE_BY_NAME[expected].workaround
+
+
+def test_every_category_has_a_quoted_example() -> None:
+    assert {expected for expected, _ in SINGLE_LINES} == CATEGORIES
+
+
+# -- The table ------------------------------------------------------------------------------------
+
+
+def test_table_covers_every_category_of_the_field_reports() -> None:
+    assert {sig.name for sig in SIGNATURES} == CATEGORIES
+
+
+def test_names_are_unique() -> None:
+    names = [sig.name for sig in SIGNATURES]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=lambda sig: sig.name)
+def test_every_row_has_source_kind_and_compiled_pattern(sig) -> None:
+    assert sig.source.strip()
+    assert sig.kind in KINDS
+    assert sig.pattern.pattern
+    assert "\n" not in sig.workaround
+
+
+@pytest.mark.parametrize(
+    ("specific", "general"),
+    [
+        ("nccl_shm", "nccl_init_failure"),
+        ("nccl_duplicate_gpu", "nccl_init_failure"),
+        ("nccl_timeout", "nccl_init_failure"),
+        ("dataloader_shm_exhausted", "dataloader_worker_killed"),
+        ("host_oom_killed_hint", "dataloader_worker_killed"),
+        ("dataloader_worker_killed", "segfault"),
+        ("segfault", "rank_failed"),
+        ("hip_fork_abort", "cpp_terminate"),
+        ("forward_compat_unsupported", "wsl_gpu_unavailable"),
+    ],
+)
+def test_sub_types_come_before_their_parents(specific: str, general: str) -> None:
+    order = [sig.name for sig in SIGNATURES]
+    assert order.index(specific) < order.index(general)
+
+
+def test_environment_and_weak_kinds_are_as_documented() -> None:
+    kinds = {sig.name: sig.kind for sig in SIGNATURES}
+    environment = {
+        "driver_too_old",
+        "forward_compat_unsupported",
+        "no_kernel_image",
+        "no_kernel_image_hint",
+        "rocm_no_code_object",
+        "wsl_gpu_unavailable",
+        "container_gpu_setup",
+    }
+    assert {name for name, kind in kinds.items() if kind == "environment"} == environment
+    assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
+        "dataloader_worker_error",
+        "rank_failed",
+    }
+    assert {name for name, kind in kinds.items() if kind in ("warning", "evidence")} == {
+        "fork_multithread_warning",
+        "cuda_ipc_producer_terminated",
+        "rocm_kfd_workqueue_hog",
+        "amdgpu_gpu_fault",
+    }
+
+
+def test_every_row_has_literal_needles_that_its_examples_contain() -> None:
+    # The prefilter that keeps classify fast must never hide a match.
+    for sig, needles in zip(SIGNATURES, NEEDLES, strict=True):
+        assert needles is not None, sig.name
+    for _, line in SINGLE_LINES:
+        for sig, needles in zip(SIGNATURES, NEEDLES, strict=True):
+            if sig.pattern.search(line):
+                assert any(needle in line for needle in needles), (sig.name, line)
+
+
+def test_constants() -> None:
+    assert HANG == "hang_timeout"
+    assert UNKNOWN == "unknown"
+
+
+# -- Precedence: cascades (rule 2) ---------------------------------------------------------------
+
+O1_CASCADE = """\
+Epoch 0:  12%|#2        | 14/117 [00:09<01:10,  1.47it/s, v_num=3]
+Traceback (most recent call last):
+  File "runners/train.py", line 102, in train
+    trainer.fit(model, datamodule)
+  File "ocr/models/decoder/fpn_decoder.py", line 77, in forward
+    fused = self.fusion(torch.cat(features, dim=1))
+  File "torch/nn/modules/conv.py", line 549, in _conv_forward
+    return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "lightning/fabric/utilities/optimizer.py", line 36, in _optimizer_to_device
+    data.to(device)
+torch.AcceleratorError: CUDA error: an illegal instruction was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""
+
+
+def test_o1_cascade_cudnn_first_illegal_instruction_at_teardown() -> None:
+    result = classify(O1_CASCADE)
+    assert result.name == "cudnn_execution_failed"
+    assert result.message == "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"
+    assert result.line_no == 9
+    assert [(m.signature.name, m.line_no) for m in result.matches] == [
+        ("cudnn_execution_failed", 9),
+        ("cuda_illegal_instruction", 16),
+    ]
+    assert "pytorch/pytorch#32881" in result.source
+
+
+def test_nan_gradients_before_illegal_memory_access() -> None:
+    text = (
+        "NaN/Inf gradient detected in model.encoder.model.conv1.weight at step 122\n"
+        "NaN/Inf gradient detected in model.encoder.model.bn1.weight at step 122\n"
+        "Epoch 1: 162/400\n"
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+    )
+    result = classify(text)
+    assert result.name == "nan_detected"
+    assert result.line_no == 1
+
+
+def test_illegal_instruction_first_wins_over_later_cudnn_error() -> None:
+    text = (
+        "RuntimeError: CUDA error: an illegal instruction was encountered\n"
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+    )
+    assert classify(text).name == "cuda_illegal_instruction"
+
+
+def test_earliest_root_error_wins() -> None:
+    text = (
+        "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    result = classify(text)
+    assert result.name == "dataloader_worker_killed"
+    assert [m.signature.name for m in result.matches] == ["dataloader_worker_killed", "oom"]
+
+
+def test_one_line_matching_two_rows_goes_to_the_specific_one() -> None:
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1970, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL "
+        "version 2.20.5\nncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+        "Last error:\nDuplicate GPU detected : rank 0 and rank 1 both on CUDA device 4000\n"
+    )
+    result = classify(line)
+    # Line 1 and 2 are the general error; line 4 names the cause but comes later: the earliest
+    # root wins, and each line carries exactly one match.
+    assert [m.signature.name for m in result.matches] == [
+        "nccl_init_failure",
+        "nccl_init_failure",
+        "nccl_duplicate_gpu",
+    ]
+    assert len({m.line_no for m in result.matches}) == len(result.matches)
+
+
+NCCL_TIMEOUT_AFTER_SEGFAULT = """\
+Fatal Python error: Segmentation fault
+
+Thread 0x00007f3a2b7fe640 (most recent call first):
+  File "/work/train_ddp.py", line 30 in step
+  File "/work/train_ddp.py", line 44 in main
+[rank1]:[E612 10:25:02.412000000 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=54, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.
+[rank1]:[E612 10:25:02.413000000 ProcessGroupNCCL.cpp:1785] [PG 0 (default_pg) Rank 1] Timeout at NCCL work: 54, last enqueued NCCL work: 54, last completed NCCL work: 53.
+[rank1]:[E612 10:25:02.413000000 ProcessGroupNCCL.cpp:630] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+[rank1]:[E612 10:25:02.413000000 ProcessGroupNCCL.cpp:636] [Rank 1] To avoid data inconsistency, we are taking the entire process down.
+terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [PG 0 (default_pg) Rank 1] Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=54, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.
+E0612 10:25:03.000000 4200 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -11) local_rank: 0 (pid: 4241) of binary: /usr/bin/python3
+"""
+
+
+def test_nccl_timeout_is_demoted_by_an_earlier_segfault_on_another_rank() -> None:
+    result = classify(NCCL_TIMEOUT_AFTER_SEGFAULT)
+    assert result.name == "segfault"
+    assert result.line_no == 1
+    names = [m.signature.name for m in result.matches]
+    assert names.count("nccl_timeout") == 3
+    assert "cpp_terminate" in names and "rank_failed" in names
+
+
+def test_nccl_timeout_is_demoted_by_a_later_failure_on_another_rank() -> None:
+    text = NCCL_TIMEOUT_AFTER_SEGFAULT.split("\n", 5)[5]  # drop rank 0's crash
+    text += "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert classify(text).name == "cuda_illegal_memory_access"
+
+
+def test_nccl_timeout_alone_wins_over_its_own_abort_and_the_launcher_summary() -> None:
+    text = NCCL_TIMEOUT_AFTER_SEGFAULT.split("\n", 5)[5]
+    result = classify(text)
+    assert result.name == "nccl_timeout"
+    assert result.line_no == 1
+    assert "Watchdog caught collective operation timeout" in result.message
+
+
+def test_cpp_terminate_after_a_python_exception_is_demoted() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "worker.py", line 3, in <module>\n'
+        "    torch.cuda.device_count()\n"
+        "RuntimeError: CUDA error: initialization error\n"
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: initialization error\n"
+    )
+    assert classify(text).name == "cuda_init_error_in_worker"
+
+
+def test_cpp_terminate_loses_to_the_error_named_in_what() -> None:
+    text = (
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: an illegal memory access was encountered\n"
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43\n"
+    )
+    result = classify(text)
+    assert result.name == "cuda_illegal_memory_access"
+    assert result.line_no == 2
+
+
+def test_hip_runtime_abort_in_child() -> None:
+    text = (
+        "terminate called after throwing an instance of 'ihipException'\n"
+        "  what():  std::exception\n"
+    )
+    assert classify(text).name == "hip_fork_abort"
+
+
+# -- Precedence: wrappers (rule 3) ---------------------------------------------------------------
+
+DATALOADER_WRAPPER = """\
+Traceback (most recent call last):
+  File "/work/train.py", line 52, in <module>
+    for images, labels in loader:
+  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 701, in __next__
+    data = self._next_data()
+  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1465, in _next_data
+    return self._process_data(data)
+  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1491, in _process_data
+    data.reraise()
+  File "/usr/lib/python3/site-packages/torch/_utils.py", line 715, in reraise
+    raise exception
+RuntimeError: Caught RuntimeError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py", line 351, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/fetch.py", line 52, in fetch
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+  File "/work/train.py", line 21, in __getitem__
+    return self.images[index].to("cuda")
+RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method
+"""
+
+
+def test_dataloader_wrapper_is_classified_from_its_original_traceback() -> None:
+    result = classify(DATALOADER_WRAPPER)
+    assert result.name == "cuda_reinit_in_forked_subprocess"
+    assert result.line_no == 20
+    assert [m.signature.name for m in result.matches] == [
+        "dataloader_worker_error",
+        "cuda_reinit_in_forked_subprocess",
+    ]
+    assert "spawn" in result.workaround
+
+
+def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper() -> None:
+    text = DATALOADER_WRAPPER.replace("Caught RuntimeError", "Caught ValueError").replace(
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+        "multiprocessing, you must use the 'spawn' start method",
+        "ValueError: planted failure",
+    )
+    result = classify(text)
+    assert result.name == "dataloader_worker_error"
+    assert result.message == "RuntimeError: Caught ValueError in DataLoader worker process 0."
+
+
+TORCHRUN_RANK_LOG = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/work/train_ddp.py", line 41, in <module>
+[rank1]:     main()
+[rank1]:   File "/work/train_ddp.py", line 33, in main
+[rank1]:     loss.backward()
+[rank1]: RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED
+"""
+
+TORCHRUN_SUMMARY = """\
+W0612 10:15:02.123000 4200 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 4241 closing signal SIGTERM
+E0612 10:15:02.456000 4200 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 4242) of binary: /usr/bin/python3
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+             ^^^^^^
+  File "/usr/local/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper
+    return f(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^
+  File "/usr/local/lib/python3.11/site-packages/torch/distributed/run.py", line 918, in main
+    run(args)
+  File "/usr/local/lib/python3.11/site-packages/torch/distributed/run.py", line 909, in run
+    elastic_launch(
+  File "/usr/local/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 138, in __call__
+    return launch_agent(self._config, self._entrypoint, list(args))
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/usr/local/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 269, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train_ddp.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-06-12_10:15:02
+  host      : gpu-node-1
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 4242)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_torchrun_summary_is_classified_from_the_rank_error() -> None:
+    result = classify(TORCHRUN_RANK_LOG + TORCHRUN_SUMMARY)
+    assert result.name == "cudnn_execution_failed"
+    assert result.line_no == 6
+    assert result.message == "[rank1]: RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"
+    names = [m.signature.name for m in result.matches]
+    assert names[0] == "cudnn_execution_failed"
+    assert set(names[1:]) == {"rank_failed"}
+    # failed (exitcode...) line, "raise ChildFailedError(", the ChildFailedError line, "exitcode  :"
+    assert len(names[1:]) == 4
+
+
+def test_torchrun_summary_with_unknown_rank_error_is_rank_failed() -> None:
+    rank_log = TORCHRUN_RANK_LOG.replace(
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "ValueError: planted failure"
+    )
+    result = classify(rank_log + TORCHRUN_SUMMARY)
+    assert result.name == "rank_failed"
+    assert "failed (exitcode: 1) local_rank: 1 (pid: 4242)" in result.message
+    assert result.line_no == 8
+    # The rank's own exception is still the first meaningful line of the text.
+    assert first_meaningful_line(rank_log + TORCHRUN_SUMMARY) == "ValueError: planted failure"
+
+
+def test_torchrun_summary_alone_is_rank_failed() -> None:
+    assert classify(TORCHRUN_SUMMARY).name == "rank_failed"
+
+
+def test_local_rank_argument_mismatch_beats_the_launcher_line() -> None:
+    text = (
+        "usage: train.py [-h] [--local_rank LOCAL_RANK]\n"
+        "train.py: error: unrecognized arguments: --local-rank=0\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 0 "
+        "(pid: 4242) of binary: /usr/bin/python3\n"
+    )
+    result = classify(text)
+    assert result.name == "local_rank_arg_mismatch"
+    assert result.line_no == 2
+
+
+# -- NaN through the DB Dice assertion -----------------------------------------------------------
+
+DICE_ASSERTION = """\
+Traceback (most recent call last):
+  File "runners/train.py", line 88, in train
+    trainer.fit(model, datamodule)
+  File "ocr/models/loss/db_loss.py", line 54, in forward
+    loss_binary = self.dice_loss(pred["binary_map"], gt_binary, gt_mask)
+                  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "ocr/models/loss/dice_loss.py", line 47, in _compute
+    assert loss <= 1
+           ^^^^^^^^^
+AssertionError
+"""
+
+
+def test_dice_assertion_is_nan_detected() -> None:
+    result = classify(DICE_ASSERTION)
+    assert result.name == "nan_detected"
+    assert result.line_no == 8
+    assert result.message == "assert loss <= 1"
+
+
+def test_dice_assertion_with_rank_prefix_is_nan_detected() -> None:
+    text = "".join(f"[rank0]: {line}\n" for line in DICE_ASSERTION.splitlines())
+    assert classify(text).name == "nan_detected"
+
+
+def test_dice_assertion_line_without_assertion_error_is_not_nan() -> None:
+    other_ending = DICE_ASSERTION.replace("AssertionError", "KeyError: 'gt_mask'")
+    result = classify(other_ending)
+    assert result.name == UNKNOWN
+    assert result.message == "KeyError: 'gt_mask'"
+    listing = "def _compute(self, pred, gt, mask):\n    assert loss <= 1\n    return loss\n"
+    assert classify(listing).name == UNKNOWN
+
+
+# -- Warnings and evidence (rule 4) --------------------------------------------------------------
+
+FORK_WARNING = (
+    "/usr/lib/python3.12/multiprocessing/popen_fork.py:66: DeprecationWarning: This process "
+    "(pid=4242) is multi-threaded, use of fork() may lead to deadlocks in the child.\n"
+    "  self.pid = os.fork()\n"
+)
+IPC_WARNING = (
+    "[W CudaIPCTypes.cpp:15] Producer process has been terminated before all shared CUDA "
+    "tensors released. See Note [Sharing CUDA tensors]\n"
+)
+
+
+def test_warning_alone_is_the_classification() -> None:
+    assert classify(FORK_WARNING).name == "fork_multithread_warning"
+    assert classify(IPC_WARNING).name == "cuda_ipc_producer_terminated"
+
+
+def test_warnings_never_beat_a_real_error() -> None:
+    text = FORK_WARNING + "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly\n"
+    assert classify(text).name == "dataloader_worker_killed"
+    text = "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n" + IPC_WARNING
+    result = classify(text)
+    assert result.name == "cudnn_execution_failed"
+    assert [m.signature.name for m in result.matches] == [
+        "cudnn_execution_failed",
+        "cuda_ipc_producer_terminated",
+    ]
+
+
+def test_warnings_never_beat_a_wrapper() -> None:
+    text = FORK_WARNING + "RuntimeError: Caught ValueError in DataLoader worker process 1.\n"
+    assert classify(text).name == "dataloader_worker_error"
+
+
+def test_warning_beside_an_unmatched_exception_is_unknown() -> None:
+    text = (
+        FORK_WARNING + "Traceback (most recent call last):\n"
+        '  File "scenario.py", line 9, in run\n'
+        "    check(batch)\n"
+        "AssertionError: checksum changed after iterating the loader\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert result.message == "AssertionError: checksum changed after iterating the loader"
+    assert [m.signature.name for m in result.matches] == ["fork_multithread_warning"]
+
+
+def test_kernel_log_evidence_alone() -> None:
+    text = (
+        "[32401.123] workqueue: amdgpu_amdkfd_restore_userptr_worker [amdgpu] hogged CPU for "
+        ">10000us 19 times, consider switching to WQ_UNBOUND\n"
+        "[32460.001] amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00841051\n"
+    )
+    result = classify(text)
+    assert result.name == "rocm_kfd_workqueue_hog"
+    assert [m.signature.name for m in result.matches] == [
+        "rocm_kfd_workqueue_hog",
+        "amdgpu_gpu_fault",
+    ]
+
+
+# -- Environment first (rule 1) ------------------------------------------------------------------
+
+
+def test_environment_signature_pre_empts_a_later_illegal_memory_access() -> None:
+    text = (
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found "
+        "version 12080)\n"
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+    )
+    assert classify(text).name == "driver_too_old"
+
+
+def test_environment_signature_pre_empts_an_earlier_root_error() -> None:
+    text = (
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+        "Failed to initialize NVML: GPU access blocked by the operating system\n"
+    )
+    result = classify(text)
+    assert result.name == "wsl_gpu_unavailable"
+    assert result.line_no == 2
+
+
+def test_arch_hint_explains_a_later_cudnn_failure() -> None:
+    # F3-2: an arch-unsupported wheel can surface as CUDNN_STATUS_EXECUTION_FAILED.
+    text = (
+        "UserWarning: NVIDIA GeForce RTX 3060 with CUDA capability sm_86 is not compatible with "
+        "the current PyTorch installation.\n"
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+    )
+    assert classify(text).name == "no_kernel_image_hint"
+
+
+def test_no_kernel_image_names_the_cell_when_its_hint_came_first() -> None:
+    text = (
+        "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with "
+        "the current PyTorch installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 "
+        "sm_86 sm_90.\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    result = classify(text)
+    assert result.name == "no_kernel_image"
+    assert result.line_no == 3
+
+
+# -- Unknown and first_meaningful_line -----------------------------------------------------------
+
+
+def test_unknown_traceback_keeps_its_exception_line() -> None:
+    text = (
+        "case dataloader[start_method=fork,workers=2] starting\n"
+        "Traceback (most recent call last):\n"
+        '  File "/work/repro/scenarios/planted.py", line 12, in run\n'
+        '    raise ValueError("planted failure")\n'
+        "ValueError: planted failure\n"
+    )
+    result = classify(text)
+    assert result == Classification(
+        name=UNKNOWN,
+        message="ValueError: planted failure",
+        line_no=None,
+        source="",
+        workaround="",
+        matches=(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ""),
+        ("\n  \n", ""),
+        ("just one line\nsecond line\n", "just one line"),
+        (
+            'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
+            '    f()\n  File "a.py", line 3, in f\n    assert x\n           ^\nAssertionError\n',
+            "AssertionError",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
+            "    g()\nmy_pkg.sub.PlantedError: boom: with colon\n",
+            "my_pkg.sub.PlantedError: boom: with colon",
+        ),
+        # First traceback, not the last one.
+        (
+            'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
+            "KeyError: 'a'\n\nDuring handling of the above exception, another exception "
+            'occurred:\n\nTraceback (most recent call last):\n  File "a.py", line 4, in '
+            "<module>\nTypeError: b\n",
+            "KeyError: 'a'",
+        ),
+        # A faulthandler dump: headers and frames are skipped.
+        (
+            "Timeout (0:05:00)!\nThread 0x00007f00 (most recent call first):\n"
+            '  File "/usr/lib/python3.11/threading.py", line 320 in wait\n'
+            "Current thread 0x00007f01 (most recent call first):\n"
+            '  File "/work/case.py", line 7 in main\n'
+            "still waiting for the first batch\n",
+            "still waiting for the first batch",
+        ),
+        # A traceback cut off before its exception line.
+        (
+            'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    f()\n',
+            "",
+        ),
+    ],
+)
+def test_first_meaningful_line(text: str, expected: str) -> None:
+    assert first_meaningful_line(text) == expected
+
+
+def test_messages_are_capped_at_500_characters() -> None:
+    long_line = "RuntimeError: CUDA error: an illegal memory access was encountered " + "x" * 900
+    result = classify(long_line)
+    assert len(result.message) <= 500
+    assert result.message.startswith("RuntimeError: CUDA error: an illegal memory access")
+    assert len(first_meaningful_line("ValueError: " + "y" * 900)) <= 500
+    assert len(classify("ValueError: " + "y" * 900).message) <= 500
+
+
+def test_line_numbers_count_crlf_and_progress_bar_carriage_returns() -> None:
+    text = (
+        "step 1\r\nstep 2\r 10%\r 20%\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+    )
+    result = classify(text)
+    assert result.line_no == 5
+    assert result.message == "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"
+
+
+def test_colour_codes_are_ignored() -> None:
+    text = "\x1b[31mRuntimeError: CUDA error: an illegal instruction was encountered\x1b[0m\n"
+    result = classify(text)
+    assert result.name == "cuda_illegal_instruction"
+    assert result.message == "RuntimeError: CUDA error: an illegal instruction was encountered"
+
+
+def test_big_log_is_classified_quickly_and_exactly() -> None:
+    rng = random.Random(0)
+    progress = "\n".join(
+        f"Epoch {i // 500}: step {i} loss={rng.random():.4f} lr=1e-4 it/s=2.53 "
+        f"batch torch.Size([4, 3, 640, 640]) CUDA mem 5.1 GiB"
+        for i in range(40_000)
+    )
+    text = progress + "\n" + O1_CASCADE
+    assert len(text) > 3_000_000
+    start = time.perf_counter()
+    result = classify(text)
+    elapsed = time.perf_counter() - start
+    assert result.name == "cudnn_execution_failed"
+    assert result.line_no == 40_000 + 9
+    assert elapsed < 5.0  # about 0.2 s here; generous for slow CI machines
+
+
+# -- Signals -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signum", "signature", "name"),
+    [
+        (11, "segfault", "SIGSEGV"),
+        (6, "sigabrt", "SIGABRT"),
+        (7, "sigbus", "SIGBUS"),
+        (4, "host_sigill", "SIGILL"),
+        (9, "sigkill", "SIGKILL"),
+        (15, "sigterm", "SIGTERM"),
+        (10, "signal_sigusr1", "SIGUSR1"),
+        (-11, "segfault", "SIGSEGV"),
+        (99, "signal_99", "signal 99"),
+    ],
+)
+def test_signal_signature_and_name(signum: int, signature: str, name: str) -> None:
+    assert signal_signature(signum) == signature
+    assert signal_name(signum) == name
