@@ -1,0 +1,80 @@
+"""The API a scenario's ``run(ctx, params)`` sees, inside the case's child process.
+
+Everything a case reports travels as JSON lines appended to the events file the runner named
+in ``REPRO_EVENTS`` (one ``write`` per line, flushed at once), so metrics and the last heartbeat
+survive even when the case later segfaults or hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+
+class CaseFailed(Exception):
+    """The scenario's check failed: the bug reproduced. Outcome ``failed``."""
+
+    def __init__(self, message: str, signature: str | None = None):
+        super().__init__(message)
+        self.signature = signature
+
+
+class CaseSkipped(Exception):
+    """A requirement is absent at run time. Outcome ``skipped`` with this reason."""
+
+
+class Context:
+    """Handed to ``run(ctx, params)``.
+
+    Attributes:
+        case_id: the canonical case id.
+        params: the case parameters.
+        device: ``params["device"]`` when present (``"cpu"``/``"cuda"``), else ``"cpu"``.
+        workdir: a private temporary directory for this case (removed by the runner).
+    """
+
+    def __init__(self, case_id: str, params: dict[str, Any], events_path: str, workdir: str):
+        self.case_id = case_id
+        self.params = params
+        self.device = str(params.get("device", "cpu"))
+        self.workdir = workdir
+        self._events_path = events_path
+        self._t0 = time.monotonic()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Append one event line (``{"event": ..., "t": seconds since start, ...}``)."""
+        record = {"event": event, "t": round(time.monotonic() - self._t0, 6), **fields}
+        line = json.dumps(record, default=str) + "\n"
+        # O_APPEND + one write: lines from forked workers do not interleave mid-line.
+        fd = os.open(self._events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    def heartbeat(self, phase: str, step: int | None = None) -> None:
+        """Mark progress: the watchdog reports the last phase a hung case reached."""
+        self.emit("heartbeat", phase=phase, step=step)
+
+    def metric(self, name: str, value: float) -> None:
+        """Record a number as testcase property ``metric.<name>``; put the unit in the name
+        (``first_batch_s``, ``it_per_s``, ``peak_rss_bytes``)."""
+        self.emit("metric", name=name, value=float(value))
+
+    def property(self, name: str, value: Any) -> None:
+        """Record a free-form testcase property (a version, a mode that was really used)."""
+        self.emit("property", name=name, value=str(value))
+
+    def log(self, message: str) -> None:
+        """Print a line to the case log (stdout of the case process)."""
+        print(f"[{self.case_id}] {message}", flush=True)
+
+    def fail(self, message: str, signature: str | None = None) -> None:
+        """End the case as ``failed``: raises :class:`CaseFailed`."""
+        raise CaseFailed(message, signature)
+
+    def skip(self, reason: str) -> None:
+        """End the case as ``skipped``: raises :class:`CaseSkipped`."""
+        raise CaseSkipped(reason)

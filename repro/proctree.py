@@ -1,0 +1,73 @@
+"""Find and signal every process that belongs to one case, with psutil.
+
+A case's processes are found two ways, because neither alone is enough: the live descendants
+of the case's root process, and every process whose environment carries the case's token
+(``REPRO_CASE_TOKEN``). The token catches what escaped the tree: torchrun starts ranks in new
+sessions, and a worker whose parent died is re-parented to init.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterable
+
+import psutil
+
+TOKEN_VAR = "REPRO_CASE_TOKEN"
+
+
+def case_processes(root_pid: int | None, token: str) -> list[psutil.Process]:
+    """Live processes of a case (root first when alive), excluding the calling process."""
+    found: dict[int, psutil.Process] = {}
+    if root_pid is not None:
+        try:
+            root = psutil.Process(root_pid)
+            found[root.pid] = root
+            for child in root.children(recursive=True):
+                found[child.pid] = child
+        except psutil.Error:
+            pass
+    for proc in psutil.process_iter():
+        if proc.pid in found or proc.pid == os.getpid():
+            continue
+        try:
+            if proc.environ().get(TOKEN_VAR) == token:
+                found[proc.pid] = proc
+        except psutil.Error:  # gone, zombie, or not ours to read
+            continue
+    found.pop(os.getpid(), None)
+    return list(found.values())
+
+
+def describe(proc: psutil.Process) -> str:
+    """``name [state] cmdline`` of a process, or ``(gone)``; at most 200 characters."""
+    try:
+        return f"{proc.name()} [{proc.status()}] {' '.join(proc.cmdline())}"[:200]
+    except psutil.Error:
+        return "(gone)"
+
+
+def send(processes: Iterable[psutil.Process], sig: int) -> int:
+    """Send ``sig`` to each process that is still alive; returns how many were signalled."""
+    count = 0
+    for proc in processes:
+        try:
+            proc.send_signal(sig)
+            count += 1
+        except psutil.Error:
+            continue
+    return count
+
+
+def kill_case(root_pid: int | None, token: str, timeout_s: float = 5.0) -> list[psutil.Process]:
+    """SIGKILL every process of a case (also the root's process group) and wait up to
+    ``timeout_s`` seconds. Returns the processes that are still alive (e.g. stuck in ``D`` state)."""
+    procs = case_processes(root_pid, token)
+    if root_pid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(root_pid, signal.SIGKILL)
+    send(procs, signal.SIGKILL)
+    _gone, alive = psutil.wait_procs(procs, timeout=timeout_s)
+    return alive

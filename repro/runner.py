@@ -1,0 +1,353 @@
+"""Run scenario cases, each in its own child process and process group, under a watchdog.
+
+The runner never imports torch and never initialises CUDA: it starts ``python -m
+repro.harness`` per case, waits with a hard timeout, and classifies what happened from the exit
+status, the events file and the log (``repro.signatures``). A segfault, abort, deadlock or a
+leaked DataLoader worker or torchrun rank ends that case only; the run goes on. After each case
+``junit.xml`` and ``run.json`` are rewritten atomically, so a run killed halfway keeps every
+finished case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import repro
+from repro import proctree, signatures
+from repro.junit import write_atomic, write_junit
+from repro.outcomes import CaseResult, Outcome
+from repro.scenarios import Case, skip_reason
+
+#: Seconds between asking a hung case for its stacks (SIGUSR1) and killing its tree.
+STACK_DUMP_WAIT_S = 2.0
+#: How much of a log is read for classification and kept in the JUnit body (bytes, from the end).
+LOG_TAIL_BYTES = 4 * 1024 * 1024
+DETAIL_CHARS = 8_000
+_POLL_S = 0.05
+
+
+def log_name(case_id: str) -> str:
+    """File name of a case log: the case id with characters unsafe in paths replaced."""
+    safe = re.sub(r"[^A-Za-z0-9._=,-]+", "_", case_id.replace("[", "-").replace("]", ""))
+    return f"{safe.strip('_')}.log"
+
+
+@dataclass
+class Events:
+    """What a case reported through its events file (see ``repro.case``)."""
+
+    result: dict[str, Any] | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    properties: dict[str, str] = field(default_factory=dict)
+    last_phase: str | None = None
+    last_step: int | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> Events:
+        events = cls()
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return events
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:  # a line cut short by a crash
+                continue
+            kind = record.get("event")
+            if kind == "heartbeat":
+                events.last_phase, events.last_step = record.get("phase"), record.get("step")
+            elif kind == "metric":
+                events.metrics[str(record["name"])] = float(record["value"])
+            elif kind == "property":
+                events.properties[str(record["name"])] = str(record["value"])
+            elif kind == "result" and events.result is None:
+                events.result = record
+        return events
+
+
+def _read_tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - limit))
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def _phase_text(events: Events) -> str:
+    if not events.last_phase:
+        return "no heartbeat"
+    step = f" step {events.last_step}" if events.last_step is not None else ""
+    return f"last phase {events.last_phase!r}{step}"
+
+
+def classify(case: Case, returncode: int | None, timed_out: bool, events: Events, log_text: str) -> tuple[Outcome, str, str]:
+    """Decide ``(outcome, signature, message)`` for a finished case.
+
+    Order (../shared/DESIGN.md "Classification"): watchdog first (hung), then the exit status
+    (negative = killed by that signal), then the signature table on the log, then the
+    scenario's own verdict. Unknown failures keep their first meaningful line.
+    """
+    found = signatures.classify(log_text)
+    result = events.result
+
+    if timed_out:
+        after = " after its verdict (teardown/exit hung)" if result else ""
+        message = f"no verdict within {case.timeout_s:g} s{after} ({_phase_text(events)}); stacks dumped, process tree killed"
+        return Outcome.HUNG, signatures.HANG, message
+
+    if returncode is not None and returncode < 0:
+        signum = -returncode
+        name = signatures.signal_name(signum)
+        if found.name != signatures.UNKNOWN:
+            return Outcome.CRASHED, found.name, f"killed by {name}: {found.message}"
+        return Outcome.CRASHED, signatures.signal_signature(signum), f"killed by {name} ({_phase_text(events)})"
+
+    if result is None:
+        signature = found.name
+        detail = found.message or f"exit status {returncode}"
+        return Outcome.ERROR, signature, f"no verdict, exit status {returncode}: {detail}"
+
+    outcome = Outcome(result["outcome"])
+    if outcome is Outcome.SKIPPED:
+        return outcome, "", result.get("message") or "skipped"
+    if outcome is Outcome.PASSED:
+        if returncode not in (0, None):
+            return Outcome.ERROR, found.name, f"reported passed but exited with status {returncode}"
+        return outcome, "", ""
+    signature = found.name
+    if signature == signatures.UNKNOWN and result.get("signature"):
+        signature = result["signature"]
+    message = result.get("message") or found.message
+    if found.name != signatures.UNKNOWN and found.message and found.message not in message:
+        message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
+    return outcome, signature, message[:1000]
+
+
+@dataclass
+class RunContext:
+    """Everything a run needs that is the same for every case.
+
+    Attributes:
+        run_dir: ``results/<run-id>``; ``logs/`` is created inside.
+        fingerprint: from ``repro.fingerprint.collect`` (decides skips).
+        suite_properties: JUnit testsuite properties (``host.*``, ``runtime.*``, ``variant.*``).
+        run_info: the ``run.json`` sidecar, updated as cases finish.
+        python: interpreter that runs the cases (the one under test).
+        expect_accelerator: a cuda case that finds no device fails instead of skipping
+            (true for GPU variants in containers; a silent CPU fallback must not pass).
+    """
+
+    run_dir: Path
+    fingerprint: dict[str, Any]
+    suite_properties: dict[str, str]
+    run_info: dict[str, Any]
+    python: str = sys.executable
+    expect_accelerator: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _case_env(ctx: RunContext, case: Case, events: Path, workdir: Path, token: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(ctx.env)
+    # The harness must import this very repro (same version as the runner), installed or not.
+    package_root = str(Path(repro.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # spawned workers and ranks print stacks on fatal signals too
+    env["REPRO_CASE"] = json.dumps(
+        {
+            "scenario": case.scenario,
+            "module": case.module,
+            "case_id": case.case_id,
+            "params": case.param_dict,
+            "expect_accelerator": ctx.expect_accelerator,
+        }
+    )
+    env["REPRO_EVENTS"] = str(events)
+    env["REPRO_WORKDIR"] = str(workdir)
+    env[proctree.TOKEN_VAR] = token
+    return env
+
+
+def run_case(ctx: RunContext, case: Case, on_tick: Callable[[float], None] | None = None) -> CaseResult:
+    """Run one case in an isolated child process and return its classified result.
+
+    Hard timeout: ``case.timeout_s`` seconds. On timeout every process of the case is sent
+    SIGUSR1 (all-thread stack dump into the log), then after ``STACK_DUMP_WAIT_S`` the whole tree
+    is SIGKILLed. Leftover processes (leaked workers, ranks) are killed after every case and
+    counted in the ``repro.leaked_processes`` property.
+    """
+    logs = ctx.run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / log_name(case.case_id)
+    workdir = Path(tempfile.mkdtemp(prefix="repro-case-"))
+    events_path = workdir / "events.jsonl"
+    token = uuid.uuid4().hex
+    env = _case_env(ctx, case, events_path, workdir, token)
+
+    started = time.monotonic()
+    timed_out = False
+    with open(log_path, "wb") as log:
+        log.write(f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            [ctx.python, "-m", "repro.harness"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
+        )
+        deadline = started + case.timeout_s
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if on_tick:
+                on_tick(now - started)
+            time.sleep(_POLL_S)
+        if timed_out:
+            _dump_and_kill(proc, token, log)
+        duration = time.monotonic() - started
+        leaked = proctree.case_processes(None, token)
+        if leaked:
+            proctree.kill_case(None, token)
+            log.write(f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {[p.pid for p in leaked]}\n".encode())
+
+    events = Events.read(events_path)
+    shutil.rmtree(workdir, ignore_errors=True)
+    log_text = _read_tail(log_path)
+    outcome, signature, message = classify(case, proc.returncode, timed_out, events, log_text)
+
+    properties = dict(events.properties)
+    if proc.returncode is not None and not timed_out:
+        properties["repro.returncode"] = str(proc.returncode)
+        if proc.returncode < 0:
+            properties["repro.signal"] = signatures.signal_name(-proc.returncode)
+    if events.last_phase:
+        properties["repro.last_phase"] = events.last_phase
+    if leaked:
+        properties["repro.leaked_processes"] = str(len(leaked))
+    for key, value in case.params:
+        properties[f"param.{key}"] = str(value)
+    return CaseResult(
+        scenario=case.scenario,
+        case_id=case.case_id,
+        outcome=outcome,
+        duration_s=duration,
+        message=message,
+        signature=signature,
+        detail=log_text[-DETAIL_CHARS:] if outcome.is_problem else "",
+        metrics=events.metrics,
+        properties=properties,
+        log_path=str(log_path.relative_to(ctx.run_dir)),
+    )
+
+
+def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> None:
+    """Ask every process of a hung case for its stacks, then kill the tree."""
+    procs = proctree.case_processes(proc.pid, token)
+    log.write(f"\n# repro watchdog: timeout; dumping stacks of {len(procs)} process(es)\n".encode())
+    # One process at a time, each under a header, so interleaved dumps stay attributable.
+    per_process_s = min(0.5, STACK_DUMP_WAIT_S / max(1, len(procs)))
+    for member in procs:
+        log.write(f"# --- stacks of pid {member.pid}: {proctree.describe(member)} ---\n".encode())
+        log.flush()
+        proctree.send([member], signal.SIGUSR1)
+        time.sleep(per_process_s)
+    alive = proctree.kill_case(proc.pid, token)
+    proc.wait()
+    if alive:
+        log.write(f"# repro watchdog: unkillable process(es) (D state?): {[p.pid for p in alive]}\n".encode())
+    log.write(b"# repro watchdog: process tree killed\n")
+    log.flush()
+
+
+def skipped_result(case: Case, reason: str) -> CaseResult:
+    """The result for a case that is not started because a requirement is absent."""
+    properties = {f"param.{key}": str(value) for key, value in case.params}
+    return CaseResult(case.scenario, case.case_id, Outcome.SKIPPED, message=reason, properties=properties)
+
+
+class Reporter:
+    """What the runner tells about progress (see ``repro.progress``); all methods optional."""
+
+    def case_started(self, index: int, total: int, case: Case) -> None: ...
+    def case_tick(self, elapsed_s: float) -> None: ...
+    def case_finished(self, index: int, total: int, result: CaseResult) -> None: ...
+
+
+def run_all(ctx: RunContext, cases: Sequence[Case], reporter: Reporter | None = None) -> list[CaseResult]:
+    """Run ``cases`` one after another (timings stay comparable on a 2-core runner).
+
+    Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's
+    tree, keeps what finished, and re-raises KeyboardInterrupt.
+    """
+    reporter = reporter or Reporter()
+    results: list[CaseResult] = []
+    junit_path = ctx.run_dir / "junit.xml"
+    hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
+    ctx.run_info.update(cases_total=len(cases), cases_done=0)
+    _write_run_info(ctx)
+    total = len(cases)
+    for index, case in enumerate(cases, start=1):
+        reporter.case_started(index, total, case)
+        # On a GPU variant a missing device is a failure the harness reports, never a skip.
+        requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
+        reason = skip_reason(requires, ctx.fingerprint)
+        if reason is not None:
+            result = skipped_result(case, reason)
+        else:
+            result = run_case(ctx, case, on_tick=reporter.case_tick)
+        results.append(result)
+        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
+        ctx.run_info["cases_done"] = len(results)
+        _write_run_info(ctx)
+        reporter.case_finished(index, total, result)
+    ctx.run_info["finished"] = _now()
+    _write_run_info(ctx)
+    return results
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _write_run_info(ctx: RunContext) -> None:
+    data = json.dumps(ctx.run_info, indent=2, sort_keys=True).encode() + b"\n"
+    write_atomic(ctx.run_dir / "run.json", data)
+
+
+def new_run_dir(results_root: Path, variant_id: str) -> tuple[str, Path]:
+    """Create ``results_root/<run-id>`` that did not exist before; never reuses a directory.
+
+    Run id: ``<UTC timestamp>-<variant id>``, with ``-2``, ``-3``... on collision.
+    Raises OSError if the directory cannot be created.
+    """
+    base = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{variant_id}"
+    results_root.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, 1000):
+        run_id = base if attempt == 1 else f"{base}-{attempt}"
+        path = results_root / run_id
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return run_id, path
+    raise OSError(f"could not create a new run directory under {results_root}")

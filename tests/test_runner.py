@@ -1,0 +1,181 @@
+"""The runner with real child processes: crashes, hangs, errors, kill -9 of the runner itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from conftest import cases_by_name, cli_env, only_run_dir, run_cli, write_matrix
+from junitparser import JUnitXml
+
+pytestmark = pytest.mark.slow
+
+
+def test_planted_crash_hang_error_fail_are_classified_and_the_run_goes_on(project):
+    write_matrix(
+        project,
+        """\
+        planted:
+          module: planted
+          timeout_s: 4
+          params: {kind: [segfault, hang, error, fail, abort, masked_exit, pass]}
+        """,
+    )
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    run_dir = only_run_dir(project / "results")
+    cases = cases_by_name(run_dir / "junit.xml")
+    outcome = {name: props["repro.outcome"] for name, (_case, props) in cases.items()}
+    assert outcome == {
+        "planted[kind=segfault]": "crashed",
+        "planted[kind=hang]": "hung",
+        "planted[kind=error]": "error",
+        "planted[kind=fail]": "failed",
+        "planted[kind=abort]": "crashed",
+        "planted[kind=masked_exit]": "error",
+        "planted[kind=pass]": "passed",  # the run went on after every failure above
+    }
+
+    segv_case, segv = cases["planted[kind=segfault]"]
+    assert (segv["repro.signal"], segv["repro.signature"]) == ("SIGSEGV", "segfault")
+    assert "Fatal Python error: Segmentation fault" in (run_dir / segv["repro.log"]).read_text()
+    assert cases["planted[kind=abort]"][1]["repro.signal"] == "SIGABRT"
+
+    hang_case, hang = cases["planted[kind=hang]"]
+    assert hang["repro.signature"] == "hang_timeout"
+    assert 4 <= hang_case.time < 4 + 10
+    hang_log = (run_dir / hang["repro.log"]).read_text()
+    assert hang_log.count("Thread 0x") + hang_log.count("Current thread 0x") >= 2  # every thread
+    assert "planted.py" in hang_log and "planted-sleeper" not in hang["repro.outcome"]
+
+    error_case, _ = cases["planted[kind=error]"]
+    assert error_case.result[0].message == "ValueError: planted error outside the check"
+    assert cases["planted[kind=masked_exit]"][0].result[0].message.startswith("no verdict, exit status 0")
+    # metrics reach the JUnit even from a case that later crashed
+    assert segv["metric.planted_metric_s"] == "0.25"
+
+
+def test_fork_safety_hangs_under_fork_with_a_multithread_stack_and_passes_otherwise(project):
+    write_matrix(project, "fork_safety: {timeout_s: 6}\n")
+    started = time.monotonic()
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    run_dir = only_run_dir(project / "results")
+    cases = cases_by_name(run_dir / "junit.xml")
+    fork_case, fork = cases["fork_safety[start_method=fork]"]
+    assert fork["repro.outcome"] == "hung"
+    assert fork_case.time <= 6 + 10
+    log = (run_dir / fork["repro.log"]).read_text()
+    assert "_hold_library_lock" in log  # the background thread holding the lock
+    assert "_child_uses_library" in log  # the forked child blocked on it
+    assert log.count("# --- stacks of pid") >= 2
+    assert cases["fork_safety[start_method=spawn]"][1]["repro.outcome"] == "passed"
+    assert cases["fork_safety[start_method=forkserver]"][1]["repro.outcome"] == "passed"
+    assert time.monotonic() - started < 60
+
+
+def _planted_processes() -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if "planted[kind=sleep]" in proc.environ().get("REPRO_CASE", ""):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_kill_9_of_the_runner_keeps_every_finished_case_and_leaves_no_case_behind(project):
+    write_matrix(project, "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, pass, sleep, pass]}}\n")
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "repro", "run"], cwd=project, env=cli_env(),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not _planted_processes():
+            assert runner.poll() is None, "runner ended before the slow case"
+            assert time.monotonic() < deadline, "slow case never started"
+            time.sleep(0.1)
+        os.kill(runner.pid, signal.SIGKILL)
+        runner.wait()
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    run_dir = only_run_dir(project / "results")
+    xml = JUnitXml.fromfile(str(run_dir / "junit.xml"))
+    names = [case.name for suite in xml for case in suite]
+    assert names == ["planted[kind=pass]", "planted[kind=fail]", "planted[kind=pass]"]
+    run_info = json.loads((run_dir / "run.json").read_text())
+    assert (run_info["cases_done"], run_info["cases_total"], run_info["finished"]) == (3, 5, None)
+    # the case that was running dies with the runner (PR_SET_PDEATHSIG), tree and all
+    deadline = time.monotonic() + 10
+    while _planted_processes():
+        assert time.monotonic() < deadline, "the running case outlived the killed runner"
+        time.sleep(0.1)
+
+
+def test_ddp_two_rank_gloo_passes_and_planted_faults_are_classified(project):
+    write_matrix(project, "ddp: {timeout_s: 120, params: {backend: [gloo]}}\n")
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    run_dir = only_run_dir(project / "results")
+    cases = cases_by_name(run_dir / "junit.xml")
+    ok = cases["ddp[backend=gloo,fault=none]"][1]
+    assert ok["repro.outcome"] == "passed", (run_dir / ok["repro.log"]).read_text()[-3000:]
+    log = (run_dir / ok["repro.log"]).read_text()
+    assert "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" in log and "rank 0: DDP step ok" in log
+
+    raised_case, raised = cases["ddp[backend=gloo,fault=rank_raises]"]
+    assert (raised["repro.outcome"], raised["repro.signature"]) == ("failed", "rank_failed")
+    assert raised["launcher_exit"] != "0"
+    assert "torchrun exited with status" in raised_case.result[0].message
+
+    busy = cases["ddp[backend=gloo,fault=port_in_use]"][1]
+    assert (busy["repro.outcome"], busy["repro.signature"]) == ("failed", "address_in_use")
+
+
+def test_dataloader_records_metrics_and_classifies_worker_failures(project):
+    write_matrix(
+        project,
+        """\
+        dataloader:
+          timeout_s: 60
+          params:
+            device: [cpu]
+            start_method: [fork]
+            workers: [2]
+            persistent: [false]
+            fault: [none, worker_exception, worker_segfault]
+        """,
+    )
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    ok = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0]"][1]
+    assert ok["repro.outcome"] == "passed"
+    assert float(ok["metric.first_batch_s"]) > 0 and float(ok["metric.it_per_s"]) > 0
+    assert float(ok["metric.batches"]) == 24  # 2 epochs x 96 samples / batch 8
+
+    raised = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_exception]"][1]
+    # classified from the worker's Original Traceback, not the "Caught ... in DataLoader worker" wrapper
+    assert (raised["repro.outcome"], raised["repro.signature"]) == ("failed", "cuda_reinit_in_forked_subprocess")
+    killed = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_segfault]"][1]
+    assert (killed["repro.outcome"], killed["repro.signature"]) == ("failed", "dataloader_worker_killed")
+
+
+def test_cuda_cases_are_skipped_with_a_reason_on_a_host_without_gpu(project):
+    write_matrix(project, "cuda_basic: {}\n")
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 0, done.stderr
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    skipped_case, props = cases["cuda_basic[device=cuda]"]
+    assert props["repro.outcome"] == "skipped"
+    assert "no CUDA/ROCm device visible" in skipped_case.result[0].message
+    assert cases["cuda_basic[device=cpu]"][1]["repro.outcome"] == "passed"
