@@ -1,0 +1,241 @@
+"""The ``repro`` command line: plan, env, run, report, classify.
+
+Errors in user input end as one line per problem on stderr and exit status 2
+(``repro.errors``); a run with red cases exits 1; a clean run exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import repro
+from repro import matrix as matrix_mod
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
+
+PROG = "repro"
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=matrix_mod.DEFAULT_FILE, metavar="PATH", help="matrix file (default: %(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Reproduce machine-dependent PyTorch failures in isolated processes and merge the results into a compatibility matrix.",
+        epilog="Typical host run: repro run && repro report results -o .   (see README.md)",
+    )
+    parser.add_argument("--version", action="version", version=f"repro-matrix {repro.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    plan = sub.add_parser("plan", help="print the selected variants, cases and effective settings")
+    _add_config(plan)
+    plan.add_argument("--variant", action="append", metavar="GLOB", help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable)")
+    plan.add_argument("--json", action="store_true", help="machine-readable output (for a CI job matrix)")
+
+    env = sub.add_parser("env", help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)")
+    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
+    env.add_argument("--python", default=sys.executable, help="interpreter whose torch is probed (default: this one)")
+
+    run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
+    _add_config(run)
+    run.add_argument("-k", dest="patterns", action="append", metavar="PATTERN", help="run only cases whose id contains PATTERN or matches the glob (repeatable)")
+    run.add_argument("--list", action="store_true", help="list the selected case ids and exit")
+    run.add_argument("--variant", metavar="ID", help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build")
+    run.add_argument("--results", metavar="DIR", help="results root (default: defaults.results_dir in the matrix file, else 'results')")
+    run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (default: this one)")
+    run.add_argument("--timeout-scale", type=float, metavar="X", help="multiply every case timeout by X (slow machines)")
+
+    report = sub.add_parser("report", help="merge JUnit files into matrix.json, matrix.md and matrix.html")
+    report.add_argument("inputs", nargs="+", metavar="DIR_OR_XML", help="results directories or JUnit XML files (ours or other tools')")
+    report.add_argument("-o", "--output", default=".", metavar="DIR", help="where matrix.{json,md,html} go (default: current directory)")
+
+    classify = sub.add_parser("classify", help="classify a training log: signature, public source, workaround")
+    classify.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
+    classify.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        handler = {"plan": cmd_plan, "env": cmd_env, "run": cmd_run, "report": cmd_report, "classify": cmd_classify}[args.command]
+        return handler(args)
+    except ReproError as exc:
+        for line in str(exc).splitlines():
+            hint = f"; {exc.hint}" if exc.hint else ""
+            print(f"{PROG}: error: {line}{hint}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `repro run --list | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    config = matrix_mod.load(args.config)
+    variants = config.select_variants(args.variant)
+    cases = config.cases()
+    scenarios = [
+        {"name": s.name, "enabled": s.enabled, "module": s.module, "cases": len(s.cases(config.timeout_scale)) if s.enabled else 0,
+         "timeout_s": s.timeout_s, "params": {k: list(v) for k, v in s.params.items()}}
+        for s in config.scenarios
+    ]
+    plan = {
+        "config": str(config.path),
+        "defaults": dict(config.defaults),
+        "variants": [v.as_dict() for v in variants],
+        "scenarios": scenarios,
+        "cases": len(cases),
+        "runners": {k: list(v) for k, v in config.runners.items()},
+    }
+    if args.json:
+        print(json.dumps(plan, indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"matrix: {config.path}")
+    print("defaults: " + ", ".join(f"{k}={v}" for k, v in sorted(config.defaults.items())))
+    print(f"variants ({len(variants)}):")
+    for v in variants:
+        print(f"  {v.id:<22} torch {v.torch:<8} {v.accelerator:<4} python {v.python:<5} {v.base_image}  index {v.index_url}")
+    print(f"scenarios ({len(cases)} cases):")
+    for s in scenarios:
+        state = f"{s['cases']} cases" if s["enabled"] else "disabled"
+        timeout = f", timeout {s['timeout_s']:g} s" if s["timeout_s"] else ""
+        print(f"  {s['name']:<14} {state}{timeout}")
+    if config.runners:
+        print("runners:")
+        for kind, labels in config.runners.items():
+            print(f"  {kind:<12} {', '.join(labels)}")
+    return EXIT_OK
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    from repro import fingerprint
+
+    fp = fingerprint.collect(python=args.python)
+    if args.json:
+        print(json.dumps(fp, indent=2, sort_keys=True))
+    else:
+        print(fingerprint.format_text(fp))
+    return EXIT_OK
+
+
+def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
+    """The variant a host-lane run belongs to, derived from the interpreter's torch build."""
+    from repro import fingerprint
+
+    torch_version = (fp.get("runtime") or {}).get("torch")
+    if not torch_version:
+        why = next((u["why"] for u in fp.get("unreadable", []) if u.get("what") == "torch"), "torch not importable")
+        raise FatalError(f"the interpreter under test has no usable torch ({why})", hint="install the torch build to test, e.g. pip install torch==2.13.0")
+    runtime = fingerprint.runtime_tag(fp)
+    return {
+        "id": matrix_mod.canonical_id(runtime, torch_version),
+        "runtime": runtime,
+        "torch": torch_version,
+        "accelerator": matrix_mod.accelerator_of(runtime),
+        "source": "host",
+    }
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from repro import fingerprint, runner
+    from repro.outcomes import OUTCOME_ORDER
+    from repro.progress import Progress
+
+    config = matrix_mod.load(args.config)
+    cases = matrix_mod.select_cases(config.cases(), args.patterns)
+    if args.timeout_scale:
+        if args.timeout_scale <= 0:
+            raise ConfigError(f"--timeout-scale: expected a positive number, got {args.timeout_scale}")
+        cases = [dataclasses.replace(c, timeout_s=c.timeout_s * args.timeout_scale) for c in cases]
+    if args.list:
+        for case in cases:
+            print(case.case_id)
+        return EXIT_OK
+
+    print(f"{PROG}: fingerprinting {args.python} ...", file=sys.stderr, flush=True)
+    fp = fingerprint.collect(python=args.python)
+    if args.variant:
+        variant = dict(config.variant(args.variant).as_dict(), source="matrix")
+    else:
+        variant = _host_variant(fp)
+    results_root = Path(args.results or config.results_dir)
+    try:
+        run_id, run_dir = runner.new_run_dir(results_root, variant["id"])
+    except OSError as exc:
+        raise FatalError(f"cannot create a run directory under {results_root}: {exc.strerror or exc}") from None
+
+    host_key = fingerprint.host_key(fp)
+    (run_dir / "fingerprint.json").write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
+    suite_properties = dict(fingerprint.to_properties(fp))
+    suite_properties.update({f"variant.{k}": str(v) for k, v in variant.items() if isinstance(v, (str, int, float)) and v is not None})
+    suite_properties.update({"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key})
+    run_info = {
+        "schema": 1,
+        "run_id": run_id,
+        "variant": {k: variant[k] for k in ("id", "runtime", "torch", "accelerator", "source")},
+        "host_key": host_key,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished": None,
+        "repro_version": repro.__version__,
+    }
+    ctx = runner.RunContext(
+        run_dir=run_dir,
+        fingerprint=fp,
+        suite_properties=suite_properties,
+        run_info=run_info,
+        python=args.python,
+        expect_accelerator=variant["source"] == "matrix" and variant["accelerator"] != "cpu",
+        env=dict(variant.get("env") or {}),
+    )
+    print(f"{PROG}: run {run_id}: {len(cases)} cases, variant {variant['id']} (torch {variant['torch']}), host {host_key}", file=sys.stderr)
+    print(f"{PROG}: results -> {run_dir}", file=sys.stderr, flush=True)
+    results = runner.run_all(ctx, cases, Progress())
+
+    counts = {o: sum(1 for r in results if r.outcome is o) for o in OUTCOME_ORDER}
+    print(f"{PROG}: " + ", ".join(f"{o.value}: {n}" for o, n in counts.items()) + f"  ({run_dir / 'junit.xml'})", file=sys.stderr)
+    return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from repro import report
+
+    return report.main([*args.inputs, "--output", args.output])
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from repro import signatures
+
+    out = []
+    for name in args.logs:
+        if name == "-":
+            text = sys.stdin.read()
+        else:
+            try:
+                text = Path(name).read_text(errors="replace")
+            except OSError as exc:
+                raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
+        found = signatures.classify(text)
+        out.append({"log": name, "signature": found.name, "message": found.message, "line": found.line_no, "source": found.source, "workaround": found.workaround})
+    if args.json:
+        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+    else:
+        for item in out:
+            where = f" (line {item['line']})" if item["line"] else ""
+            print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
+            if item["source"]:
+                print(f"  source: {item['source']}")
+            if item["workaround"]:
+                print(f"  workaround: {item['workaround']}")
+    return EXIT_OK
