@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", metavar="DIR", help="results root (default: defaults.results_dir in the matrix file, else 'results')")
     run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (default: this one)")
     run.add_argument("--timeout-scale", type=float, metavar="X", help="multiply every case timeout by X (slow machines)")
+    run.add_argument("--host-fingerprint", metavar="FILE", help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)")
+    run.add_argument("--property", dest="properties", action="append", default=[], metavar="NAME=VALUE", help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)")
 
     report = sub.add_parser("report", help="merge JUnit files into matrix.json, matrix.md and matrix.html")
     report.add_argument("inputs", nargs="+", metavar="DIR_OR_XML", help="results directories or JUnit XML files (ours or other tools')")
@@ -148,6 +150,44 @@ def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _parse_properties(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--property: expected NAME=VALUE, got {item!r}")
+        out[name.strip()] = value
+    return out
+
+
+def _read_json(path: str, option: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{option} {path}: expected a fingerprint JSON object: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
+        raise ConfigError(f"{option} {path}: expected a fingerprint JSON object with a 'host' section")
+    return data
+
+
+def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) -> dict[str, Any]:
+    """Fingerprint of a run inside a container: host, GPUs and driver as the host sees them
+    (they key the matrix row), runtime (torch build, visible devices) as the container sees it,
+    and the container's own OS/glibc/Python under ``container``."""
+    merged = dict(inner_fp)
+    for section in ("host", "gpus", "driver"):
+        if section in host_fp:
+            merged[section] = host_fp[section]
+    inner_host = inner_fp.get("host") or {}
+    merged["container"] = {key: inner_host.get(key) for key in ("os", "glibc", "python", "container")}
+    merged["unreadable"] = list(inner_fp.get("unreadable") or []) + [
+        dict(u, what=f"host:{u.get('what')}") for u in host_fp.get("unreadable") or []
+    ]
+    return merged
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from repro import fingerprint, runner
     from repro.outcomes import OUTCOME_ORDER
@@ -164,8 +204,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(case.case_id)
         return EXIT_OK
 
+    extra_properties = _parse_properties(args.properties)
     print(f"{PROG}: fingerprinting {args.python} ...", file=sys.stderr, flush=True)
     fp = fingerprint.collect(python=args.python)
+    if args.host_fingerprint:
+        fp = merge_host_fingerprint(_read_json(args.host_fingerprint, "--host-fingerprint"), fp)
     if args.variant:
         variant = dict(config.variant(args.variant).as_dict(), source="matrix")
     else:
@@ -181,6 +224,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     suite_properties = dict(fingerprint.to_properties(fp))
     suite_properties.update({f"variant.{k}": str(v) for k, v in variant.items() if isinstance(v, (str, int, float)) and v is not None})
     suite_properties.update({"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key})
+    for section, values in (fp.get("container") or {}).items():
+        if values is not None:
+            suite_properties[f"container.{section}"] = str(values)
+    suite_properties.update(extra_properties)
     run_info = {
         "schema": 1,
         "run_id": run_id,

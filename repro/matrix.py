@@ -5,6 +5,8 @@ names the file, the key path and what was expected (``matrix.yaml: variants[2].t
 quoted version string like "2.8.0", got 2.8 (a YAML number)``). Unknown keys are errors.
 Variant ids are canonical (``<runtime>-torch<major.minor>``, e.g. ``cu128-torch2.8``) and are
 selected by glob (``cu12*-torch2.8``); a selector that matches nothing is an error with a hint.
+``expect:`` lists known incompatibilities (cases expected to fail, with a reason and a link) that
+the report shows as "expected" instead of red.
 
 Never imports torch.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,10 +37,13 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 SHM_RE = re.compile(r"^\d+[kmgKMG]?[bB]?$")
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl/{runtime}"
 
-_TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners"}
+_TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners", "expect"}
 _DEFAULT_KEYS = {"python", "index_url", "shm_size", "results_dir", "timeout_scale"}
 _VARIANT_KEYS = {"id", "runtime", "accelerator", "torch", "index_url", "base_image", "python", "extra_packages", "env", "shm_size"}
 _SCENARIO_KEYS = {"enabled", "module", "params", "timeout_s"}
+_EXPECT_KEYS = {"case", "scenario", "variant", "host", "outcome", "signature", "reason", "link"}
+#: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
+EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,72 @@ class ScenarioConfig:
         return cases
 
 
+@functools.lru_cache(maxsize=4096)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + r"\Z", re.DOTALL)
+
+
+def glob_match(pattern: str, text: str) -> bool:
+    """``*`` and ``?`` wildcards only: ``[`` and ``]`` are literal, as case ids contain them."""
+    return _glob_regex(pattern).match(text) is not None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One ``expect:`` entry: cases matching every glob are expected to end with ``outcome``.
+
+    A known incompatibility or a reproduction that is red by design. Globs (``case`` on the case
+    id, ``scenario``, ``variant`` on the variant id, ``host`` on the host key, ``signature``) use
+    ``*`` and ``?``; brackets are literal (``ddp[backend=*,fault=rank_raises]``). ``index`` is the
+    entry's position in the list, for messages (``expect[2]``).
+    """
+
+    index: int
+    reason: str
+    outcome: str = "any-problem"
+    case: str = "*"
+    scenario: str = "*"
+    variant: str = "*"
+    host: str = "*"
+    signature: str | None = None
+    link: str | None = None
+
+    def matches(self, *, scenario: str, case: str, variant: str, host: str) -> bool:
+        """Whether a case of this cell is covered by the entry (whatever its outcome)."""
+        return (
+            glob_match(self.case, case)
+            and glob_match(self.scenario, scenario)
+            and glob_match(self.variant, variant)
+            and glob_match(self.host, host)
+        )
+
+    def expects(self, outcome: str, signature: str | None) -> bool:
+        """Whether ``outcome`` (and its signature) is the failure this entry predicts."""
+        if outcome not in EXPECT_OUTCOMES[:4]:
+            return False
+        if self.outcome != "any-problem" and outcome != self.outcome:
+            return False
+        return self.signature is None or glob_match(self.signature, signature or "")
+
+    @property
+    def label(self) -> str:
+        what = ", ".join(f"{k} {v!r}" for k, v in (("case", self.case), ("scenario", self.scenario), ("variant", self.variant), ("host", self.host)) if v != "*")
+        return f"expect[{self.index}]" + (f" ({what})" if what else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "case": self.case,
+            "scenario": self.scenario,
+            "variant": self.variant,
+            "host": self.host,
+            "outcome": self.outcome,
+            "signature": self.signature,
+            "reason": self.reason,
+            "link": self.link,
+        }
+
+
 @dataclass(frozen=True)
 class Matrix:
     """The validated contents of matrix.yaml. ``path`` is where it was read from."""
@@ -99,6 +171,7 @@ class Matrix:
     variants: tuple[Variant, ...]
     scenarios: tuple[ScenarioConfig, ...]
     runners: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    expectations: tuple[Expectation, ...] = ()
 
     @property
     def results_dir(self) -> str:
@@ -243,10 +316,11 @@ def parse(data: Any, path: Path) -> Matrix:
     variants = _parse_variants(data.get("variants", []), defaults, problems)
     scenario_configs = _parse_scenarios(data.get("scenarios", {}), problems)
     runners = _parse_runners(data.get("runners", {}), problems)
+    expectations = _parse_expect(data.get("expect", []), problems)
 
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
-    return Matrix(path, defaults, tuple(variants), tuple(scenario_configs), runners)
+    return Matrix(path, defaults, tuple(variants), tuple(scenario_configs), runners, tuple(expectations))
 
 
 def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:
@@ -296,10 +370,13 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
         torch = _str_field(item, "torch", where, problems, TORCH_RE, 'a quoted version string like "2.8.0"')
         base_image = _str_field(item, "base_image", where, problems, None, "an image reference like nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04")
         python = item.get("python", defaults.get("python"))
-        if not isinstance(python, str) or not PYTHON_RE.match(python):
+        # An inherited bad default is reported once, at defaults.python, not per variant.
+        if "python" in item and (not isinstance(python, str) or not PYTHON_RE.match(python)):
             problems.add(f"{where}.python", 'a quoted Python version like "3.12"', python)
         accelerator = item.get("accelerator", accelerator_of(runtime) if runtime else None)
-        if accelerator not in ACCELERATORS:
+        if runtime is None and "accelerator" not in item:
+            pass  # already reported: the runtime it would be derived from is invalid
+        elif accelerator not in ACCELERATORS:
             problems.add(f"{where}.accelerator", f"one of {', '.join(ACCELERATORS)}", accelerator)
         elif runtime and accelerator != accelerator_of(runtime):
             problems.add(f"{where}.accelerator", f"{accelerator_of(runtime)} for runtime {runtime}", accelerator)
@@ -403,4 +480,61 @@ def _parse_runners(raw: Any, problems: _Problems) -> dict[str, tuple[str, ...]]:
             problems.add(f"runners.{kind}", "a non-empty list of runner label strings", labels)
             continue
         out[str(kind)] = tuple(labels)
+    return out
+
+
+def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
+    """``expect:``: a list of {case|scenario, variant?, host?, outcome?, signature?, reason, link?}."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.add("expect", "a list of entries like {case: GLOB, outcome: failed, reason: TEXT, link: URL}", raw)
+        return []
+    out: list[Expectation] = []
+    for index, item in enumerate(raw):
+        where = f"expect[{index}]"
+        if not isinstance(item, dict):
+            problems.add(where, "a mapping with case (or scenario), outcome, reason and link", item)
+            continue
+        problems.unknown_keys(where, item, _EXPECT_KEYS)
+        ok = True
+        globs: dict[str, str] = {}
+        for key in ("case", "scenario", "variant", "host", "signature"):
+            if key not in item:
+                continue
+            value = item[key]
+            if not isinstance(value, str) or not value.strip():
+                problems.add(f"{where}.{key}", "a non-empty glob string (* and ? are wildcards, brackets are literal)", value)
+                ok = False
+            else:
+                globs[key] = value.strip()
+        if "case" not in item and "scenario" not in item:
+            problems.add(where, "a `case` glob (e.g. \"ddp[backend=*,fault=rank_raises]\") or a `scenario` glob")
+            ok = False
+        outcome = item.get("outcome", "any-problem")
+        if outcome not in EXPECT_OUTCOMES:
+            problems.add(f"{where}.outcome", f"one of {', '.join(EXPECT_OUTCOMES)}", outcome)
+            ok = False
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            problems.add(f"{where}.reason", "a non-empty string saying why the case fails (the known incompatibility)", reason)
+            ok = False
+        link = item.get("link")
+        if link is not None and not (isinstance(link, str) and re.match(r"^https?://\S+$", link.strip())):
+            problems.add(f"{where}.link", "an http(s) URL of the issue or document behind the reason", link)
+            ok = False
+        if ok:
+            out.append(
+                Expectation(
+                    index=index,
+                    reason=str(reason).strip(),
+                    outcome=str(outcome),
+                    case=globs.get("case", "*"),
+                    scenario=globs.get("scenario", "*"),
+                    variant=globs.get("variant", "*"),
+                    host=globs.get("host", "*"),
+                    signature=globs.get("signature"),
+                    link=link.strip() if isinstance(link, str) else None,
+                )
+            )
     return out

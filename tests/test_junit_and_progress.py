@@ -1,0 +1,106 @@
+"""The JUnit writer (atomic, parseable, properties) and terminal progress output."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from conftest import cases_by_name, run_cli
+from junitparser import JUnitXml
+
+from repro import junit
+from repro.outcomes import CaseResult, Outcome
+from repro.progress import Progress
+from repro.scenarios import Case
+
+
+def result(case_id: str, outcome: Outcome, **kw) -> CaseResult:
+    return CaseResult("planted", case_id, outcome, **kw)
+
+
+def test_writer_maps_outcomes_to_junit_elements_and_keeps_crashed_and_hung_distinct(tmp_path):
+    path = tmp_path / "junit.xml"
+    junit.write_junit(
+        path,
+        [
+            result("a", Outcome.PASSED, duration_s=1.25, metrics={"it_per_s": 12.5}),
+            result("b", Outcome.FAILED, message="check failed", signature="nan_detected", detail="log\x00tail"),
+            result("c", Outcome.CRASHED, message="killed by SIGSEGV", signature="segfault"),
+            result("d", Outcome.HUNG, message="no verdict", signature="hang_timeout"),
+            result("e", Outcome.SKIPPED, message="no GPU"),
+        ],
+        {"host.key": "CPU only · Debian", "variant.id": "cpu-torch2.13"},
+        hostname="box",
+    )
+    xml = JUnitXml.fromfile(str(path))
+    (suite,) = list(xml)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (5, 1, 2, 1)
+    assert {p.name: p.value for p in suite.properties()}["host.key"] == "CPU only · Debian"
+    cases = cases_by_name(path)
+    assert cases["a"][1]["metric.it_per_s"] == "12.5" and cases["a"][0].time == 1.25
+    assert cases["b"][0].result[0].type == "nan_detected" and cases["b"][0].result[0].text == "logtail"
+    assert [cases[k][1]["repro.outcome"] for k in "cde"] == ["crashed", "hung", "skipped"]
+    assert cases["c"][0].result[0].type == "segfault" and cases["e"][0].result[0].message == "no GPU"
+
+
+def test_atomic_write_keeps_the_previous_file_when_writing_fails(tmp_path, monkeypatch):
+    path = tmp_path / "junit.xml"
+    junit.write_junit(path, [result("a", Outcome.PASSED)], {})
+    before = path.read_bytes()
+
+    def broken_fsync(_fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(junit.os, "fsync", broken_fsync)
+    with pytest.raises(OSError):
+        junit.write_junit(path, [result("a", Outcome.PASSED), result("b", Outcome.FAILED)], {})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["junit.xml"]  # no temporary file left
+
+
+def test_progress_prints_plain_lines_when_not_a_tty():
+    stream = io.StringIO()
+    progress = Progress(stream, tty=False)
+    case = Case("planted", "planted", (("kind", "hang"),), 5.0)
+    progress.case_started(3, 12, case)
+    progress.case_tick(31.0)
+    progress.case_finished(3, 12, result(case.case_id, Outcome.HUNG, duration_s=7.2, message="no verdict", signature="hang_timeout"))
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[ 3/12] still running    31 s  planted[kind=hang] (timeout 5 s)"
+    assert lines[1] == "[ 3/12] HUNG        7.2 s  planted[kind=hang]"
+    assert lines[2].strip() == "-> hang_timeout: no verdict"
+    assert "\r" not in stream.getvalue() and "\033" not in stream.getvalue()
+
+
+def test_progress_redraws_one_line_on_a_tty():
+    stream = io.StringIO()
+    progress = Progress(stream, tty=True)
+    case = Case("planted", "planted", (("kind", "pass"),), 5.0)
+    progress.case_started(1, 1, case)
+    progress.case_tick(1.0)
+    progress.case_finished(1, 1, result(case.case_id, Outcome.PASSED, duration_s=1.1))
+    text = stream.getvalue()
+    assert text.count("\r\033[K") >= 3 and "RUNNING" in text and "\033[32mPASSED" in text
+
+
+def test_classify_cli_reads_a_users_log(project):
+    log = project / "train.log"
+    log.write_text(
+        "step 12\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+        "torch.AcceleratorError: CUDA error: an illegal instruction was encountered\n"
+    )
+    done = run_cli("classify", str(log), "--json", cwd=project, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert (found["signature"], found["line"]) == ("cudnn_execution_failed", 4)
+    assert "O1" in found["source"]
+
+
+def test_env_json_reports_torch_and_what_it_could_not_read(project):
+    done = run_cli("env", "--json", cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    fp = json.loads(done.stdout)
+    assert fp["runtime"]["torch"].startswith("2.") and fp["runtime"]["accelerator_count"] == 0
+    assert any(item["what"].startswith("nvml") for item in fp["unreadable"])
