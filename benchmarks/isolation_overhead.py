@@ -36,28 +36,45 @@ def timed(fn, repeat: int) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=10, help="cases per measurement (default: %(default)s)")
+    parser.add_argument(
+        "--repeat", type=int, default=10, help="cases per measurement (default: %(default)s)"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="repro-bench-") as tmp:
         run_dir = Path(tmp)
-        fingerprint = {"runtime": {"accelerator_count": 0, "start_methods": ["fork", "spawn", "forkserver"]}}
-        ctx = runner.RunContext(run_dir=run_dir, fingerprint=fingerprint, suite_properties={}, run_info={})
+        fingerprint = {
+            "runtime": {"accelerator_count": 0, "start_methods": ["fork", "spawn", "forkserver"]}
+        }
+        ctx = runner.RunContext(
+            run_dir=run_dir, fingerprint=fingerprint, suite_properties={}, run_info={}
+        )
         rows = []
         for with_torch in (False, True):
             (case,) = expand("noop", params={"torch": [with_torch]})
             isolated = timed(lambda case=case: runner.run_case(ctx, case), args.repeat)
-            spec = {"scenario": case.scenario, "module": case.module, "case_id": case.case_id, "params": case.param_dict}
+            spec = {
+                "scenario": case.scenario,
+                "module": case.module,
+                "case_id": case.case_id,
+                "params": case.param_dict,
+            }
             events = os.path.join(tmp, "events.jsonl")
-            in_process = timed(lambda spec=spec: harness.run_case(spec, events, tmp), args.repeat)
+            in_process = timed(
+                lambda spec=spec, events=events: harness.run_case(spec, events, tmp), args.repeat
+            )
             rows.append((case.case_id, statistics.median(isolated), statistics.median(in_process)))
 
     print(f"isolation overhead, median of {args.repeat} cases each (seconds per case)")
     print(f"{'case':<20} {'isolated':>10} {'in-process':>12} {'overhead':>10}")
     for case_id, isolated_s, in_process_s in rows:
-        print(f"{case_id:<20} {isolated_s:>10.3f} {in_process_s:>12.4f} {isolated_s - in_process_s:>10.3f}")
-    print("(in-process torch import is cached after the first call, so the torch row's overhead"
-          " includes the child's `import torch`, which every real case pays)")
+        print(
+            f"{case_id:<20} {isolated_s:>10.3f} {in_process_s:>12.4f} {isolated_s - in_process_s:>10.3f}"
+        )
+    print(
+        "(in-process torch import is cached after the first call, so the torch row's overhead"
+        " includes the child's `import torch`, which every real case pays)"
+    )
     return 0
 
 

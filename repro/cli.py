@@ -23,7 +23,12 @@ PROG = "repro"
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default=matrix_mod.DEFAULT_FILE, metavar="PATH", help="matrix file (default: %(default)s)")
+    parser.add_argument(
+        "--config",
+        default=matrix_mod.DEFAULT_FILE,
+        metavar="PATH",
+        help="matrix file (default: %(default)s)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,30 +42,95 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="print the selected variants, cases and effective settings")
     _add_config(plan)
-    plan.add_argument("--variant", action="append", metavar="GLOB", help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable)")
-    plan.add_argument("--json", action="store_true", help="machine-readable output (for a CI job matrix)")
+    plan.add_argument(
+        "--variant",
+        action="append",
+        metavar="GLOB",
+        help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable)",
+    )
+    plan.add_argument(
+        "--json", action="store_true", help="machine-readable output (for a CI job matrix)"
+    )
 
-    env = sub.add_parser("env", help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)")
+    env = sub.add_parser(
+        "env",
+        help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
+    )
     env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
-    env.add_argument("--python", default=sys.executable, help="interpreter whose torch is probed (default: this one)")
+    env.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter whose torch is probed (default: this one)",
+    )
 
     run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
     _add_config(run)
-    run.add_argument("-k", dest="patterns", action="append", metavar="PATTERN", help="run only cases whose id contains PATTERN or matches the glob (repeatable)")
+    run.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        metavar="PATTERN",
+        help="run only cases whose id contains PATTERN or matches the glob (repeatable)",
+    )
     run.add_argument("--list", action="store_true", help="list the selected case ids and exit")
-    run.add_argument("--variant", metavar="ID", help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build")
-    run.add_argument("--results", metavar="DIR", help="results root (default: defaults.results_dir in the matrix file, else 'results')")
-    run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (default: this one)")
-    run.add_argument("--timeout-scale", type=float, metavar="X", help="multiply every case timeout by X (slow machines)")
-    run.add_argument("--host-fingerprint", metavar="FILE", help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)")
-    run.add_argument("--property", dest="properties", action="append", default=[], metavar="NAME=VALUE", help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)")
+    run.add_argument(
+        "--variant",
+        metavar="ID",
+        help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build",
+    )
+    run.add_argument(
+        "--results",
+        metavar="DIR",
+        help="results root (default: defaults.results_dir in the matrix file, else 'results')",
+    )
+    run.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter that runs the cases (default: this one)",
+    )
+    run.add_argument(
+        "--timeout-scale",
+        type=float,
+        metavar="X",
+        help="multiply every case timeout by X (slow machines)",
+    )
+    run.add_argument(
+        "--host-fingerprint",
+        metavar="FILE",
+        help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)",
+    )
+    run.add_argument(
+        "--property",
+        dest="properties",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
+    )
 
-    report = sub.add_parser("report", help="merge JUnit files into matrix.json, matrix.md and matrix.html")
-    report.add_argument("inputs", nargs="+", metavar="DIR_OR_XML", help="results directories or JUnit XML files (ours or other tools')")
-    report.add_argument("-o", "--output", default=".", metavar="DIR", help="where matrix.{json,md,html} go (default: current directory)")
+    report = sub.add_parser(
+        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
+    )
+    report.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="DIR_OR_XML",
+        help="results directories or JUnit XML files (ours or other tools')",
+    )
+    report.add_argument(
+        "-o",
+        "--output",
+        default=".",
+        metavar="DIR",
+        help="where matrix.{json,md,html} go (default: current directory)",
+    )
 
-    classify = sub.add_parser("classify", help="classify a training log: signature, public source, workaround")
-    classify.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
+    classify = sub.add_parser(
+        "classify", help="classify a training log: signature, public source, workaround"
+    )
+    classify.add_argument(
+        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
+    )
     classify.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
@@ -69,7 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        handler = {"plan": cmd_plan, "env": cmd_env, "run": cmd_run, "report": cmd_report, "classify": cmd_classify}[args.command]
+        handler = {
+            "plan": cmd_plan,
+            "env": cmd_env,
+            "run": cmd_run,
+            "report": cmd_report,
+            "classify": cmd_classify,
+        }[args.command]
         return handler(args)
     except ReproError as exc:
         for line in str(exc).splitlines():
@@ -89,8 +165,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     variants = config.select_variants(args.variant)
     cases = config.cases()
     scenarios = [
-        {"name": s.name, "enabled": s.enabled, "module": s.module, "cases": len(s.cases(config.timeout_scale)) if s.enabled else 0,
-         "timeout_s": s.timeout_s, "params": {k: list(v) for k, v in s.params.items()}}
+        {
+            "name": s.name,
+            "enabled": s.enabled,
+            "module": s.module,
+            "cases": len(s.cases(config.timeout_scale)) if s.enabled else 0,
+            "timeout_s": s.timeout_s,
+            "params": {k: list(v) for k, v in s.params.items()},
+        }
         for s in config.scenarios
     ]
     plan = {
@@ -108,7 +190,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print("defaults: " + ", ".join(f"{k}={v}" for k, v in sorted(config.defaults.items())))
     print(f"variants ({len(variants)}):")
     for v in variants:
-        print(f"  {v.id:<22} torch {v.torch:<8} {v.accelerator:<4} python {v.python:<5} {v.base_image}  index {v.index_url}")
+        print(
+            f"  {v.id:<22} torch {v.torch:<8} {v.accelerator:<4} python {v.python:<5} {v.base_image}  index {v.index_url}"
+        )
     print(f"scenarios ({len(cases)} cases):")
     for s in scenarios:
         state = f"{s['cases']} cases" if s["enabled"] else "disabled"
@@ -138,8 +222,14 @@ def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
 
     torch_version = (fp.get("runtime") or {}).get("torch")
     if not torch_version:
-        why = next((u["why"] for u in fp.get("unreadable", []) if u.get("what") == "torch"), "torch not importable")
-        raise FatalError(f"the interpreter under test has no usable torch ({why})", hint="install the torch build to test, e.g. pip install torch==2.13.0")
+        why = next(
+            (u["why"] for u in fp.get("unreadable", []) if u.get("what") == "torch"),
+            "torch not importable",
+        )
+        raise FatalError(
+            f"the interpreter under test has no usable torch ({why})",
+            hint="install the torch build to test, e.g. pip install torch==2.13.0",
+        )
     runtime = fingerprint.runtime_tag(fp)
     return {
         "id": matrix_mod.canonical_id(runtime, torch_version),
@@ -168,7 +258,9 @@ def _read_json(path: str, option: str) -> dict[str, Any]:
     except ValueError as exc:
         raise ConfigError(f"{option} {path}: expected a fingerprint JSON object: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
-        raise ConfigError(f"{option} {path}: expected a fingerprint JSON object with a 'host' section")
+        raise ConfigError(
+            f"{option} {path}: expected a fingerprint JSON object with a 'host' section"
+        )
     return data
 
 
@@ -181,7 +273,9 @@ def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) ->
         if section in host_fp:
             merged[section] = host_fp[section]
     inner_host = inner_fp.get("host") or {}
-    merged["container"] = {key: inner_host.get(key) for key in ("os", "glibc", "python", "container")}
+    merged["container"] = {
+        key: inner_host.get(key) for key in ("os", "glibc", "python", "container")
+    }
     merged["unreadable"] = list(inner_fp.get("unreadable") or []) + [
         dict(u, what=f"host:{u.get('what')}") for u in host_fp.get("unreadable") or []
     ]
@@ -197,7 +291,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = matrix_mod.select_cases(config.cases(), args.patterns)
     if args.timeout_scale:
         if args.timeout_scale <= 0:
-            raise ConfigError(f"--timeout-scale: expected a positive number, got {args.timeout_scale}")
+            raise ConfigError(
+                f"--timeout-scale: expected a positive number, got {args.timeout_scale}"
+            )
         cases = [dataclasses.replace(c, timeout_s=c.timeout_s * args.timeout_scale) for c in cases]
     if args.list:
         for case in cases:
@@ -217,13 +313,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run_id, run_dir = runner.new_run_dir(results_root, variant["id"])
     except OSError as exc:
-        raise FatalError(f"cannot create a run directory under {results_root}: {exc.strerror or exc}") from None
+        raise FatalError(
+            f"cannot create a run directory under {results_root}: {exc.strerror or exc}"
+        ) from None
 
     host_key = fingerprint.host_key(fp)
     (run_dir / "fingerprint.json").write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
     suite_properties = dict(fingerprint.to_properties(fp))
-    suite_properties.update({f"variant.{k}": str(v) for k, v in variant.items() if isinstance(v, (str, int, float)) and v is not None})
-    suite_properties.update({"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key})
+    suite_properties.update(
+        {
+            f"variant.{k}": str(v)
+            for k, v in variant.items()
+            if isinstance(v, (str, int, float)) and v is not None
+        }
+    )
+    suite_properties.update(
+        {"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key}
+    )
     for section, values in (fp.get("container") or {}).items():
         if values is not None:
             suite_properties[f"container.{section}"] = str(values)
@@ -246,12 +352,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         expect_accelerator=variant["source"] == "matrix" and variant["accelerator"] != "cpu",
         env=dict(variant.get("env") or {}),
     )
-    print(f"{PROG}: run {run_id}: {len(cases)} cases, variant {variant['id']} (torch {variant['torch']}), host {host_key}", file=sys.stderr)
+    print(
+        f"{PROG}: run {run_id}: {len(cases)} cases, variant {variant['id']} (torch {variant['torch']}), host {host_key}",
+        file=sys.stderr,
+    )
     print(f"{PROG}: results -> {run_dir}", file=sys.stderr, flush=True)
     results = runner.run_all(ctx, cases, Progress())
 
     counts = {o: sum(1 for r in results if r.outcome is o) for o in OUTCOME_ORDER}
-    print(f"{PROG}: " + ", ".join(f"{o.value}: {n}" for o, n in counts.items()) + f"  ({run_dir / 'junit.xml'})", file=sys.stderr)
+    print(
+        f"{PROG}: "
+        + ", ".join(f"{o.value}: {n}" for o, n in counts.items())
+        + f"  ({run_dir / 'junit.xml'})",
+        file=sys.stderr,
+    )
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
 
 
@@ -274,7 +388,16 @@ def cmd_classify(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
         found = signatures.classify(text)
-        out.append({"log": name, "signature": found.name, "message": found.message, "line": found.line_no, "source": found.source, "workaround": found.workaround})
+        out.append(
+            {
+                "log": name,
+                "signature": found.name,
+                "message": found.message,
+                "line": found.line_no,
+                "source": found.source,
+                "workaround": found.workaround,
+            }
+        )
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     else:

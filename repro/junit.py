@@ -39,7 +39,9 @@ def _clean(text: str) -> str:
 
 
 def _testcase(result: CaseResult) -> TestCase:
-    case = TestCase(result.case_id, classname=f"repro.{result.scenario}", time=round(result.duration_s, 3))
+    case = TestCase(
+        result.case_id, classname=f"repro.{result.scenario}", time=round(result.duration_s, 3)
+    )
     props = Properties()
     props.add_property(Property(PROP_OUTCOME, result.outcome.value))
     if result.signature:
@@ -67,7 +69,9 @@ def _testcase(result: CaseResult) -> TestCase:
     return case
 
 
-def build_xml(results: Iterable[CaseResult], suite_properties: Mapping[str, str], hostname: str = "") -> JUnitXml:
+def build_xml(
+    results: Iterable[CaseResult], suite_properties: Mapping[str, str], hostname: str = ""
+) -> JUnitXml:
     """Group results by scenario into testsuites (first-seen order) with the given properties."""
     suites: dict[str, TestSuite] = {}
     for result in results:
@@ -108,7 +112,12 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_junit(path: Path, results: Iterable[CaseResult], suite_properties: Mapping[str, str], hostname: str = "") -> None:
+def write_junit(
+    path: Path,
+    results: Iterable[CaseResult],
+    suite_properties: Mapping[str, str],
+    hostname: str = "",
+) -> None:
     """Atomically (re)write ``path`` with every result so far. Raises OSError on I/O failure."""
     xml = build_xml(results, suite_properties, hostname)
     data = b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()

@@ -39,7 +39,18 @@ DEFAULT_INDEX_URL = "https://download.pytorch.org/whl/{runtime}"
 
 _TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners", "expect"}
 _DEFAULT_KEYS = {"python", "index_url", "shm_size", "results_dir", "timeout_scale"}
-_VARIANT_KEYS = {"id", "runtime", "accelerator", "torch", "index_url", "base_image", "python", "extra_packages", "env", "shm_size"}
+_VARIANT_KEYS = {
+    "id",
+    "runtime",
+    "accelerator",
+    "torch",
+    "index_url",
+    "base_image",
+    "python",
+    "extra_packages",
+    "env",
+    "shm_size",
+}
 _SCENARIO_KEYS = {"enabled", "module", "params", "timeout_s"}
 _EXPECT_KEYS = {"case", "scenario", "variant", "host", "outcome", "signature", "reason", "link"}
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
@@ -98,7 +109,10 @@ class ScenarioConfig:
 
 @functools.lru_cache(maxsize=4096)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + r"\Z", re.DOTALL)
+    return re.compile(
+        "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + r"\Z",
+        re.DOTALL,
+    )
 
 
 def glob_match(pattern: str, text: str) -> bool:
@@ -145,7 +159,16 @@ class Expectation:
 
     @property
     def label(self) -> str:
-        what = ", ".join(f"{k} {v!r}" for k, v in (("case", self.case), ("scenario", self.scenario), ("variant", self.variant), ("host", self.host)) if v != "*")
+        what = ", ".join(
+            f"{k} {v!r}"
+            for k, v in (
+                ("case", self.case),
+                ("scenario", self.scenario),
+                ("variant", self.variant),
+                ("host", self.host),
+            )
+            if v != "*"
+        )
         return f"expect[{self.index}]" + (f" ({what})" if what else "")
 
     def as_dict(self) -> dict[str, Any]:
@@ -196,7 +219,9 @@ class Matrix:
         """
         if not selectors:
             return list(self.variants)
-        unmatched = [s for s in selectors if not any(fnmatch.fnmatchcase(v.id, s) for v in self.variants)]
+        unmatched = [
+            s for s in selectors if not any(fnmatch.fnmatchcase(v.id, s) for v in self.variants)
+        ]
         if unmatched:
             known = ", ".join(v.id for v in self.variants)
             raise ConfigError(
@@ -214,7 +239,9 @@ class Matrix:
         return out
 
 
-def select_cases(cases: Sequence[scenarios.Case], patterns: Sequence[str] | None) -> list[scenarios.Case]:
+def select_cases(
+    cases: Sequence[scenarios.Case], patterns: Sequence[str] | None
+) -> list[scenarios.Case]:
     """Cases whose id matches any pattern: a glob (``dataloader[*fork*``) or, without glob
     characters, a substring (``fork_safety``). Raises ConfigError when a pattern matches nothing."""
     if not patterns:
@@ -256,7 +283,12 @@ class _Problems:
         self.path = path
         self.lines: list[str] = []
 
-    def add(self, key: str, expected: str, got: Any = ..., ) -> None:
+    def add(
+        self,
+        key: str,
+        expected: str,
+        got: Any = ...,
+    ) -> None:
         suffix = "" if got is ... else f", got {_describe(got)}"
         self.lines.append(f"{self.path}: {key}: expected {expected}{suffix}")
 
@@ -264,7 +296,9 @@ class _Problems:
         for name in mapping:
             if name not in allowed:
                 where = f"{key}.{name}" if key else str(name)
-                self.lines.append(f"{self.path}: {where}: unknown key (expected one of: {', '.join(sorted(allowed))})")
+                self.lines.append(
+                    f"{self.path}: {where}: unknown key (expected one of: {', '.join(sorted(allowed))})"
+                )
 
 
 def _describe(value: Any) -> str:
@@ -290,7 +324,9 @@ def load(path: str | Path = DEFAULT_FILE) -> Matrix:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found", hint="run from the project root or pass --config PATH") from None
+        raise ConfigError(
+            f"{path}: file not found", hint="run from the project root or pass --config PATH"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:
@@ -307,7 +343,9 @@ def parse(data: Any, path: Path) -> Matrix:
     """Validate already-parsed YAML ``data`` (see :func:`load`)."""
     problems = _Problems(path)
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: (top level): expected a mapping with keys {', '.join(sorted(_TOP_KEYS))}, got {_describe(data)}")
+        raise ConfigError(
+            f"{path}: (top level): expected a mapping with keys {', '.join(sorted(_TOP_KEYS))}, got {_describe(data)}"
+        )
     problems.unknown_keys("", data, _TOP_KEYS)
     if data.get("version") != SCHEMA_VERSION:
         problems.add("version", f"{SCHEMA_VERSION}", data.get("version"))
@@ -320,7 +358,9 @@ def parse(data: Any, path: Path) -> Matrix:
 
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
-    return Matrix(path, defaults, tuple(variants), tuple(scenario_configs), runners, tuple(expectations))
+    return Matrix(
+        path, defaults, tuple(variants), tuple(scenario_configs), runners, tuple(expectations)
+    )
 
 
 def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:
@@ -336,7 +376,9 @@ def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:
         problems.add("defaults.python", 'a quoted Python version like "3.12"', out["python"])
     if not isinstance(out["index_url"], str):
         problems.add("defaults.index_url", "a URL string (may contain {runtime})", out["index_url"])
-    if "shm_size" in out and not (isinstance(out["shm_size"], str) and SHM_RE.match(out["shm_size"])):
+    if "shm_size" in out and not (
+        isinstance(out["shm_size"], str) and SHM_RE.match(out["shm_size"])
+    ):
         problems.add("defaults.shm_size", 'a Docker size like "8g"', out["shm_size"])
     if not isinstance(out["results_dir"], str):
         problems.add("defaults.results_dir", "a directory path", out["results_dir"])
@@ -346,7 +388,9 @@ def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:
     return out
 
 
-def _str_field(raw: dict, key: str, where: str, problems: _Problems, pattern: re.Pattern | None, expected: str) -> str | None:
+def _str_field(
+    raw: dict, key: str, where: str, problems: _Problems, pattern: re.Pattern | None, expected: str
+) -> str | None:
     value = raw.get(key)
     if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
         problems.add(f"{where}.{key}", expected, value)
@@ -366,9 +410,20 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             problems.add(where, "a mapping with runtime, torch, base_image", item)
             continue
         problems.unknown_keys(where, item, _VARIANT_KEYS)
-        runtime = _str_field(item, "runtime", where, problems, RUNTIME_RE, "a runtime tag like cu128, rocm6.4 or cpu")
-        torch = _str_field(item, "torch", where, problems, TORCH_RE, 'a quoted version string like "2.8.0"')
-        base_image = _str_field(item, "base_image", where, problems, None, "an image reference like nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04")
+        runtime = _str_field(
+            item, "runtime", where, problems, RUNTIME_RE, "a runtime tag like cu128, rocm6.4 or cpu"
+        )
+        torch = _str_field(
+            item, "torch", where, problems, TORCH_RE, 'a quoted version string like "2.8.0"'
+        )
+        base_image = _str_field(
+            item,
+            "base_image",
+            where,
+            problems,
+            None,
+            "an image reference like nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04",
+        )
         python = item.get("python", defaults.get("python"))
         # An inherited bad default is reported once, at defaults.python, not per variant.
         if "python" in item and (not isinstance(python, str) or not PYTHON_RE.match(python)):
@@ -379,7 +434,11 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
         elif accelerator not in ACCELERATORS:
             problems.add(f"{where}.accelerator", f"one of {', '.join(ACCELERATORS)}", accelerator)
         elif runtime and accelerator != accelerator_of(runtime):
-            problems.add(f"{where}.accelerator", f"{accelerator_of(runtime)} for runtime {runtime}", accelerator)
+            problems.add(
+                f"{where}.accelerator",
+                f"{accelerator_of(runtime)} for runtime {runtime}",
+                accelerator,
+            )
         index_url = item.get("index_url", defaults.get("index_url", DEFAULT_INDEX_URL))
         if not isinstance(index_url, str):
             problems.add(f"{where}.index_url", "a URL string", index_url)
@@ -388,7 +447,10 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             problems.add(f"{where}.extra_packages", "a list of requirement strings", extra)
             extra = []
         env = item.get("env", {})
-        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) and not isinstance(v, bool) for k, v in env.items()):
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            for k, v in env.items()
+        ):
             problems.add(f"{where}.env", "a mapping of NAME: string", env)
             env = {}
         shm = item.get("shm_size", defaults.get("shm_size"))
@@ -401,7 +463,10 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             problems.add(f"{where}.id", "lower-case letters, digits, '.', '_' or '-'", variant_id)
             continue
         if variant_id in seen:
-            problems.add(f"{where}.id", f"a unique id ({variant_id!r} is also {seen[variant_id]}; set `id` to tell them apart)")
+            problems.add(
+                f"{where}.id",
+                f"a unique id ({variant_id!r} is also {seen[variant_id]}; set `id` to tell them apart)",
+            )
             continue
         seen[variant_id] = where
         variants.append(
@@ -431,7 +496,9 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
-            problems.add(where, "a mapping (or nothing) with enabled, module, params, timeout_s", settings)
+            problems.add(
+                where, "a mapping (or nothing) with enabled, module, params, timeout_s", settings
+            )
             continue
         problems.unknown_keys(where, settings, _SCENARIO_KEYS)
         module = settings.get("module")
@@ -439,15 +506,21 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
             problems.add(f"{where}.module", "an importable module path", module)
             continue
         if module is None and name not in scenarios.BUILTIN:
-            problems.add(where, f"a built-in scenario ({', '.join(scenarios.BUILTIN)}) or a `module:` path")
+            problems.add(
+                where, f"a built-in scenario ({', '.join(scenarios.BUILTIN)}) or a `module:` path"
+            )
             continue
         try:
             mod = scenarios.load(name, module)
         except (ImportError, AttributeError) as exc:
-            problems.add(f"{where}.module" if module else where, "an importable scenario module", f"{exc}")
+            problems.add(
+                f"{where}.module" if module else where, "an importable scenario module", f"{exc}"
+            )
             continue
         timeout = settings.get("timeout_s")
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+        ):
             problems.add(f"{where}.timeout_s", "a positive number of seconds", timeout)
             timeout = None
         enabled = settings.get("enabled", True)
@@ -457,16 +530,23 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
         params_raw = settings.get("params", {}) or {}
         params: dict[str, tuple[Any, ...]] = {}
         if not isinstance(params_raw, dict):
-            problems.add(f"{where}.params", "a mapping of axis name to a list of values", params_raw)
+            problems.add(
+                f"{where}.params", "a mapping of axis name to a list of values", params_raw
+            )
         else:
             for axis, values in params_raw.items():
                 if axis not in mod.PARAMS:
-                    problems.add(f"{where}.params.{axis}", f"one of the scenario's axes ({', '.join(mod.PARAMS)})")
+                    problems.add(
+                        f"{where}.params.{axis}",
+                        f"one of the scenario's axes ({', '.join(mod.PARAMS)})",
+                    )
                 elif not isinstance(values, list) or not values:
                     problems.add(f"{where}.params.{axis}", "a non-empty list of values", values)
                 else:
                     params[axis] = tuple(values)
-        out.append(ScenarioConfig(name, module, params, float(timeout) if timeout else None, enabled))
+        out.append(
+            ScenarioConfig(name, module, params, float(timeout) if timeout else None, enabled)
+        )
     return out
 
 
@@ -476,7 +556,11 @@ def _parse_runners(raw: Any, problems: _Problems) -> dict[str, tuple[str, ...]]:
         return {}
     out = {}
     for kind, labels in raw.items():
-        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+        if (
+            not isinstance(labels, list)
+            or not labels
+            or not all(isinstance(x, str) for x in labels)
+        ):
             problems.add(f"runners.{kind}", "a non-empty list of runner label strings", labels)
             continue
         out[str(kind)] = tuple(labels)
@@ -488,7 +572,11 @@ def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        problems.add("expect", "a list of entries like {case: GLOB, outcome: failed, reason: TEXT, link: URL}", raw)
+        problems.add(
+            "expect",
+            "a list of entries like {case: GLOB, outcome: failed, reason: TEXT, link: URL}",
+            raw,
+        )
         return []
     out: list[Expectation] = []
     for index, item in enumerate(raw):
@@ -504,12 +592,19 @@ def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
                 continue
             value = item[key]
             if not isinstance(value, str) or not value.strip():
-                problems.add(f"{where}.{key}", "a non-empty glob string (* and ? are wildcards, brackets are literal)", value)
+                problems.add(
+                    f"{where}.{key}",
+                    "a non-empty glob string (* and ? are wildcards, brackets are literal)",
+                    value,
+                )
                 ok = False
             else:
                 globs[key] = value.strip()
         if "case" not in item and "scenario" not in item:
-            problems.add(where, "a `case` glob (e.g. \"ddp[backend=*,fault=rank_raises]\") or a `scenario` glob")
+            problems.add(
+                where,
+                'a `case` glob (e.g. "ddp[backend=*,fault=rank_raises]") or a `scenario` glob',
+            )
             ok = False
         outcome = item.get("outcome", "any-problem")
         if outcome not in EXPECT_OUTCOMES:
@@ -517,11 +612,19 @@ def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
             ok = False
         reason = item.get("reason")
         if not isinstance(reason, str) or not reason.strip():
-            problems.add(f"{where}.reason", "a non-empty string saying why the case fails (the known incompatibility)", reason)
+            problems.add(
+                f"{where}.reason",
+                "a non-empty string saying why the case fails (the known incompatibility)",
+                reason,
+            )
             ok = False
         link = item.get("link")
-        if link is not None and not (isinstance(link, str) and re.match(r"^https?://\S+$", link.strip())):
-            problems.add(f"{where}.link", "an http(s) URL of the issue or document behind the reason", link)
+        if link is not None and not (
+            isinstance(link, str) and re.match(r"^https?://\S+$", link.strip())
+        ):
+            problems.add(
+                f"{where}.link", "an http(s) URL of the issue or document behind the reason", link
+            )
             ok = False
         if ok:
             out.append(

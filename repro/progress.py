@@ -52,13 +52,19 @@ class Progress(Reporter):
             if elapsed_s - self._last_drawn >= 0.5:
                 self._draw(elapsed_s)
         elif elapsed_s >= self._next_notice:
-            print(f"{self._prefix} still running {elapsed_s:5.0f} s  {self._case.case_id} (timeout {self._case.timeout_s:g} s)", file=self.stream, flush=True)
+            print(
+                f"{self._prefix} still running {elapsed_s:5.0f} s  {self._case.case_id} (timeout {self._case.timeout_s:g} s)",
+                file=self.stream,
+                flush=True,
+            )
             self._next_notice += NON_TTY_NOTICE_S
 
     def _draw(self, elapsed_s: float) -> None:
         assert self._case is not None
         self._last_drawn = elapsed_s
-        self.stream.write(f"\r\033[K{self._prefix} {'RUNNING':<8} {elapsed_s:6.1f} s  {self._case.case_id}")
+        self.stream.write(
+            f"\r\033[K{self._prefix} {'RUNNING':<8} {elapsed_s:6.1f} s  {self._case.case_id}"
+        )
         self.stream.flush()
 
     def case_finished(self, index: int, total: int, result: CaseResult) -> None:

@@ -94,7 +94,9 @@ def _phase_text(events: Events) -> str:
     return f"last phase {events.last_phase!r}{step}"
 
 
-def classify(case: Case, returncode: int | None, timed_out: bool, events: Events, log_text: str) -> tuple[Outcome, str, str]:
+def classify(
+    case: Case, returncode: int | None, timed_out: bool, events: Events, log_text: str
+) -> tuple[Outcome, str, str]:
     """Decide ``(outcome, signature, message)`` for a finished case.
 
     Order (../shared/DESIGN.md "Classification"): watchdog first (hung), then the exit status
@@ -114,7 +116,11 @@ def classify(case: Case, returncode: int | None, timed_out: bool, events: Events
         name = signatures.signal_name(signum)
         if found.name != signatures.UNKNOWN:
             return Outcome.CRASHED, found.name, f"killed by {name}: {found.message}"
-        return Outcome.CRASHED, signatures.signal_signature(signum), f"killed by {name} ({_phase_text(events)})"
+        return (
+            Outcome.CRASHED,
+            signatures.signal_signature(signum),
+            f"killed by {name} ({_phase_text(events)})",
+        )
 
     if result is None:
         signature = found.name
@@ -160,7 +166,9 @@ class RunContext:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def _case_env(ctx: RunContext, case: Case, events: Path, workdir: Path, token: str) -> dict[str, str]:
+def _case_env(
+    ctx: RunContext, case: Case, events: Path, workdir: Path, token: str
+) -> dict[str, str]:
     env = dict(os.environ)
     env.update(ctx.env)
     # The harness must import this very repro (same version as the runner), installed or not.
@@ -183,7 +191,9 @@ def _case_env(ctx: RunContext, case: Case, events: Path, workdir: Path, token: s
     return env
 
 
-def run_case(ctx: RunContext, case: Case, on_tick: Callable[[float], None] | None = None) -> CaseResult:
+def run_case(
+    ctx: RunContext, case: Case, on_tick: Callable[[float], None] | None = None
+) -> CaseResult:
     """Run one case in an isolated child process and return its classified result.
 
     Hard timeout: ``case.timeout_s`` seconds. On timeout every process of the case is sent
@@ -202,7 +212,9 @@ def run_case(ctx: RunContext, case: Case, on_tick: Callable[[float], None] | Non
     started = time.monotonic()
     timed_out = False
     with open(log_path, "wb") as log:
-        log.write(f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n".encode())
+        log.write(
+            f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n".encode()
+        )
         log.flush()
         proc = subprocess.Popen(
             [ctx.python, "-m", "repro.harness"],
@@ -228,7 +240,9 @@ def run_case(ctx: RunContext, case: Case, on_tick: Callable[[float], None] | Non
         leaked = proctree.case_processes(None, token)
         if leaked:
             proctree.kill_case(None, token)
-            log.write(f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {[p.pid for p in leaked]}\n".encode())
+            log.write(
+                f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {[p.pid for p in leaked]}\n".encode()
+            )
 
     events = Events.read(events_path)
     shutil.rmtree(workdir, ignore_errors=True)
@@ -274,7 +288,9 @@ def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> None:
     alive = proctree.kill_case(proc.pid, token)
     proc.wait()
     if alive:
-        log.write(f"# repro watchdog: unkillable process(es) (D state?): {[p.pid for p in alive]}\n".encode())
+        log.write(
+            f"# repro watchdog: unkillable process(es) (D state?): {[p.pid for p in alive]}\n".encode()
+        )
     log.write(b"# repro watchdog: process tree killed\n")
     log.flush()
 
@@ -282,7 +298,9 @@ def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> None:
 def skipped_result(case: Case, reason: str) -> CaseResult:
     """The result for a case that is not started because a requirement is absent."""
     properties = {f"param.{key}": str(value) for key, value in case.params}
-    return CaseResult(case.scenario, case.case_id, Outcome.SKIPPED, message=reason, properties=properties)
+    return CaseResult(
+        case.scenario, case.case_id, Outcome.SKIPPED, message=reason, properties=properties
+    )
 
 
 class Reporter:
@@ -293,7 +311,9 @@ class Reporter:
     def case_finished(self, index: int, total: int, result: CaseResult) -> None: ...
 
 
-def run_all(ctx: RunContext, cases: Sequence[Case], reporter: Reporter | None = None) -> list[CaseResult]:
+def run_all(
+    ctx: RunContext, cases: Sequence[Case], reporter: Reporter | None = None
+) -> list[CaseResult]:
     """Run ``cases`` one after another (timings stay comparable on a 2-core runner).
 
     Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's

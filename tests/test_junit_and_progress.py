@@ -25,7 +25,13 @@ def test_writer_maps_outcomes_to_junit_elements_and_keeps_crashed_and_hung_disti
         path,
         [
             result("a", Outcome.PASSED, duration_s=1.25, metrics={"it_per_s": 12.5}),
-            result("b", Outcome.FAILED, message="check failed", signature="nan_detected", detail="log\x00tail"),
+            result(
+                "b",
+                Outcome.FAILED,
+                message="check failed",
+                signature="nan_detected",
+                detail="log\x00tail",
+            ),
             result("c", Outcome.CRASHED, message="killed by SIGSEGV", signature="segfault"),
             result("d", Outcome.HUNG, message="no verdict", signature="hang_timeout"),
             result("e", Outcome.SKIPPED, message="no GPU"),
@@ -39,9 +45,13 @@ def test_writer_maps_outcomes_to_junit_elements_and_keeps_crashed_and_hung_disti
     assert {p.name: p.value for p in suite.properties()}["host.key"] == "CPU only · Debian"
     cases = cases_by_name(path)
     assert cases["a"][1]["metric.it_per_s"] == "12.5" and cases["a"][0].time == 1.25
-    assert cases["b"][0].result[0].type == "nan_detected" and cases["b"][0].result[0].text == "logtail"
+    assert (
+        cases["b"][0].result[0].type == "nan_detected" and cases["b"][0].result[0].text == "logtail"
+    )
     assert [cases[k][1]["repro.outcome"] for k in "cde"] == ["crashed", "hung", "skipped"]
-    assert cases["c"][0].result[0].type == "segfault" and cases["e"][0].result[0].message == "no GPU"
+    assert (
+        cases["c"][0].result[0].type == "segfault" and cases["e"][0].result[0].message == "no GPU"
+    )
 
 
 def test_atomic_write_keeps_the_previous_file_when_writing_fails(tmp_path, monkeypatch):
@@ -65,7 +75,17 @@ def test_progress_prints_plain_lines_when_not_a_tty():
     case = Case("planted", "planted", (("kind", "hang"),), 5.0)
     progress.case_started(3, 12, case)
     progress.case_tick(31.0)
-    progress.case_finished(3, 12, result(case.case_id, Outcome.HUNG, duration_s=7.2, message="no verdict", signature="hang_timeout"))
+    progress.case_finished(
+        3,
+        12,
+        result(
+            case.case_id,
+            Outcome.HUNG,
+            duration_s=7.2,
+            message="no verdict",
+            signature="hang_timeout",
+        ),
+    )
     lines = stream.getvalue().splitlines()
     assert lines[0] == "[ 3/12] still running    31 s  planted[kind=hang] (timeout 5 s)"
     assert lines[1] == "[ 3/12] HUNG        7.2 s  planted[kind=hang]"
@@ -87,7 +107,7 @@ def test_progress_redraws_one_line_on_a_tty():
 def test_classify_cli_reads_a_users_log(project):
     log = project / "train.log"
     log.write_text(
-        "step 12\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"
+        'step 12\nTraceback (most recent call last):\n  File "train.py", line 3\n'
         "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
         "torch.AcceleratorError: CUDA error: an illegal instruction was encountered\n"
     )

@@ -26,13 +26,25 @@ def test_default_catalogue_on_a_cpu_host_gives_junit_fingerprint_logs_and_matrix
     for suite in suites:  # the fingerprint travels with every testsuite
         props = {p.name: p.value for p in suite.properties()}
         assert props["host.key"] and props["runtime.torch"].startswith("2.")
-        assert props["variant.id"].endswith("-torch" + ".".join(props["runtime.torch"].split(".")[:2]))
-    gpu_cases = [(case, props) for name, (case, props) in cases.items() if "device=cuda" in name or "backend=nccl" in name]
+        assert props["variant.id"].endswith(
+            "-torch" + ".".join(props["runtime.torch"].split(".")[:2])
+        )
+    gpu_cases = [
+        (case, props)
+        for name, (case, props) in cases.items()
+        if "device=cuda" in name or "backend=nccl" in name
+    ]
     assert gpu_cases
     for case, props in gpu_cases:
         assert props["repro.outcome"] == "skipped" and case.result[0].message, case.name
-    throughput = [props for name, (_c, props) in cases.items() if name.startswith("dataloader[") and props["repro.outcome"] == "passed"]
-    assert throughput and all(float(p["metric.it_per_s"]) > 0 and float(p["metric.first_batch_s"]) > 0 for p in throughput)
+    throughput = [
+        props
+        for name, (_c, props) in cases.items()
+        if name.startswith("dataloader[") and props["repro.outcome"] == "passed"
+    ]
+    assert throughput and all(
+        float(p["metric.it_per_s"]) > 0 and float(p["metric.first_batch_s"]) > 0 for p in throughput
+    )
     for name, (_case, props) in cases.items():
         assert props["repro.outcome"] == "skipped" or (run_dir / props["repro.log"]).is_file(), name
 

@@ -29,7 +29,9 @@ def test_the_shipped_matrix_yaml_is_valid_and_has_the_runtimes_users_care_about(
     runtimes = {v.runtime for v in config.variants}
     assert {"cu126", "cu128", "cu130", "cu132", "cpu"} <= runtimes
     assert any(r.startswith("rocm") for r in runtimes)
-    assert all(v.index_url == f"https://download.pytorch.org/whl/{v.runtime}" for v in config.variants)
+    assert all(
+        v.index_url == f"https://download.pytorch.org/whl/{v.runtime}" for v in config.variants
+    )
     assert len(config.cases()) >= 30
 
 
@@ -45,8 +47,16 @@ def test_variant_ids_are_canonical_and_globs_select_them(tmp_path):
           - {runtime: rocm6.4, torch: "2.8.0+rocm6.4", base_image: b}
         """,
     )
-    assert [v.id for v in config.variants] == ["cu126-torch2.8", "cu128-torch2.8", "cu128-torch2.10", "rocm6.4-torch2.8"]
-    assert [v.id for v in config.select_variants(["cu12*-torch2.8"])] == ["cu126-torch2.8", "cu128-torch2.8"]
+    assert [v.id for v in config.variants] == [
+        "cu126-torch2.8",
+        "cu128-torch2.8",
+        "cu128-torch2.10",
+        "rocm6.4-torch2.8",
+    ]
+    assert [v.id for v in config.select_variants(["cu12*-torch2.8"])] == [
+        "cu126-torch2.8",
+        "cu128-torch2.8",
+    ]
     assert config.variant("rocm6.4-torch2.8").accelerator == "rocm"
     with pytest.raises(ConfigError) as info:
         config.select_variants(["cu999*"])
@@ -76,8 +86,8 @@ def test_every_problem_is_reported_at_once_with_file_key_and_expectation(tmp_pat
     text = "\n".join(lines)
     expected = [
         "colour: unknown key",
-        "defaults.python: expected a quoted Python version like \"3.12\", got 3.12 (a YAML number)",
-        "variants[0].torch: expected a quoted version string like \"2.8.0\", got 2.8 (a YAML number)",
+        'defaults.python: expected a quoted Python version like "3.12", got 3.12 (a YAML number)',
+        'variants[0].torch: expected a quoted version string like "2.8.0", got 2.8 (a YAML number)',
         "variants[1].runtime: expected a runtime tag like cu128, rocm6.4 or cpu, got 'cuda12'",
         "variants[1].gpus: unknown key",
         "variants[2].base_image: expected an image reference",
@@ -102,7 +112,9 @@ def test_duplicate_variant_ids_and_bad_yaml_are_errors(tmp_path):
           - {runtime: cu128, torch: "2.8.1", base_image: b}
         """,
     )
-    assert lines == [f"{tmp_path / 'matrix.yaml'}: variants[1].id: expected a unique id ('cu128-torch2.8' is also variants[0]; set `id` to tell them apart)"]
+    assert lines == [
+        f"{tmp_path / 'matrix.yaml'}: variants[1].id: expected a unique id ('cu128-torch2.8' is also variants[0]; set `id` to tell them apart)"
+    ]
     (tmp_path / "matrix.yaml").write_text("version: 1\nvariants: [\n")
     with pytest.raises(ConfigError, match=r"not valid YAML \(line \d+, column \d+\)"):
         matrix.load(tmp_path / "matrix.yaml")
@@ -131,7 +143,9 @@ def test_case_selection_by_substring_and_glob_and_no_match_hint(tmp_path):
     cases = config.cases()
     assert {c.scenario for c in matrix.select_cases(cases, ["fork_safety"])} == {"fork_safety"}
     picked = matrix.select_cases(cases, ["dataloader[device=cpu,start_method=spawn*"])
-    assert picked and all("start_method=spawn" in c.case_id and "device=cpu" in c.case_id for c in picked)
+    assert picked and all(
+        "start_method=spawn" in c.case_id and "device=cpu" in c.case_id for c in picked
+    )
     with pytest.raises(ConfigError) as info:
         matrix.select_cases(cases, ["nothing-like-this"])
     assert "--list" in info.value.hint
@@ -141,7 +155,10 @@ def test_case_selection_by_substring_and_glob_and_no_match_hint(tmp_path):
     ("body", "fragment"),
     [
         ("version: 1\nvariants: []\nscenarios: {}\nsurprise: 1\n", "surprise: unknown key"),
-        ("version: 1\nvariants:\n  - {runtime: cpu, torch: 2.13, base_image: x}\n", "variants[0].torch: expected a quoted version string"),
+        (
+            "version: 1\nvariants:\n  - {runtime: cpu, torch: 2.13, base_image: x}\n",
+            "variants[0].torch: expected a quoted version string",
+        ),
     ],
 )
 def test_cli_reports_a_bad_matrix_in_one_line_with_exit_2_and_no_traceback(project, body, fragment):
@@ -159,7 +176,11 @@ def test_cli_selector_matching_nothing_exits_2_with_a_hint(project):
     write_matrix(project, "fork_safety: {}\n")
     plan = run_cli("plan", "--variant", "cu13*", cwd=project, timeout=60)
     assert plan.returncode == 2
-    assert plan.stderr.count("\n") == 1 and "matches no variant id; ids are <runtime>-torch<major.minor>; known: cpu-torch2.13" in plan.stderr
+    assert (
+        plan.stderr.count("\n") == 1
+        and "matches no variant id; ids are <runtime>-torch<major.minor>; known: cpu-torch2.13"
+        in plan.stderr
+    )
     run = run_cli("run", "-k", "dataloader", cwd=project, timeout=60)
     assert run.returncode == 2 and "case selector 'dataloader' matches no case" in run.stderr
     assert not (project / "results").exists()  # nothing created by a failed start
@@ -174,5 +195,12 @@ def test_plan_json_lists_variants_cases_and_effective_settings(project):
     plan = json.loads(done.stdout)
     assert [v["id"] for v in plan["variants"]] == ["cpu-torch2.13"]
     assert plan["cases"] == 3
-    assert plan["scenarios"][0] == {"name": "fork_safety", "enabled": True, "module": None, "cases": 3, "timeout_s": 9.0, "params": {}}
+    assert plan["scenarios"][0] == {
+        "name": "fork_safety",
+        "enabled": True,
+        "module": None,
+        "cases": 3,
+        "timeout_s": 9.0,
+        "params": {},
+    }
     assert plan["defaults"]["results_dir"] == "results"

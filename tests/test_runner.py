@@ -56,7 +56,11 @@ def test_planted_crash_hang_error_fail_are_classified_and_the_run_goes_on(projec
 
     error_case, _ = cases["planted[kind=error]"]
     assert error_case.result[0].message == "ValueError: planted error outside the check"
-    assert cases["planted[kind=masked_exit]"][0].result[0].message.startswith("no verdict, exit status 0")
+    assert (
+        cases["planted[kind=masked_exit]"][0]
+        .result[0]
+        .message.startswith("no verdict, exit status 0")
+    )
     # metrics reach the JUnit even from a case that later crashed
     assert segv["metric.planted_metric_s"] == "0.25"
 
@@ -92,7 +96,10 @@ def _planted_processes() -> list[psutil.Process]:
 
 
 def test_kill_9_of_the_runner_keeps_every_finished_case_and_leaves_no_case_behind(project):
-    write_matrix(project, "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, pass, sleep, pass]}}\n")
+    write_matrix(
+        project,
+        "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, pass, sleep, pass]}}\n",
+    )
     runner = subprocess.Popen(
         [sys.executable, "-m", "repro", "run"], cwd=project, env=cli_env(),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
@@ -163,11 +170,21 @@ def test_dataloader_records_metrics_and_classifies_worker_failures(project):
     assert float(ok["metric.first_batch_s"]) > 0 and float(ok["metric.it_per_s"]) > 0
     assert float(ok["metric.batches"]) == 24  # 2 epochs x 96 samples / batch 8
 
-    raised = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_exception]"][1]
+    raised = cases[
+        "dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_exception]"
+    ][1]
     # classified from the worker's Original Traceback, not the "Caught ... in DataLoader worker" wrapper
-    assert (raised["repro.outcome"], raised["repro.signature"]) == ("failed", "cuda_reinit_in_forked_subprocess")
-    killed = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_segfault]"][1]
-    assert (killed["repro.outcome"], killed["repro.signature"]) == ("failed", "dataloader_worker_killed")
+    assert (raised["repro.outcome"], raised["repro.signature"]) == (
+        "failed",
+        "cuda_reinit_in_forked_subprocess",
+    )
+    killed = cases[
+        "dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_segfault]"
+    ][1]
+    assert (killed["repro.outcome"], killed["repro.signature"]) == (
+        "failed",
+        "dataloader_worker_killed",
+    )
 
 
 def test_cuda_cases_are_skipped_with_a_reason_on_a_host_without_gpu(project):

@@ -140,7 +140,9 @@ def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str 
             method = token.split(":", 1)[1]
             methods = runtime.get("start_methods") or []
             if methods and method not in methods:
-                return f"start method {method!r} not available on this platform ({', '.join(methods)})"
+                return (
+                    f"start method {method!r} not available on this platform ({', '.join(methods)})"
+                )
         else:
             raise ValueError(f"unknown requirement token {token!r}")
     return None

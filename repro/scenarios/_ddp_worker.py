@@ -28,7 +28,10 @@ def main() -> None:
     args = parser.parse_args()
 
     rank, local_rank, world = (int(os.environ[k]) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
-    print(f"rank {rank}: RANK={rank} LOCAL_RANK={local_rank} WORLD_SIZE={world} MASTER_PORT={os.environ.get('MASTER_PORT')}", flush=True)
+    print(
+        f"rank {rank}: RANK={rank} LOCAL_RANK={local_rank} WORLD_SIZE={world} MASTER_PORT={os.environ.get('MASTER_PORT')}",
+        flush=True,
+    )
     if args.backend == "nccl":
         torch.cuda.set_device(local_rank)  # without this, every rank lands on GPU 0 (F5-4)
         device = torch.device("cuda", local_rank)
@@ -36,7 +39,9 @@ def main() -> None:
         device = torch.device("cpu")
     dist.init_process_group(args.backend, timeout=timedelta(seconds=60))
     assert dist.get_rank() == rank, f"dist rank {dist.get_rank()} != RANK {rank}"
-    assert dist.get_world_size() == world, f"dist world size {dist.get_world_size()} != WORLD_SIZE {world}"
+    assert dist.get_world_size() == world, (
+        f"dist world size {dist.get_world_size()} != WORLD_SIZE {world}"
+    )
 
     value = torch.tensor([rank + 1.0], device=device)
     dist.all_reduce(value)
@@ -51,7 +56,8 @@ def main() -> None:
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=8, sampler=sampler)
     model = DistributedDataParallel(
-        torch.nn.Linear(10, 1).to(device), device_ids=[local_rank] if device.type == "cuda" else None
+        torch.nn.Linear(10, 1).to(device),
+        device_ids=[local_rank] if device.type == "cuda" else None,
     )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     inputs, targets = next(iter(loader))

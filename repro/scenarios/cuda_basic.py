@@ -26,7 +26,9 @@ def run(ctx, params) -> None:
     b = torch.randn(256, 256, device=device)
     c = (a @ b).relu_().sum()
     assert torch.isfinite(c), f"matmul produced {c.item()}"
-    ctx.property("device_name", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu")
+    ctx.property(
+        "device_name", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    )
 
     ctx.heartbeat("conv_forward")
     torch.manual_seed(0)

@@ -142,7 +142,9 @@ def run(ctx, params) -> None:
             else:
                 ctx.metric("epoch2_first_batch_s", first_batch_s)
             if abs(checksum - reference) > 1e-6 * max(1.0, abs(reference)):
-                ctx.fail(f"epoch {epoch}: data changed in transit: checksum {checksum!r} != {reference!r} (silent corruption, pytorch/pytorch#128497)")
+                ctx.fail(
+                    f"epoch {epoch}: data changed in transit: checksum {checksum!r} != {reference!r} (silent corruption, pytorch/pytorch#128497)"
+                )
     except RuntimeError as exc:
         traceback.print_exc()  # the log keeps the worker's Original Traceback for classification
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -76,6 +76,11 @@ def run(ctx, params) -> None:
     ctx.property("launcher_exit", returncode)
     ctx.property("master_port", port)
     if returncode != 0:
-        ctx.fail(f"torchrun exited with status {returncode} (backend {backend}, {NPROC} ranks, fault {fault})")
+        ctx.fail(
+            f"torchrun exited with status {returncode} (backend {backend}, {NPROC} ranks, fault {fault})"
+        )
     if fault != "none":
-        ctx.fail(f"torchrun exited 0 although fault {fault!r} was planted: a failure was masked", signature="exit_code_masked")
+        ctx.fail(
+            f"torchrun exited 0 although fault {fault!r} was planted: a failure was masked",
+            signature="exit_code_masked",
+        )

@@ -42,7 +42,9 @@ def _child_uses_library() -> None:
 
 def run(ctx, params) -> None:
     held = threading.Event()
-    threading.Thread(target=_hold_library_lock, args=(held,), name="library-lock-holder", daemon=True).start()
+    threading.Thread(
+        target=_hold_library_lock, args=(held,), name="library-lock-holder", daemon=True
+    ).start()
     held.wait()
 
     mp = multiprocessing.get_context(params["start_method"])

@@ -32,7 +32,9 @@ def run(ctx, params) -> None:
     if kind == "abort":
         os.abort()
     if kind == "hang":
-        threading.Thread(target=time.sleep, args=(3600,), name="planted-sleeper", daemon=True).start()
+        threading.Thread(
+            target=time.sleep, args=(3600,), name="planted-sleeper", daemon=True
+        ).start()
         threading.Event().wait()
     if kind == "sleep":
         time.sleep(3600)
