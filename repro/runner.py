@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import repro
-from repro import proctree, signatures
+from repro import proctree, signatures, watchdog
 from repro.junit import write_atomic, write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.scenarios import Case, skip_reason
+from repro.watchdog import Heartbeats
 
 #: Seconds between asking a hung case for its stacks (SIGUSR1) and killing its tree.
 STACK_DUMP_WAIT_S = 2.0
@@ -37,6 +38,7 @@ STACK_DUMP_WAIT_S = 2.0
 LOG_TAIL_BYTES = 4 * 1024 * 1024
 DETAIL_CHARS = 8_000
 _POLL_S = 0.05
+_BEAT_POLL_S = 0.25
 
 
 def log_name(case_id: str) -> str:
@@ -95,21 +97,20 @@ def _phase_text(events: Events) -> str:
 
 
 def classify(
-    case: Case, returncode: int | None, timed_out: bool, events: Events, log_text: str
+    returncode: int | None, watchdog: tuple[Outcome, str, str] | None, events: Events, log_text: str
 ) -> tuple[Outcome, str, str]:
     """Decide ``(outcome, signature, message)`` for a finished case.
 
-    Order (../shared/DESIGN.md "Classification"): watchdog first (hung), then the exit status
-    (negative = killed by that signal), then the signature table on the log, then the
-    scenario's own verdict. Unknown failures keep their first meaningful line.
+    Order: the watchdog's verdict (hung, or too slow), then the exit status (negative = killed
+    by that signal), then the signature table on the log. For a scenario's own failed/error
+    verdict, a signature the scenario names explicitly (it knows the context, e.g.
+    ``exit_code_masked``) wins over the table; otherwise the table decides. Unknown failures
+    keep their first meaningful line.
     """
+    if watchdog is not None:
+        return watchdog
     found = signatures.classify(log_text)
     result = events.result
-
-    if timed_out:
-        after = " after its verdict (teardown/exit hung)" if result else ""
-        message = f"no verdict within {case.timeout_s:g} s{after} ({_phase_text(events)}); stacks dumped, process tree killed"
-        return Outcome.HUNG, signatures.HANG, message
 
     if returncode is not None and returncode < 0:
         signum = -returncode
@@ -123,9 +124,8 @@ def classify(
         )
 
     if result is None:
-        signature = found.name
         detail = found.message or f"exit status {returncode}"
-        return Outcome.ERROR, signature, f"no verdict, exit status {returncode}: {detail}"
+        return Outcome.ERROR, found.name, f"no verdict, exit status {returncode}: {detail}"
 
     outcome = Outcome(result["outcome"])
     if outcome is Outcome.SKIPPED:
@@ -134,9 +134,7 @@ def classify(
         if returncode not in (0, None):
             return Outcome.ERROR, found.name, f"reported passed but exited with status {returncode}"
         return outcome, "", ""
-    signature = found.name
-    if signature == signatures.UNKNOWN and result.get("signature"):
-        signature = result["signature"]
+    signature = result.get("signature") or found.name
     message = result.get("message") or found.message
     if found.name != signatures.UNKNOWN and found.message and found.message not in message:
         message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
@@ -210,7 +208,8 @@ def run_case(
     env = _case_env(ctx, case, events_path, workdir, token)
 
     started = time.monotonic()
-    timed_out = False
+    timed_out = stalled = False
+    beats = Heartbeats(events_path)
     with open(log_path, "wb") as log:
         log.write(
             f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n".encode()
@@ -226,16 +225,35 @@ def run_case(
             start_new_session=True,
         )
         deadline = started + case.timeout_s
+        next_beat_poll = started
         while proc.poll() is None:
             now = time.monotonic()
+            if now >= next_beat_poll:
+                beats.poll(now)
+                next_beat_poll = now + _BEAT_POLL_S
             if now >= deadline:
                 timed_out = True
+                break
+            if beats.stalled(now):
+                stalled = True
                 break
             if on_tick:
                 on_tick(now - started)
             time.sleep(_POLL_S)
-        if timed_out:
-            _dump_and_kill(proc, token, log)
+        watchdog_verdict = None
+        if timed_out or stalled:
+            slow = timed_out and beats.progressing(time.monotonic())
+            dump_at = log.tell()
+            wchans = _dump_and_kill(proc, token, log)
+            watchdog_verdict = _watchdog_verdict(
+                case, beats, slow, _read_from(log_path, dump_at), wchans, time.monotonic() - started
+            )
+            if not slow:
+                log.write(
+                    b"# repro watchdog: kernel log tail\n"
+                    + watchdog.kernel_log_tail().encode(errors="replace")
+                    + b"\n"
+                )
         duration = time.monotonic() - started
         leaked = proctree.case_processes(None, token)
         if leaked:
@@ -245,12 +263,19 @@ def run_case(
             )
 
     events = Events.read(events_path)
+    if watchdog_verdict is not None and events.result is not None:
+        outcome_, signature_, message_ = watchdog_verdict
+        watchdog_verdict = (
+            outcome_,
+            signature_,
+            f"{message_} (after a {events.result['outcome']} verdict: teardown or exit hung)",
+        )
     shutil.rmtree(workdir, ignore_errors=True)
     log_text = _read_tail(log_path)
-    outcome, signature, message = classify(case, proc.returncode, timed_out, events, log_text)
+    outcome, signature, message = classify(proc.returncode, watchdog_verdict, events, log_text)
 
     properties = dict(events.properties)
-    if proc.returncode is not None and not timed_out:
+    if proc.returncode is not None and watchdog_verdict is None:
         properties["repro.returncode"] = str(proc.returncode)
         if proc.returncode < 0:
             properties["repro.signal"] = signatures.signal_name(-proc.returncode)
@@ -274,14 +299,23 @@ def run_case(
     )
 
 
-def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> None:
-    """Ask every process of a hung case for its stacks, then kill the tree."""
+def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> list[str]:
+    """Ask every process of a stuck case for its stacks, then kill the tree.
+
+    Returns each process's kernel wait channel, read before the kill (a ``D``-state process
+    blocked in ``dup_mmap`` is a fork stuck in the kernel, not a Python deadlock).
+    """
     procs = proctree.case_processes(proc.pid, token)
-    log.write(f"\n# repro watchdog: timeout; dumping stacks of {len(procs)} process(es)\n".encode())
+    log.write(f"\n# repro watchdog: dumping stacks of {len(procs)} process(es)\n".encode())
     # One process at a time, each under a header, so interleaved dumps stay attributable.
     per_process_s = min(0.5, STACK_DUMP_WAIT_S / max(1, len(procs)))
+    wchans = []
     for member in procs:
-        log.write(f"# --- stacks of pid {member.pid}: {proctree.describe(member)} ---\n".encode())
+        channel = watchdog.wchan(member.pid)
+        wchans.append(channel)
+        log.write(
+            f"# --- stacks of pid {member.pid} (wchan {channel or '?'}): {proctree.describe(member)} ---\n".encode()
+        )
         log.flush()
         proctree.send([member], signal.SIGUSR1)
         time.sleep(per_process_s)
@@ -293,6 +327,38 @@ def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> None:
         )
     log.write(b"# repro watchdog: process tree killed\n")
     log.flush()
+    return wchans
+
+
+def _read_from(path: Path, offset: int) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.read(LOG_TAIL_BYTES).decode("utf-8", errors="replace")
+
+
+def _watchdog_verdict(
+    case: Case, beats: Heartbeats, slow: bool, dump: str, wchans: list[str], elapsed_s: float
+) -> tuple[Outcome, str, str]:
+    """Outcome, signature and message when the watchdog ended a case."""
+    phase = (
+        f"last phase {beats.last_phase!r}"
+        + (f" step {beats.last_step}" if beats.last_step is not None else "")
+        if beats.last_phase
+        else "no heartbeat"
+    )
+    if slow:
+        return (
+            Outcome.ERROR,
+            "timeout_slow_progress",
+            f"still making progress when its {case.timeout_s:g} s timeout ran out ({phase}); slow, not hung: raise timeout_s",
+        )
+    signature, source = watchdog.hang_subtype(dump, wchans)
+    if beats.stalled(time.monotonic()) and elapsed_s < case.timeout_s:
+        why = f"no heartbeat for {beats.stall_budget_s():.0f} s in a steady phase"
+    else:
+        why = f"no verdict within {case.timeout_s:g} s"
+    sub = f" [{signature}, {source}]" if source else ""
+    return Outcome.HUNG, signature, f"{why} ({phase}){sub}; stacks dumped, process tree killed"
 
 
 def skipped_result(case: Case, reason: str) -> CaseResult:

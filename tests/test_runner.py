@@ -196,3 +196,53 @@ def test_cuda_cases_are_skipped_with_a_reason_on_a_host_without_gpu(project):
     assert props["repro.outcome"] == "skipped"
     assert "no CUDA/ROCm device visible" in skipped_case.result[0].message
     assert cases["cuda_basic[device=cpu]"][1]["repro.outcome"] == "passed"
+
+
+def test_planted_field_failures_are_classified_as_the_reports_predict(project):
+    write_matrix(
+        project,
+        """\
+        planted: {module: planted, timeout_s: 10, params: {kind: [cudnn, nan_dice]}}
+        ddp: {timeout_s: 120, params: {backend: [gloo], fault: [masked_segfault]}}
+        dataloader:
+          timeout_s: 60
+          params: {device: [cpu], start_method: [fork], workers: [2], persistent: [false], fault: [worker_hang]}
+        """,
+    )
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    verdicts = {
+        name: (props["repro.outcome"], props.get("repro.signature"))
+        for name, (_c, props) in cases.items()
+    }
+    assert verdicts == {
+        "planted[kind=cudnn]": ("error", "cudnn_execution_failed"),
+        "planted[kind=nan_dice]": (
+            "failed",
+            "nan_detected",
+        ),  # a bare AssertionError, read as NaN (F4-4)
+        "ddp[backend=gloo,fault=masked_segfault]": ("failed", "exit_code_masked"),
+        "dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_hang]": (
+            "hung",
+            "hang.dataloader_wait",
+        ),
+    }
+    masked = cases["ddp[backend=gloo,fault=masked_segfault]"][0].result[0].message
+    assert "segfault" in masked  # the rank's own crash is named behind the wrapper's exit 0
+    hung_case, hung = cases[
+        "dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_hang]"
+    ]
+    # a steady phase that went silent is a hang before the 60 s hard timeout
+    assert hung_case.time < 40 and "no heartbeat for" in hung_case.result[0].message
+    assert hung["repro.last_phase"] == "batch"
+
+
+def test_slow_progress_is_not_a_hang_and_a_stall_is_caught_early(project):
+    write_matrix(project, "planted: {module: planted, timeout_s: 6, params: {kind: [slow]}}\n")
+    done = run_cli("run", cwd=project)
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    slow_case, slow = cases["planted[kind=slow]"]
+    assert (slow["repro.outcome"], slow["repro.signature"]) == ("error", "timeout_slow_progress")
+    assert "slow, not hung" in slow_case.result[0].message
+    assert done.returncode == 1

@@ -3,13 +3,15 @@
 ``python -m torch.distributed.run ... --module repro.scenarios._ddp_worker --backend B --fault F``.
 Checks RANK/LOCAL_RANK/WORLD_SIZE propagation, rendezvous, an all_reduce, one DDP step with a
 DistributedSampler (parameters identical on every rank afterwards), and a clean
-``destroy_process_group``. ``--fault rank_raises`` makes rank 1 raise after the all_reduce.
+``destroy_process_group``. ``--fault rank_raises`` makes rank 1 raise after the all_reduce;
+``--fault rank_segfault`` kills rank 1 with SIGSEGV there.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 from datetime import timedelta
 
 import torch
@@ -50,6 +52,8 @@ def main() -> None:
 
     if args.fault == "rank_raises" and rank == 1:
         raise RuntimeError("repro planted failure: rank 1 raises after all_reduce")
+    if args.fault == "rank_segfault" and rank == 1:
+        os.kill(os.getpid(), signal.SIGSEGV)
 
     torch.manual_seed(0)
     dataset = TensorDataset(torch.randn(64, 10), torch.randn(64, 1))

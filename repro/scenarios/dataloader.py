@@ -14,6 +14,7 @@ the main process and the start method does not apply.
 
 ``fault`` plants a failure for the test suite (not in the default catalogue):
 ``worker_exception`` raises in a worker, ``worker_segfault`` kills a worker with SIGSEGV,
+``worker_hang`` blocks a worker forever (the parent waits in ``_try_get_data``: O2's freeze),
 ``worker_touches_accel`` does the real anti-pattern (a CUDA tensor created inside the worker).
 """
 
@@ -34,7 +35,7 @@ PARAMS = {
 }
 TIMEOUT_S = 90.0
 QUIET_DEFAULTS = {"fault": "none"}
-FAULTS = ("none", "worker_exception", "worker_segfault", "worker_touches_accel")
+FAULTS = ("none", "worker_exception", "worker_segfault", "worker_hang", "worker_touches_accel")
 
 SAMPLES = 96
 BATCH_SIZE = 8
@@ -90,6 +91,10 @@ class SyntheticImages:
             )
         if self.fault == "worker_segfault":
             os.kill(os.getpid(), signal.SIGSEGV)
+        if self.fault == "worker_hang":
+            import threading
+
+            threading.Event().wait()
         if self.fault == "worker_touches_accel":
             torch.zeros(1, device="cuda")
 

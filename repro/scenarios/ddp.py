@@ -9,6 +9,12 @@ propagation, all_reduce, one DDP step with DistributedSampler, clean destroy_pro
   ``rank_failed``.
 - ``port_in_use``: the master port is already taken, as with a hard-coded 29500
   (pytorch/pytorch#72816, meta-pytorch/torchtune#1025) -> ``failed``, ``address_in_use``.
+- ``masked_segfault``: rank 1 segfaults and a wrapper script prints "Training pipeline
+  completed" and exits 0 (O3; huggingface/accelerate#996) -> the launcher's output still shows
+  the rank failure, so the case is ``failed`` with ``exit_code_masked``.
+
+Any case whose launcher exits 0 while its output shows a failure signature is reported as
+``exit_code_masked`` (F5-5: parse the failure summary, never trust a wrapper's exit status).
 
 Ranks' output is teed into the case log with a per-rank prefix (F5-6: never keep only rank 0).
 """
@@ -20,7 +26,20 @@ import socket
 import subprocess
 import sys
 
-PARAMS = {"backend": ["gloo", "nccl"], "fault": ["none", "rank_raises", "port_in_use"]}
+from repro import signatures
+
+#: What O3's launcher script did: run the job, then report success whatever happened.
+MASKING_WRAPPER = (
+    "import subprocess, sys; subprocess.call(sys.argv[1:]); "
+    "print('\\u2713 Training pipeline completed', flush=True); sys.exit(0)"
+)
+#: Warning-level signatures that do not make a run failed (field reports, precedence rule 1).
+_HARMLESS = {"fork_multithread_warning", "cuda_ipc_producer_terminated"}
+
+PARAMS = {
+    "backend": ["gloo", "nccl"],
+    "fault": ["none", "rank_raises", "port_in_use", "masked_segfault"],
+}
 TIMEOUT_S = 120.0
 NPROC = 2
 
@@ -50,6 +69,10 @@ def occupy(port: int) -> socket.socket:
 
 
 def launcher_command(port: int, backend: str, fault: str, log_dir: str) -> list[str]:
+    """The torchrun command line (wrapped in the masking script for ``masked_segfault``)."""
+    if fault == "masked_segfault":
+        wrapped = launcher_command(port, backend, "rank_segfault", log_dir)
+        return [sys.executable, "-c", MASKING_WRAPPER, *wrapped]
     return [
         sys.executable, "-m", "torch.distributed.run",
         "--nnodes=1", f"--nproc-per-node={NPROC}",
@@ -69,7 +92,7 @@ def run(ctx, params) -> None:
     ctx.log(" ".join(command))
     ctx.heartbeat("launcher")
     try:
-        returncode = subprocess.call(command, env=env, stdin=subprocess.DEVNULL)
+        returncode, output = _tee(command, env)
     finally:
         if blocker is not None:
             blocker.close()
@@ -79,8 +102,28 @@ def run(ctx, params) -> None:
         ctx.fail(
             f"torchrun exited with status {returncode} (backend {backend}, {NPROC} ranks, fault {fault})"
         )
-    if fault != "none":
+    found = signatures.classify(output)
+    if found.name != signatures.UNKNOWN and found.name not in _HARMLESS:
         ctx.fail(
-            f"torchrun exited 0 although fault {fault!r} was planted: a failure was masked",
+            f"launcher exited 0 but its output shows {found.name}: {found.message}",
             signature="exit_code_masked",
         )
+    if fault != "none":
+        ctx.fail(
+            f"launcher exited 0 although fault {fault!r} was planted and nothing shows it",
+            signature="exit_code_masked",
+        )
+
+
+def _tee(command: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``command``, copying its output to the case log as it comes; returns (status, text)."""
+    proc = subprocess.Popen(
+        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert proc.stdout is not None
+    chunks = []
+    for raw in proc.stdout:
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
+        chunks.append(raw.decode("utf-8", errors="replace"))
+    return proc.wait(), "".join(chunks)

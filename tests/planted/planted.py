@@ -3,7 +3,9 @@
 ``kind`` picks what the case does: pass, fail (AssertionError), error (ValueError), segfault
 (SIGSEGV in the case process), abort (SIGABRT), hang (blocks forever with a second thread
 alive), sleep (a slow case, for killing the runner mid-run), masked_exit (exit 0 before any
-verdict), cudnn (prints a real cuDNN error text, then raises).
+verdict), cudnn (prints a real cuDNN error text, then raises), nan_dice (the DB Dice loss's
+``assert loss <= 1`` meeting a NaN, field report F4-4), slow (keeps beating, never finishes),
+stall (beats steadily, then goes silent).
 """
 
 from __future__ import annotations
@@ -43,4 +45,20 @@ def run(ctx, params) -> None:
     if kind == "cudnn":
         print("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", flush=True)
         raise RuntimeError("cuDNN error: CUDNN_STATUS_EXECUTION_FAILED")
+    if kind == "nan_dice":
+        _dice_loss(float("nan"))
+    if kind == "slow":
+        for step in range(10**6):
+            ctx.heartbeat("slow_step", step)
+            time.sleep(0.5)
+    if kind == "stall":
+        for step in range(5):
+            ctx.heartbeat("steady_step", step)
+            time.sleep(0.05)
+        time.sleep(3600)
     raise AssertionError(f"unknown planted kind {kind!r}")
+
+
+def _dice_loss(loss: float) -> float:
+    assert loss <= 1
+    return loss

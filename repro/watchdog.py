@@ -1,0 +1,152 @@
+"""Telling a hang from slow progress, and saying what a hang was stuck on.
+
+Field reports, "Watchdog: telling a hang from slow progress": CPU or GPU utilisation cannot
+separate hang from slow; progress markers can. A scenario emits heartbeats (phase + counter,
+``repro.case.Context.heartbeat``). Once a phase has a steady rhythm (``STEADY_BEATS`` beats),
+its stall budget is ``max(STALL_FLOOR_S, STALL_FACTOR x median interval)``; silence past it is a
+hang even before the case's hard timeout. A case still beating when the hard timeout comes is
+*slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a
+sub-type (``hang.dataloader_wait``, ``hang.nccl``...), and the tail of the kernel log is kept as
+evidence (ROCm's ``hogged CPU`` lines appear there, never on stderr: O2, F1-4).
+
+Never imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STEADY_BEATS = 3
+STALL_FLOOR_S = 10.0
+STALL_FACTOR = 20.0
+
+#: Hang sub-types by the frames a stack dump shows, first match wins (field reports,
+#: "Stack fingerprints for sub-typing hangs").
+HANG_SUBTYPES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "hang.wandb_fork_finalizer",
+        re.compile(r"service_api\.py|api_cleanup_request|asyncio_manager\.py"),
+        "wandb/wandb#12079 (F2-2)",
+    ),
+    (
+        "hang.nccl",
+        re.compile(r"ProcessGroupNCCL|ncclCommInitRank|in (?:barrier|all_reduce|allreduce)\b"),
+        "F5-8",
+    ),
+    (
+        "hang.hsa_wait",
+        re.compile(r"hsa_signal_wait|BusyWaitSignal::WaitRelaxed|InterruptSignal::WaitRelaxed"),
+        "ROCm/legacy-rocm-build#6530",
+    ),
+    (
+        "hang.dataloader_wait",
+        re.compile(r"line \d+ in (?:_try_get_data|_get_data)\b|data_queue\.get"),
+        "pytorch#39570, RolnickLab/ami-data-companion#140",
+    ),
+)
+#: A process blocked in the kernel inside fork's address-space copy (ROCm/legacy-rocm-build#6630).
+FORK_BLOCKED_WCHAN = "dup_mmap"
+
+
+@dataclass
+class Heartbeats:
+    """Reads a case's events file incrementally and keeps the heartbeat rhythm."""
+
+    path: Path
+    offset: int = 0
+    last_phase: str | None = None
+    last_step: Any = None
+    last_beat_at: float | None = None  # runner's monotonic clock
+    beats_in_phase: int = 0
+    intervals: list[float] = field(default_factory=list)
+
+    def poll(self, now: float) -> None:
+        """Consume new complete lines of the events file; ``now`` is time.monotonic()."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return
+        self.offset += end + 1
+        for line in chunk[: end + 1].splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("event") == "heartbeat":
+                self._beat(record.get("phase"), record.get("step"), now)
+
+    def _beat(self, phase: str | None, step: Any, now: float) -> None:
+        if phase != self.last_phase:
+            self.beats_in_phase, self.intervals = 0, []
+        elif self.last_beat_at is not None:
+            self.intervals = (self.intervals + [now - self.last_beat_at])[-50:]
+        self.last_phase, self.last_step, self.last_beat_at = phase, step, now
+        self.beats_in_phase += 1
+
+    def stall_budget_s(self) -> float | None:
+        """Seconds of silence tolerated in the current phase; None until it is steady."""
+        if self.beats_in_phase < STEADY_BEATS or not self.intervals:
+            return None
+        return max(STALL_FLOOR_S, STALL_FACTOR * statistics.median(self.intervals))
+
+    def stalled(self, now: float) -> bool:
+        """True when a steady phase has been silent past its budget: a hang, not slowness."""
+        budget = self.stall_budget_s()
+        return (
+            budget is not None
+            and self.last_beat_at is not None
+            and now - self.last_beat_at > budget
+        )
+
+    def progressing(self, now: float) -> bool:
+        """True when the current phase has a rhythm (two beats or more) and its last beat is
+        recent (within the phase's budget, or the floor): slow, not hung."""
+        if self.last_beat_at is None or self.beats_in_phase < 2:
+            return False
+        return now - self.last_beat_at <= (self.stall_budget_s() or STALL_FLOOR_S)
+
+
+def wchan(pid: int) -> str:
+    """The kernel function a process sleeps in (``/proc/PID/wchan``), or "" if unreadable."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text().strip()
+    except OSError:
+        return ""
+
+
+def hang_subtype(stack_text: str, wchans: list[str]) -> tuple[str, str]:
+    """``(signature, source)`` for a hang from its stack dump and the processes' wait channels;
+    ``("hang_timeout", "")`` when no fingerprint matches."""
+    if any(FORK_BLOCKED_WCHAN in w for w in wchans):
+        return "hang.fork_blocked", "ROCm/legacy-rocm-build#6630"
+    for name, pattern, source in HANG_SUBTYPES:
+        if pattern.search(stack_text):
+            return name, source
+    return "hang_timeout", ""
+
+
+def kernel_log_tail(lines: int = 40, timeout_s: float = 3.0) -> str:
+    """The last ``lines`` lines of the kernel log (``dmesg``), or a one-line reason it could not
+    be read (unprivileged containers usually cannot)."""
+    try:
+        done = subprocess.run(
+            ["dmesg", "--ctime"], capture_output=True, text=True, timeout=timeout_s
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(kernel log not readable: {exc})"
+    if done.returncode != 0:
+        return (
+            f"(kernel log not readable: {done.stderr.strip() or f'dmesg exited {done.returncode}'})"
+        )
+    return "\n".join(done.stdout.splitlines()[-lines:])
