@@ -124,6 +124,39 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where matrix.{json,md,html} go (default: current directory)",
     )
+    report.add_argument(
+        "--config",
+        metavar="PATH",
+        help="matrix.yaml: apply its expect: entries and warn about variants with no results",
+    )
+    report.add_argument(
+        "--history",
+        metavar="DIR",
+        help="keep earlier matrices here and mark newly red / newly green cells",
+    )
+    report.add_argument(
+        "--no-predict", action="store_true", help="leave out the compatibility predictions"
+    )
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
+    )
+    compare.add_argument("base", metavar="BASE", help="baseline matrix.json or results directory")
+    compare.add_argument("cand", metavar="CAND", help="candidate matrix.json or results directory")
+    compare.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    compare.add_argument(
+        "--markdown", metavar="PATH", help="also write the Markdown report to PATH"
+    )
+    compare.add_argument(
+        "--threshold", metavar="PCT", help="throughput drop that counts, in percent (default 20)"
+    )
+    compare.add_argument(
+        "--config", metavar="PATH", help="matrix.yaml whose expect: entries apply to both sides"
+    )
+    compare.add_argument(
+        "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
+    )
 
     classify = sub.add_parser(
         "classify", help="classify a training log: signature, public source, workaround"
@@ -144,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             "env": cmd_env,
             "run": cmd_run,
             "report": cmd_report,
+            "compare": cmd_compare,
             "classify": cmd_classify,
         }[args.command]
         return handler(args)
@@ -372,7 +406,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from repro import report
 
-    return report.main([*args.inputs, "--output", args.output])
+    argv = [*args.inputs, "--output", args.output]
+    argv += ["--config", args.config] if args.config else []
+    argv += ["--history", args.history] if args.history else []
+    argv += ["--no-predict"] if args.no_predict else []
+    return report.main(argv)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from repro import compare
+
+    argv = [args.base, args.cand]
+    argv += ["--json"] if args.json else []
+    argv += ["--markdown", args.markdown] if args.markdown else []
+    argv += ["--threshold", args.threshold] if args.threshold else []
+    argv += ["--config", args.config] if args.config else []
+    argv += ["--fail-on-throughput"] if args.fail_on_throughput else []
+    return compare.main(argv)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:

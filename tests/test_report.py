@@ -314,14 +314,21 @@ def test_a_newer_run_of_ours_supersedes_an_older_one_with_the_same_key(tmp_path)
 def test_two_foreign_files_with_the_same_key_add_up_in_one_cell(tmp_path):
     for name, body in (
         ("a.xml", '<testsuite name="s"><testcase classname="c" name="one"/></testsuite>'),
-        ("b.xml", '<testsuite name="s"><testcase classname="c" name="two"><failure message="x"/></testcase></testsuite>'),
+        (
+            "b.xml",
+            '<testsuite name="s"><testcase classname="c" name="two"><failure message="x"/></testcase></testsuite>',
+        ),
     ):
         (tmp_path / "pytest-cpu").mkdir(exist_ok=True)
         (tmp_path / "pytest-cpu" / name).write_text(body)
     report = build_report([tmp_path], now=NOW)
     assert len(report.matrix["cells"]) == 1
     cell = report.matrix["cells"][0]
-    assert (cell["variant"], cell["counts"]["passed"], cell["counts"]["failed"]) == ("pytest-cpu", 1, 1)
+    assert (cell["variant"], cell["counts"]["passed"], cell["counts"]["failed"]) == (
+        "pytest-cpu",
+        1,
+        1,
+    )
     assert len(cell["files"]) == 2
 
 
@@ -797,3 +804,523 @@ def test_golden_matrix_json_and_md(monkeypatch):
         assert text == (expected_dir / name).read_text(encoding="utf-8"), (
             f"{name} differs from the golden file; rerun with REPRO_UPDATE_GOLDEN=1 if the change is intended"
         )
+
+
+# ------------------------------------------------------------------------------------------
+# Expected failures (matrix.yaml `expect:`)
+
+REPO = Path(__file__).resolve().parent.parent
+H100_OLD = "NVIDIA H100 80GB HBM3 · driver 535.104.05 · Ubuntu 22.04.4 LTS"
+H100_NEW = "NVIDIA H100 80GB HBM3 · driver 580.65.06 · Ubuntu 24.04.1 LTS"
+
+
+def h100_properties(driver: str) -> dict[str, str]:
+    return {
+        "host.driver.nvidia": driver,
+        "host.gpu_count": "1",
+        "host.gpu.0.name": "NVIDIA H100 80GB HBM3",
+        "host.gpu.0.vendor": "nvidia",
+        "host.gpu.0.compute_capability": "9.0",
+        "variant.torch": "2.10.0",
+    }
+
+
+def write_config(path: Path, expect: str = "", variants: str | None = None) -> Path:
+    path.write_text(
+        "version: 1\nvariants:\n"
+        + (
+            variants
+            or '  - {runtime: cpu, torch: "2.8.0", base_image: "python:3.12-slim"}\n'
+            '  - {runtime: cu128, torch: "2.8.0", base_image: "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"}\n'
+        )
+        + ("expect:\n" + expect if expect else "")
+    )
+    return path
+
+
+DELIBERATE = (
+    "  - case: 'fork_safety[start_method=fork]'\n"
+    "    outcome: hung\n"
+    "    reason: fork while a thread holds a lock\n"
+    "    link: https://github.com/wandb/wandb/issues/12079\n"
+    "  - case: 'ddp[backend=*,fault=rank_raises]'\n"
+    "    outcome: failed\n"
+    "    signature: rank_failed\n"
+    "    reason: planted fault, the launcher must exit non-zero\n"
+    "  - {case: 'ddp[backend=*,fault=port_in_use]', outcome: failed, reason: port taken}\n"
+    "  - {scenario: 'cudnn', variant: 'rocm*', reason: never matches here}\n"
+)
+
+
+def deliberate_results(port_in_use: Outcome = Outcome.FAILED) -> list[CaseResult]:
+    return [
+        CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 1.0),
+        CaseResult(
+            "fork_safety",
+            "fork_safety[start_method=fork]",
+            Outcome.HUNG,
+            15.0,
+            "no verdict",
+            "hang_timeout",
+        ),
+        CaseResult("fork_safety", "fork_safety[start_method=spawn]", Outcome.PASSED, 1.0),
+        CaseResult(
+            "ddp",
+            "ddp[backend=gloo,fault=rank_raises]",
+            Outcome.FAILED,
+            8.0,
+            "launcher exit 0",
+            "address_in_use",  # not the signature the entry expects
+        ),
+        CaseResult("ddp", "ddp[backend=gloo,fault=port_in_use]", port_in_use, 2.0),
+    ]
+
+
+def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_path):
+    from repro import matrix
+
+    config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
+    write_run(
+        tmp_path / "in" / "run-1",
+        deliberate_results(Outcome.FAILED),
+        host_key=CPU_HOST,
+        variant_id="cpu-torch2.8",
+    )
+    write_run(
+        tmp_path / "in" / "run-2",
+        deliberate_results(Outcome.PASSED),
+        host_key=GPU_HOST,
+        variant_id="cpu-torch2.8",
+    )
+    report = build_report([tmp_path / "in"], now=NOW, config=config)
+
+    cpu, gpu = (report.cell(host, "cpu-torch2.8") for host in (CPU_HOST, GPU_HOST))
+    statuses = {c.case: c.expect_status for c in cpu.cases}
+    assert statuses == {
+        "cuda_basic[device=cpu]": None,
+        "fork_safety[start_method=fork]": "expected",
+        "fork_safety[start_method=spawn]": None,
+        "ddp[backend=gloo,fault=rank_raises]": "other outcome",  # wrong signature: still red
+        "ddp[backend=gloo,fault=port_in_use]": "expected",
+    }
+    assert (cpu.state, cpu.effective_state) == ("hung", "failed")
+    assert gpu.effective_state == "failed"
+    # Only the wrong-signature case keeps the cells red; without it they would be expected /
+    # unexpectedly passing.
+    for cell in (cpu, gpu):
+        cell.cases = [c for c in cell.cases if "rank_raises" not in c.case]
+    assert cpu.effective_state == "expected"
+    assert gpu.effective_state == "unexpectedly passing"
+    assert dict(gpu.display_counts()) == {"unexpectedly passing": 1, "expected": 1, "passed": 2}
+
+    data = report.matrix
+    fork = next(
+        c for c in data["cells"][0]["cases"] if c["case"] == "fork_safety[start_method=fork]"
+    )
+    assert fork["expect"] == {"rule": 0, "status": "expected"}
+    entries = {e["index"]: e for e in data["expectations"]}
+    assert entries[0]["link"] == "https://github.com/wandb/wandb/issues/12079"
+    assert (entries[2]["expected"], entries[2]["unexpectedly_passing"]) == (1, 1)
+    assert entries[3]["matched"] == 0
+    assert report.warnings == [
+        f"{config.path}: coverage: variant cu128-torch2.8 has no result",
+        f"{config.path}: coverage: runtime cu128 has no result (cu128-torch2.8)",
+        f"{config.path}: expect[3] (scenario 'cudnn', variant 'rocm*') matched no case in these results",
+    ]
+    assert totals_line(report).endswith(", expected: 3, unexpectedly passing: 1")
+
+
+def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
+    from repro import matrix
+
+    config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
+    results = [r for r in deliberate_results(Outcome.PASSED) if "rank_raises" not in r.case_id]
+    write_run(tmp_path / "in" / "run-1", results, host_key=CPU_HOST, variant_id="cpu-torch2.8")
+    report = build_report([tmp_path / "in"], now=NOW, config=config)
+    md = render_markdown(report)
+    assert "🟨 1 unexpectedly passing · 1 expected · 2 passed" in md
+    assert "## Expected failures (matrix.yaml `expect`)" in md
+    assert "([link](https://github.com/wandb/wandb/issues/12079))" in md
+    assert "| 🟨 unexpectedly passing | ddp\\[backend=gloo,fault=port\\_in\\_use\\] |" in md
+    assert "1 expected failure not listed." in md
+    assert "## Warnings" in md and "coverage: variant cu128-torch2.8 has no result" in md
+    page = render_html(report, tmp_path)
+    assert 'class="cell s-unexpectedly-passing"' in page
+    assert 'class="badge s-expected">expected</span>' in page
+    assert "expected: expected hung — fork while a thread holds a lock" in page
+    assert 'href="https://github.com/wandb/wandb/issues/12079"' in page
+
+
+def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
+    config = write_config(tmp_path / "matrix.yaml", DELIBERATE)
+    write_run(
+        tmp_path / "in" / "run-1",
+        deliberate_results(),
+        host_key=CPU_HOST,
+        variant_id="cpu-torch2.8",
+    )
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "in"), "-o", str(out), "--config", str(config)]) == 0
+    captured = capsys.readouterr()
+    assert (
+        f"repro report: warning: {config}: coverage: variant cu128-torch2.8 has no result"
+        in captured.err
+    )
+    assert captured.out.splitlines()[-1].endswith("expected: 2, unexpectedly passing: 0")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nexpect:\n  - {case: x, outcome: broken}\n")
+    assert main([str(tmp_path / "in"), "-o", str(out), "--config", str(bad)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"repro report: error: {bad}: expect[0].outcome: expected one of failed, hung, crashed, error, any-problem, got 'broken'",
+        f"repro report: error: {bad}: expect[0].reason: expected a non-empty string saying why the case fails (the known incompatibility), got nothing (null)",
+    ]
+
+
+def test_expect_entries_are_validated_all_at_once(tmp_path):
+    from repro import matrix
+
+    path = write_config(
+        tmp_path / "matrix.yaml",
+        "  - {variant: 'cu*', reason: ok}\n"
+        "  - {case: '', outcome: failed, reason: x, link: 'ftp://host/x', color: red}\n"
+        "  - just a string\n"
+        "  - {case: 'ddp[*', signature: 7, reason: '  '}\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        matrix.load(path)
+    assert str(info.value).splitlines() == [
+        f'{path}: expect[0]: expected a `case` glob (e.g. "ddp[backend=*,fault=rank_raises]") or a `scenario` glob',
+        f"{path}: expect[1].color: unknown key (expected one of: case, host, link, outcome, reason, scenario, signature, variant)",
+        f"{path}: expect[1].case: expected a non-empty glob string (* and ? are wildcards, brackets are literal), got ''",
+        f"{path}: expect[1].link: expected an http(s) URL of the issue or document behind the reason, got 'ftp://host/x'",
+        f"{path}: expect[2]: expected a mapping with case (or scenario), outcome, reason and link, got 'just a string'",
+        f"{path}: expect[3].signature: expected a non-empty glob string (* and ? are wildcards, brackets are literal), got 7 (a YAML number)",
+        f"{path}: expect[3].reason: expected a non-empty string saying why the case fails (the known incompatibility), got '  '",
+    ]
+    # Brackets in a case glob are literal: "[fork]" is not a character class.
+    entry = matrix.Expectation(0, "r", case="fork_safety[start_method=fork]")
+    assert entry.matches(
+        scenario="fork_safety", case="fork_safety[start_method=fork]", variant="v", host="h"
+    )
+    assert not entry.matches(scenario="fork_safety", case="fork_safetyk", variant="v", host="h")
+
+
+def test_the_shipped_matrix_yaml_still_loads_with_the_expect_key():
+    from repro import matrix
+
+    config = matrix.load(REPO / "matrix.yaml")
+    assert all(isinstance(e, matrix.Expectation) for e in config.expectations)
+
+
+# ------------------------------------------------------------------------------------------
+# Coverage, predictions, history
+
+
+def test_coverage_warns_per_variant_runtime_and_torch_pin_without_results(tmp_path):
+    from repro import matrix
+
+    variants = (
+        '  - {runtime: cu126, torch: "2.8.0", base_image: a}\n'
+        '  - {runtime: cu128, torch: "2.8.0", base_image: a}\n'
+        '  - {runtime: cu128, torch: "2.10.0", base_image: a}\n'
+        '  - {runtime: rocm6.4, torch: "2.8.0", base_image: b}\n'
+    )
+    config = matrix.load(write_config(tmp_path / "matrix.yaml", variants=variants))
+    results = [CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 1.0)]
+    write_run(
+        tmp_path / "in" / "a",
+        results,
+        host_key=CPU_HOST,
+        variant_id="cu128-torch2.8",
+        properties={"variant.torch": "2.8.0"},
+        sidecar=False,
+    )
+    write_run(
+        tmp_path / "in" / "b",
+        results,
+        host_key=CPU_HOST,
+        variant_id="cu126-torch2.8",
+        properties={"variant.torch": "2.8.0"},
+        sidecar=False,
+    )
+    report = build_report([tmp_path / "in"], now=NOW, config=config)
+    where = str(config.path)
+    assert report.warnings == [
+        f"{where}: coverage: variant cu128-torch2.10 has no result",
+        f"{where}: coverage: variant rocm6.4-torch2.8 has no result",
+        f"{where}: coverage: runtime rocm6.4 has no result (rocm6.4-torch2.8)",
+        f"{where}: coverage: torch 2.10.0 has no result (cu128-torch2.10)",
+    ]
+    assert report.matrix["warnings"] == report.warnings
+    # Without a config there is nothing to cover.
+    assert build_report([tmp_path / "in"], now=NOW).warnings == []
+
+
+def test_predictions_flag_disagreements_in_both_directions(tmp_path):
+    def run(name: str, host: str, driver: str, cuda_outcome: Outcome) -> None:
+        results = [
+            CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 1.0),
+            CaseResult(
+                "cuda_basic",
+                "cuda_basic[device=cuda]",
+                cuda_outcome,
+                1.0,
+                "boom" if cuda_outcome is Outcome.FAILED else "",
+                "unknown" if cuda_outcome is Outcome.FAILED else "",
+            ),
+        ]
+        write_run(
+            tmp_path / "in" / name,
+            results,
+            host_key=host,
+            variant_id="cu130-torch2.10",
+            properties=h100_properties(driver),
+            sidecar=False,
+            logs=False,
+        )
+
+    run("old", H100_OLD, "535.104.05", Outcome.PASSED)  # the facts say this cannot work
+    run("new", H100_NEW, "580.65.06", Outcome.FAILED)  # the facts say this must work
+    report = build_report([tmp_path / "in"], now=NOW)
+    views = {host: report.predictions[(host, "cu130-torch2.10")] for host in (H100_OLD, H100_NEW)}
+    assert (views[H100_OLD].prediction.outcome, views[H100_OLD].observed) == ("fail", "pass")
+    assert views[H100_OLD].disagreement == "predicted to fail but passed"
+    assert (views[H100_NEW].prediction.outcome, views[H100_NEW].observed) == ("pass", "fail")
+    assert views[H100_NEW].disagreement == "predicted to pass but failed"
+
+    by_host = {p["host"]: p for p in report.matrix["predictions"]}
+    old = by_host[H100_OLD]
+    assert old["predicted"] == "fail" and old["disagreement"] == "predicted to fail but passed"
+    assert old["reasons"][0]["fact"] == "cuda_min_driver.13.0.family_min.linux"
+    assert old["reasons"][0]["unverified"] is False
+
+    md = render_markdown(report)
+    assert "1 pass, 1 fail, 0 unknown; 2 disagreements" in md
+    assert "| ⚠️ predicted to fail but passed | driver 535.104.05 is older than 580" in md
+    assert "🟩 1 passed · 1 passed · ⚠️ predicted fail" not in md  # labels stay readable
+    assert "🟩 2 passed · ⚠️ predicted fail" in md
+    assert "🟥 1 failed · 1 passed · ⚠️ predicted pass" in md
+    page = render_html(report, tmp_path)
+    assert "⚠ predicted to pass but failed" in page
+    assert page.count('data-flags="disagree"') == 4  # two matrix cells, two drill-downs
+
+
+def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
+    results = [
+        CaseResult("cuda_basic", "cuda_basic[device=cuda]", Outcome.PASSED, 1.0),
+        CaseResult(
+            "dataloader",
+            "dataloader[device=cuda,start_method=fork,accel_init=1]",
+            Outcome.FAILED,
+            1.0,
+            "re-init",
+            "cuda_reinit_in_forked_subprocess",
+        ),
+    ]
+    write_run(
+        tmp_path / "in" / "r",
+        results,
+        host_key=H100_NEW,
+        variant_id="cu130-torch2.10",
+        properties=h100_properties("580.65.06"),
+        sidecar=False,
+        logs=False,
+    )
+    from repro.matrix import Expectation
+
+    known = [
+        Expectation(
+            0,
+            "CUDA cannot be re-initialised in a forked child",
+            "failed",
+            case="dataloader[*accel_init=1*",
+        )
+    ]
+    assert (
+        build_report([tmp_path / "in"], now=NOW)
+        .predictions[(H100_NEW, "cu130-torch2.10")]
+        .disagreement
+        == "predicted to pass but failed"
+    )
+    view = build_report([tmp_path / "in"], now=NOW, expectations=known).predictions[
+        (H100_NEW, "cu130-torch2.10")
+    ]
+    assert (view.observed, view.disagreement) == ("pass", None)
+
+
+def test_history_keeps_the_previous_matrix_and_marks_changes_and_red_streaks(tmp_path, capsys):
+    history, out = tmp_path / "history", tmp_path / "site"
+
+    def report_run(name: str, x: Outcome, y: Outcome) -> dict:
+        inputs = tmp_path / name
+        write_run(
+            inputs / "x",
+            [
+                CaseResult(
+                    "arch",
+                    "arch[device=cpu]",
+                    x,
+                    1.0,
+                    "m",
+                    "sig" if x is not Outcome.PASSED else "",
+                )
+            ],
+            host_key=CPU_HOST,
+            variant_id="cpu-torch2.8",
+            logs=False,
+        )
+        write_run(
+            inputs / "y",
+            [
+                CaseResult(
+                    "arch",
+                    "arch[device=cpu]",
+                    y,
+                    1.0,
+                    "m",
+                    "sig" if y is not Outcome.PASSED else "",
+                )
+            ],
+            host_key=GPU_HOST,
+            variant_id="cpu-torch2.8",
+            logs=False,
+        )
+        assert main([str(inputs), "-o", str(out), "--history", str(history)]) == 0
+        return json.loads((out / "matrix.json").read_text())
+
+    first = report_run("r1", Outcome.PASSED, Outcome.FAILED)
+    assert first["history"] == {"runs": 0}
+    assert not history.exists() or not list(history.iterdir())
+    second = report_run("r2", Outcome.FAILED, Outcome.PASSED)
+    kept = sorted(p.name for p in history.iterdir())
+    assert len(kept) == 1 and re.fullmatch(r"matrix-\d{8}T\d{6}Z\.json", kept[0])
+    assert json.loads((history / kept[0]).read_text()) == first
+    trends = {c["host"]: c["trend"] for c in second["cells"]}
+    assert trends[CPU_HOST] == {"previous": "passed", "change": "newly red", "red_runs": 1}
+    assert trends[GPU_HOST] == {"previous": "failed", "change": "newly green", "red_runs": 0}
+    third = report_run("r3", Outcome.HUNG, Outcome.PASSED)
+    assert len(list(history.iterdir())) == 2  # same-second reports get a -N suffix, none is lost
+    trends = {c["host"]: c["trend"] for c in third["cells"]}
+    assert trends[CPU_HOST] == {"previous": "failed", "change": None, "red_runs": 2}
+    assert third["history"] == {"runs": 2}
+    md = (out / "matrix.md").read_text(encoding="utf-8")
+    assert "🔁 red 2 runs in a row" in md
+    assert "**Red several runs in a row** (1):" in md
+    assert "red 2 runs in a row" in (out / "matrix.html").read_text(encoding="utf-8")
+    capsys.readouterr()
+
+
+# ------------------------------------------------------------------------------------------
+# HTML at scale, plot, schema
+
+
+def test_html_has_filters_drilldown_with_log_excerpt_and_a_throughput_plot(tmp_path):
+    results = sample_results() + [
+        CaseResult(
+            "dataloader",
+            f"dataloader[device=cpu,start_method={method},workers=2,persistent=0,accel_init=0]",
+            Outcome.PASSED,
+            2.0,
+            metrics={"it_per_s": value},
+        )
+        for method, value in (("spawn", 20.0), ("forkserver", 25.0))
+    ]
+    write_run(
+        tmp_path / "results" / "run-1", results, host_key=GPU_HOST, variant_id="cu128-torch2.8"
+    )
+    write_run(tmp_path / "results" / "run-2", results, host_key=CPU_HOST, variant_id="cpu-torch2.8")
+    page = render_html(build_report([tmp_path / "results"], now=NOW), tmp_path / "results")
+    assert '<select id="f-state">' in page and '<input type="search" id="f-sig"' in page
+    assert (
+        '<option value="hang_timeout">' not in page
+        and '<option value="fork_after_thread_lock">' in page
+    )
+    assert (
+        'data-state="hung" data-sigs="cudnn_not_supported fork_after_thread_lock sigbus unknown"'
+        in page
+    )
+    assert "<summary>log excerpt</summary><pre>Thread 0x7f (most recent call first):" in page
+    assert page.count("<svg ") == 2  # one chart per device: "-" (ids without device=) and cpu
+    assert (
+        "<title>cu128-torch2.8 · spawn · device=cpu: median 20 it_per_s (n=1, min 20, max 20)</title>"
+        in page
+    )
+    for method in ("fork", "spawn", "forkserver"):
+        assert f">{method}</text>" in page
+    assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert "url(" not in page and "<script src" not in page
+
+
+def test_html_and_markdown_stay_usable_at_50_variants_by_20_hosts(tmp_path):
+    for h in range(20):
+        for v in range(50):
+            cases = "".join(
+                f'<testcase classname="repro.dataloader" name="dataloader[device=cpu,start_method={m},workers=2]">'
+                f'<properties><property name="metric.it_per_s" value="{10 + h + v}"/></properties></testcase>'
+                for m in ("fork", "spawn")
+            ) + (
+                '<testcase classname="repro.fork_safety" name="fork_safety[start_method=fork]">'
+                f'<error type="hang_timeout" message="no verdict">{"stack " * 200}</error></testcase>'
+            )
+            path = tmp_path / f"h{h}" / f"v{v}" / "junit.xml"
+            path.parent.mkdir(parents=True)
+            path.write_text(
+                f'<testsuites><testsuite name="s"><properties><property name="host.key" value="host {h:02d}"/>'
+                f'<property name="variant.id" value="cu128-torch2.{v}"/></properties>{cases}</testsuite></testsuites>'
+            )
+    report = build_report([tmp_path], now=NOW)
+    assert len(report.cells) == 1000
+    md = render_markdown(report)
+    assert len(md.encode("utf-8")) < 1024 * 1024
+    page = render_html(report, tmp_path)
+    assert page.count('<td class="cell s-error"') == 1000
+    assert page.count('<tr><th scope="row"') == 20
+    assert "position: sticky" in page
+    assert page.count("<rect ") >= 100  # 50 variants x 2 start methods, plus the legend
+
+
+def test_matrix_json_validates_against_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "schemas" / "matrix.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+    config = write_config(tmp_path / "matrix.yaml", DELIBERATE)
+    inputs = tmp_path / "in"
+    write_run(
+        inputs / "run-1",
+        sample_results(),
+        host_key=GPU_HOST,
+        variant_id="cu128-torch2.8",
+        properties={"host.gpu.0.compute_capability": "8.9", "host.gpu.0.vendor": "nvidia"},
+    )
+    write_run(inputs / "run-2", deliberate_results(), host_key=CPU_HOST, variant_id="cpu-torch2.8")
+    copy_fixture("pytest.xml", inputs / "pytest-cpu" / "junit.xml")
+    copy_fixture("truncated.xml", inputs / "broken" / "junit.xml")
+    out = tmp_path / "out"
+    for _ in range(2):  # the second report has history and trends
+        assert (
+            main(
+                [
+                    str(inputs),
+                    "-o",
+                    str(out),
+                    "--config",
+                    str(config),
+                    "--history",
+                    str(tmp_path / "h"),
+                ]
+            )
+            == 0
+        )
+    data = json.loads((out / "matrix.json").read_text())
+    assert data["expectations"] and data["predictions"] and data["warnings"] and data["problems"]
+    assert "trend" in data["cells"][0] and data["history"] == {"runs": 1}
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    golden = json.loads((GOLDEN / "expected" / "matrix.json").read_text())
+    assert not list(validator.iter_errors(golden))
+    # The schema is strict: an unknown key is an error (keep the schema in step with the code).
+    data["cells"][0]["surprise"] = 1
+    assert list(validator.iter_errors(data))

@@ -1,0 +1,276 @@
+"""repro compare: baseline vs candidate matrices (regressions, fixes, signatures, throughput)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro import compare as compare_mod
+from repro.compare import compare, main
+from repro.junit import write_junit
+from repro.outcomes import CaseResult, Outcome
+from repro.report import build_report, write_outputs
+
+HOST = "NVIDIA H100 80GB HBM3 · driver 570.86.15 · Ubuntu 24.04.1 LTS"
+VARIANT = "cu128-torch2.8"
+LOADER = "dataloader[device=cpu,start_method=fork,workers=2]"
+
+
+def write_results(
+    root: Path, results: list[CaseResult], host: str = HOST, variant: str = VARIANT
+) -> Path:
+    """One run of ours: junit.xml keyed by its testsuite properties (no sidecar needed)."""
+    run_dir = root / f"{variant}-{len(list(root.glob('*'))) if root.exists() else 0}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_junit(run_dir / "junit.xml", results, {"host.key": host, "variant.id": variant})
+    return root
+
+
+def case(
+    name: str, outcome: Outcome, signature: str = "", it_per_s: float | None = None
+) -> CaseResult:
+    scenario = name.split("[", 1)[0]
+    metrics = {"it_per_s": it_per_s, "first_batch_s": 0.5} if it_per_s is not None else {}
+    message = f"{signature}: boom" if signature else ""
+    return CaseResult(scenario, name, outcome, 1.0, message, signature, metrics=metrics)
+
+
+def baseline() -> list[CaseResult]:
+    return [
+        case("ddp[backend=gloo]", Outcome.PASSED),
+        case("cuda_basic[device=cuda]", Outcome.FAILED, "driver_too_old"),
+        case("arch[device=cuda]", Outcome.FAILED, "no_kernel_image"),
+        case("ddp[backend=nccl]", Outcome.FAILED, "nccl_error"),
+        case(LOADER, Outcome.PASSED, it_per_s=100.0),
+        case("dataloader[device=cpu,start_method=spawn,workers=2]", Outcome.PASSED, it_per_s=50.0),
+    ]
+
+
+def candidate() -> list[CaseResult]:
+    return [
+        case("ddp[backend=gloo]", Outcome.FAILED, "nccl_error"),  # regression (known signature)
+        case("cuda_basic[device=cuda]", Outcome.PASSED),  # fix
+        case("arch[device=cuda]", Outcome.FAILED, "illegal_instruction"),  # new signature
+        case("ddp[backend=nccl]", Outcome.FAILED, "nccl_error"),  # unchanged
+        case(LOADER, Outcome.PASSED, it_per_s=70.0),  # -30 %: a throughput drop
+        case(
+            "dataloader[device=cpu,start_method=spawn,workers=2]", Outcome.PASSED, it_per_s=45.0
+        ),  # -10 %
+    ]
+
+
+def test_one_regression_fix_new_signature_and_throughput_drop_are_each_reported(tmp_path, capsys):
+    base = write_results(tmp_path / "base", baseline())
+    cand = write_results(tmp_path / "cand", candidate())
+    assert main([str(base), str(cand), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+
+    where = {"host": HOST, "variant": VARIANT}
+    assert result["regressions"] == [
+        {
+            **where,
+            "scenario": "ddp",
+            "case": "ddp[backend=gloo]",
+            "base": "passed",
+            "cand": "failed",
+            "signature": "nccl_error",
+            "message": "nccl_error: boom",
+            "expected": False,
+        }
+    ]
+    assert [(f["case"], f["base"], f["base_signature"]) for f in result["fixes"]] == [
+        ("cuda_basic[device=cuda]", "failed", "driver_too_old")
+    ]
+    assert [
+        (c["case"], c["base_signature"], c["cand_signature"], c["new_signature"])
+        for c in result["signature_changes"]
+    ] == [("arch[device=cuda]", "no_kernel_image", "illegal_instruction", True)]
+    assert [(s["signature"], s["cases"]) for s in result["new_signatures"]] == [
+        ("illegal_instruction", 1)
+    ]
+    (drop,) = result["throughput_drops"]
+    assert (drop["case"], drop["metric"], drop["base"], drop["cand"]) == (
+        LOADER,
+        "it_per_s",
+        100.0,
+        70.0,
+    )
+    assert (drop["base_samples"], drop["cand_samples"]) == (1, 1)
+    assert drop["change"] == pytest.approx(-0.30)
+    assert result["appeared"] == result["vanished"] == []
+    assert result["summary"]["regressions"] == 1
+
+
+def test_identical_result_sets_exit_0(tmp_path, capsys):
+    base = write_results(tmp_path / "base", baseline())
+    cand = write_results(tmp_path / "cand", baseline())
+    assert main([str(base), str(cand)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# repro compare: ✅ no regression")
+    assert "**0 regressions**, 0 fixes" in out
+
+
+def test_matrix_json_files_and_directories_compare_alike(tmp_path, capsys):
+    base = write_results(tmp_path / "base", baseline())
+    cand = write_results(tmp_path / "cand", candidate())
+    write_outputs(build_report([base]), tmp_path / "base-out")
+    write_outputs(build_report([cand]), tmp_path / "cand-out")
+    summary_md = tmp_path / "summary.md"
+    code = main(
+        [str(tmp_path / "base-out" / "matrix.json"), str(cand), "--markdown", str(summary_md)]
+    )
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert summary_md.read_text(encoding="utf-8") == printed
+    assert printed.startswith("# repro compare: ❌ regressions")
+    assert "## Regressions (1)" in printed and "## Fixes (1)" in printed
+    assert "## New signatures (1)" in printed and "illegal\\_instruction" in printed
+    assert "## Throughput drops > 20% (1)" in printed
+    assert "| 100 (1) | 70 (1) | -30.0% |" in printed
+    # matrix.json against matrix.json: same verdict.
+    assert (
+        main(
+            [str(tmp_path / "base-out" / "matrix.json"), str(tmp_path / "cand-out" / "matrix.json")]
+        )
+        == 1
+    )
+
+
+def test_threshold_option_changes_which_drops_are_reported(tmp_path, capsys):
+    base = write_results(tmp_path / "base", baseline())
+    cand = write_results(tmp_path / "cand", candidate())
+    main([str(base), str(cand), "--json", "--threshold", "5"])
+    drops = json.loads(capsys.readouterr().out)["throughput_drops"]
+    assert sorted(d["case"] for d in drops) == sorted(
+        [LOADER, "dataloader[device=cpu,start_method=spawn,workers=2]"]
+    )
+    main([str(base), str(cand), "--json", "--threshold", "40"])
+    assert json.loads(capsys.readouterr().out)["throughput_drops"] == []
+
+
+def test_throughput_alone_fails_only_when_asked(tmp_path, capsys):
+    results = baseline()
+    slower = [
+        case(LOADER, Outcome.PASSED, it_per_s=10.0) if r.case_id == LOADER else r for r in results
+    ]
+    base = write_results(tmp_path / "base", results)
+    cand = write_results(tmp_path / "cand", slower)
+    assert main([str(base), str(cand)]) == 0
+    assert main([str(base), str(cand), "--fail-on-throughput"]) == 1
+
+
+def test_samples_of_repeated_runs_are_averaged_and_counted():
+    def matrix(values: list[float]) -> dict:
+        cases = [
+            {
+                "scenario": "dataloader",
+                "case": LOADER,
+                "outcome": "passed",
+                "metrics": {"it_per_s": v},
+            }
+            for v in values
+        ]
+        return {"cells": [{"host": HOST, "variant": VARIANT, "state": "passed", "cases": cases}]}
+
+    result = compare(matrix([100.0, 110.0, 90.0]), matrix([60.0, 80.0]))
+    (drop,) = result["throughput_drops"]
+    assert (drop["base"], drop["cand"], drop["base_samples"], drop["cand_samples"]) == (
+        100.0,
+        70.0,
+        3,
+        2,
+    )
+
+
+def test_appeared_and_vanished_cases_and_cells(tmp_path):
+    other_host = "CPU only · Debian GNU/Linux 12 (bookworm)"
+    base = build_report([write_results(tmp_path / "base", baseline())]).matrix
+    cand_dir = write_results(
+        tmp_path / "cand", [*baseline()[1:], case("shm[size=64m]", Outcome.CRASHED, "sigbus")]
+    )
+    write_results(
+        cand_dir,
+        [case("cuda_basic[device=cpu]", Outcome.PASSED)],
+        host=other_host,
+        variant="cpu-torch2.8",
+    )
+    result = compare(base, build_report([cand_dir]).matrix)
+    assert [(c["case"], c["outcome"]) for c in result["appeared"]] == [("shm[size=64m]", "crashed")]
+    assert [(c["case"], c["outcome"]) for c in result["vanished"]] == [
+        ("ddp[backend=gloo]", "passed")
+    ]
+    assert result["cells_appeared"] == [
+        {"host": other_host, "variant": "cpu-torch2.8", "state": "passed"}
+    ]
+    assert result["cells_vanished"] == []
+    assert (
+        result["regressions"] == []
+    )  # a vanished pass is reported as vanished, not as a regression
+    assert result["new_signatures"][0]["signature"] == "sigbus"
+
+
+def test_a_regression_the_candidate_expects_does_not_fail_the_comparison(tmp_path, capsys):
+    config = tmp_path / "matrix.yaml"
+    config.write_text(
+        "version: 1\n"
+        "expect:\n"
+        '  - {case: "ddp[backend=gloo]", outcome: failed, reason: "known NCCL bug", link: "https://example.org/issue/1"}\n'
+    )
+    base = write_results(tmp_path / "base", baseline())
+    cand = write_results(tmp_path / "cand", candidate())
+    assert main([str(base), str(cand), "--config", str(config), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["regressions"][0]["expected"] is True
+    assert result["summary"]["regressions"] == 0 and result["summary"]["expected_regressions"] == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda d: d / "missing.json", "no such file or directory"),
+        (lambda d: _write(d / "bad.json", "{not json"), "not JSON"),
+        (lambda d: _write(d / "other.json", '{"cells": 3}'), "not a matrix.json"),
+        (
+            lambda d: _write(d / "old.json", '{"schema_version": 99, "cells": []}'),
+            "schema_version 99 is not supported",
+        ),
+        (
+            lambda d: _write(d / "cells.json", '{"schema_version": 1, "cells": [1]}'),
+            "cells[0]: expected an object",
+        ),
+        (lambda d: (d / "empty").mkdir() or d / "empty", "no JUnit XML files found"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path, capsys, make, fragment):
+    good = write_results(tmp_path / "good", baseline())
+    bad = make(tmp_path)
+    assert main([str(bad), str(good)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("repro compare: error: ")
+    assert fragment in lines[0]
+    assert "Traceback" not in captured.err
+
+
+def test_threshold_out_of_range_is_bad_input(tmp_path, capsys):
+    good = write_results(tmp_path / "good", baseline())
+    assert main([str(good), str(good), "--threshold", "0"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "repro compare: error: --threshold: expected a percentage between 0 and 100, got 0\n"
+    )
+
+
+def test_exit_code_helper_and_defaults():
+    assert compare_mod.DEFAULT_THRESHOLD == 0.20
+    clean = compare({"cells": []}, {"cells": []})
+    assert compare_mod.exit_code(clean) == 0
+    assert clean["summary"]["regressions"] == 0
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
