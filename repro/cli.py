@@ -108,56 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
     )
 
+    from repro import compare as compare_mod
+    from repro import report as report_mod
+
     report = sub.add_parser(
         "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
     )
-    report.add_argument(
-        "inputs",
-        nargs="+",
-        metavar="DIR_OR_XML",
-        help="results directories or JUnit XML files (ours or other tools')",
-    )
-    report.add_argument(
-        "-o",
-        "--output",
-        default=".",
-        metavar="DIR",
-        help="where matrix.{json,md,html} go (default: current directory)",
-    )
-    report.add_argument(
-        "--config",
-        metavar="PATH",
-        help="matrix.yaml: apply its expect: entries and warn about variants with no results",
-    )
-    report.add_argument(
-        "--history",
-        metavar="DIR",
-        help="keep earlier matrices here and mark newly red / newly green cells",
-    )
-    report.add_argument(
-        "--no-predict", action="store_true", help="leave out the compatibility predictions"
-    )
-
+    report_mod.add_arguments(report)
     compare = sub.add_parser(
         "compare",
         help="compare two result sets: regressions, fixes, new signatures, throughput drops",
     )
-    compare.add_argument("base", metavar="BASE", help="baseline matrix.json or results directory")
-    compare.add_argument("cand", metavar="CAND", help="candidate matrix.json or results directory")
-    compare.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    compare.add_argument(
-        "--markdown", metavar="PATH", help="also write the Markdown report to PATH"
-    )
-    compare.add_argument(
-        "--threshold", metavar="PCT", help="throughput drop that counts, in percent (default 20)"
-    )
-    compare.add_argument(
-        "--config", metavar="PATH", help="matrix.yaml whose expect: entries apply to both sides"
-    )
-    compare.add_argument(
-        "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
-    )
-
+    compare_mod.add_arguments(compare)
     classify = sub.add_parser(
         "classify", help="classify a training log: signature, public source, workaround"
     )
@@ -406,23 +368,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from repro import report
 
-    argv = [*args.inputs, "--output", args.output]
-    argv += ["--config", args.config] if args.config else []
-    argv += ["--history", args.history] if args.history else []
-    argv += ["--no-predict"] if args.no_predict else []
-    return report.main(argv)
+    return report.run(args)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from repro import compare
 
-    argv = [args.base, args.cand]
-    argv += ["--json"] if args.json else []
-    argv += ["--markdown", args.markdown] if args.markdown else []
-    argv += ["--threshold", args.threshold] if args.threshold else []
-    argv += ["--config", args.config] if args.config else []
-    argv += ["--fail-on-throughput"] if args.fail_on_throughput else []
-    return compare.main(argv)
+    return compare.run(args)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:

@@ -461,16 +461,8 @@ def load_side(path: Path, config: Any = None) -> dict[str, Any]:
     return report.read_matrix(path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``repro compare BASE CAND [--json] [--markdown PATH] [--threshold PCT] [--config PATH]
-    [--fail-on-throughput]``: 1 on regression, 0 otherwise, 2 for bad input, 3 when the
-    Markdown file cannot be written."""
-    parser = argparse.ArgumentParser(
-        prog="repro compare",
-        description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
-        "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
-        "drops. BASE and CAND are matrix.json files or results directories.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``repro compare`` arguments (shared by :func:`main` and ``repro.cli``)."""
     parser.add_argument(
         "base", type=Path, metavar="BASE", help="baseline matrix.json or results directory"
     )
@@ -502,7 +494,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
     )
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``repro compare BASE CAND [--json] [--markdown PATH] [--threshold PCT] [--config PATH]
+    [--fail-on-throughput]``: 1 on regression, 0 otherwise, 2 for bad input, 3 when the
+    Markdown file cannot be written."""
+    parser = argparse.ArgumentParser(
+        prog="repro compare",
+        description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
+        "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
+        "drops. BASE and CAND are matrix.json files or results directories.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare for parsed ``repro compare`` arguments; returns the exit status."""
     try:
         if not 0 < args.threshold < 100:
             raise ConfigError(

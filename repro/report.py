@@ -977,6 +977,7 @@ def build_report(
     history: Sequence[Mapping[str, Any]] | None = None,
     predict: bool = True,
     facts: compat.Facts | None = None,
+    coverage: bool = True,
 ) -> Report:
     """Read every JUnit file under ``inputs`` and merge them into cells keyed by (host, variant).
 
@@ -1039,7 +1040,7 @@ def build_report(
     expectations = tuple(expectations)
     hits = _apply_expectations(ordered_cells, expectations)
     warnings: list[str] = []
-    if config is not None:
+    if config is not None and coverage:
         warnings += _coverage(config, ordered_cells, variants)
     source = f"{config.path}: " if config is not None else ""
     warnings += [
@@ -1589,7 +1590,7 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
 # DataLoader throughput plot
 
 _CASE_PARAMS_RE = re.compile(r"^[^\[\]]*\[(.*)\]$")
-_METHOD_ORDER = ("fork", "spawn", "forkserver")
+_METHOD_ORDER = ("in-process", "fork", "spawn", "forkserver")
 _METHOD_COLOURS = ("#0969da", "#1a7f37", "#bc4c00", "#8250df", "#bf3989", "#57606a")
 
 
@@ -1604,6 +1605,10 @@ def case_params(case_id: str) -> dict[str, str]:
         if sep:
             out[key.strip()] = value.strip()
     return out
+
+
+#: Series name for DataLoader cases with ``workers=0`` (batches loaded in the main process).
+IN_PROCESS = "in-process"
 
 
 def throughput(
@@ -1622,6 +1627,8 @@ def throughput(
             method = params.get("start_method")
             if not method:
                 continue
+            if params.get("workers") == "0":
+                method = IN_PROCESS  # no workers: the start method does not apply
             device = params.get("device", "")
             data.setdefault(device, {}).setdefault(cell.variant, {}).setdefault(method, []).append(
                 value
@@ -1658,9 +1665,10 @@ def throughput_svg(report: Report, metric: str = "it_per_s") -> str:
     for device in sorted(data):
         variants = sorted(data[device])
         top = _nice(max(max(v) for per in data[device].values() for v in per.values() if v))
-        bar, gap, left, plot_h, head, foot = 14, 12, 56, 180, 28, 110
+        bar, gap, left, plot_h, head, foot = 14, 12, 56, 180, 48, 110
         group = bar * len(methods) + gap
-        width = left + group * len(variants) + 20
+        legend_w = 100
+        width = max(left + group * len(variants) + 20, left + legend_w * len(methods) + 20, 420)
         height = head + plot_h + foot
         label = f"DataLoader {metric}, device {device or '-'}"
         parts = [
@@ -1668,11 +1676,11 @@ def throughput_svg(report: Report, metric: str = "it_per_s") -> str:
             f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(label)}">',
             f'<text x="{left}" y="16" class="title">DataLoader {esc(metric)} · device={esc(device or "-")}</text>',
         ]
-        for i, method in enumerate(methods):
-            x = width - 20 - (len(methods) - i) * 90
+        for i, method in enumerate(methods):  # legend on its own row under the title
+            x = left + i * legend_w
             parts.append(
-                f'<rect x="{x}" y="7" width="10" height="10" fill="{colour[method]}"/>'
-                f'<text x="{x + 14}" y="16">{esc(method)}</text>'
+                f'<rect x="{x}" y="25" width="10" height="10" fill="{colour[method]}"/>'
+                f'<text x="{x + 14}" y="34">{esc(method)}</text>'
             )
         for tick in (0, 0.25, 0.5, 0.75, 1.0):
             y = head + plot_h - tick * plot_h
@@ -1966,19 +1974,8 @@ def write_outputs(report: Report, out_dir: Path) -> list[Path]:
 # Command line
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``repro report DIR_OR_FILE... [-o OUTDIR] [--config PATH] [--history DIR]``.
-
-    0 even with problems; 2 for a missing input or a bad matrix file; 3 when outputs cannot be
-    written. ``--config`` applies the matrix file's ``expect:`` entries and adds coverage
-    warnings; ``--history DIR`` keeps the previous ``matrix.json`` of the output directory in DIR
-    (``matrix-<UTC stamp>.json``) and marks newly red / newly green cells and red streaks.
-    """
-    parser = argparse.ArgumentParser(
-        prog="repro report",
-        description="Merge JUnit XML results (directories are searched for *.xml) into "
-        "matrix.json, matrix.md and matrix.html.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``repro report`` arguments (shared by :func:`main` and ``repro.cli``)."""
     parser.add_argument(
         "inputs",
         nargs="+",
@@ -2013,7 +2010,34 @@ def main(argv: list[str] | None = None) -> int:
         action="store_false",
         help="do not predict cells from the compatibility facts",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--no-coverage",
+        dest="coverage",
+        action="store_false",
+        help="with --config: do not warn about variants, runtimes and pins without results "
+        "(a single-host run covers one variant)",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``repro report DIR_OR_FILE... [-o OUTDIR] [--config PATH] [--history DIR]``.
+
+    0 even with problems; 2 for a missing input or a bad matrix file; 3 when outputs cannot be
+    written. ``--config`` applies the matrix file's ``expect:`` entries and adds coverage
+    warnings; ``--history DIR`` keeps the previous ``matrix.json`` of the output directory in DIR
+    (``matrix-<UTC stamp>.json``) and marks newly red / newly green cells and red streaks.
+    """
+    parser = argparse.ArgumentParser(
+        prog="repro report",
+        description="Merge JUnit XML results (directories are searched for *.xml) into "
+        "matrix.json, matrix.md and matrix.html.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build and write the report for parsed ``repro report`` arguments; returns the exit status."""
     try:
         config = None
         if args.config is not None:
@@ -2034,7 +2058,13 @@ def main(argv: list[str] | None = None) -> int:
                 for h in history
             ):
                 history.append(previous)
-        report = build_report(args.inputs, config=config, history=history, predict=args.predict)
+        report = build_report(
+            args.inputs,
+            config=config,
+            history=history,
+            predict=args.predict,
+            coverage=args.coverage,
+        )
         for path, reason in report.problems:
             print(f"repro report: {path}: {reason}", file=sys.stderr)
         for line in notes + report.warnings:
