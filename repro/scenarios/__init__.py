@@ -26,7 +26,20 @@ from types import ModuleType
 from typing import Any
 
 #: Scenarios that ship with repro-matrix, in catalogue order.
-BUILTIN = ("cuda_basic", "dataloader", "fork_safety", "ddp", "noop")
+BUILTIN = (
+    "cuda_basic",
+    "arch",
+    "cudnn",
+    "model",
+    "losses",
+    "data_validation",
+    "amp",
+    "dataloader",
+    "fork_safety",
+    "cuda_ipc",
+    "ddp",
+    "noop",
+)
 
 
 @dataclass(frozen=True)
