@@ -9,9 +9,11 @@ on it says so. The rules are those of compat-facts.md section 0:
    minimum of the build's CUDA major (``cuda_min_driver.X.Y.family_min``). On WSL2 the driver
    number is the Windows driver, so the ``windows`` columns apply (``host.wsl2`` = ``true``).
 2. **kernel image**: some ``sm_XY`` cubin of the build's arch list runs on the device per torch's
-   own ``DEVICE_REQUIREMENT`` table (``device_code_compat``), or a PTX entry ``compute_XY`` with
-   ``XY <= capability`` can be JIT-compiled, which needs a driver at least the toolkit's own
-   (``toolkit_driver``); otherwise "no kernel image is available for execution on the device".
+   own ``DEVICE_REQUIREMENT`` table (torch/cuda/__init__.py, copied in compat-facts.yaml as
+   ``device_code_compat``), or a PTX entry ``compute_XY`` with ``XY <= capability`` can be
+   JIT-compiled, which needs a driver at least the toolkit's own (``toolkit_driver``); otherwise
+   "no kernel image is available for execution on the device". :func:`match_arch` is that rule
+   (and the ROCm one of 4.), the only copy: the ``arch`` scenario calls it on the device too.
 3. **driver branch vs GPU**: drivers 590+ no longer drive Maxwell, Pascal and Volta.
 4. **ROCm**: the device's gfx target is in the wheel's ``PYTORCH_ROCM_ARCH`` (``gfx_lists``);
    targets outside the ROCm release's official list are noted.
@@ -22,14 +24,15 @@ What the run itself observed (``runtime.cuda``, ``runtime.hip``, ``runtime.arch_
 table. A prediction is ``fail`` when any check fails, ``unknown`` when a check lacked data, else
 ``pass``.
 
-Pure functions of their inputs; this module never imports torch and never touches the network.
+Pure functions of their inputs; this module never imports torch and never touches the network
+(case child processes import it: keep it cheap).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +54,7 @@ _FIELD_WORDS = frozenset(
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
 _CUDA_TAG_RE = re.compile(r"^cu(\d+)(\d)$")
 _ROCM_TAG_RE = re.compile(r"^rocm(\d+(?:\.\d+)*)$")
-_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")  # suffix: a (arch), f (family)
 _GPU_PROP_RE = re.compile(r"^host\.gpu\.(\d+)\.(\w+)$")
 
 
@@ -352,7 +355,7 @@ def gpus_of(host_props: Mapping[str, str]) -> list[Gpu] | None:
         f = fields[index]
         vendor = (f.get("vendor") or "").lower() or None
         capability = f.get("compute_capability") or None
-        gfx = (f.get("gfx_target") or "").split(":")[0] or None
+        gfx = normalise_gfx(f.get("gfx_target") or "") or None
         name = f.get("name")
         if vendor is None:
             if capability or (name or "").upper().startswith("NVIDIA"):
@@ -373,6 +376,159 @@ def _code(capability: str) -> int | None:
 
 def _split_code(code: int) -> tuple[int, int]:
     return code // 10, code % 10
+
+
+# --------------------------------------------------------------------------------------------
+# Device code: can this device run this arch list (shared with the ``arch`` scenario)
+
+
+@dataclass(frozen=True)
+class ArchVerdict:
+    """Outcome of :func:`match_arch`.
+
+    Attributes:
+        ok: the build has code this device can run.
+        via: ``"cubin"`` (an ``sm_XY`` entry), ``"ptx"`` (a ``compute_XY`` entry, JIT at first
+            use), ``"gfx"`` (ROCm target), or ``None`` when not ok.
+        entry: the arch list entry that matched, or ``None``.
+        reason: one sentence for logs and reports.
+        fact: for a cubin verdict, the dotted facts path of the rule it rests on
+            (``device_code_compat.80``); ``None`` for PTX, gfx, a suffixed cubin or a cubin
+            torch's table does not list.
+    """
+
+    ok: bool
+    via: str | None
+    entry: str | None
+    reason: str
+    fact: str | None = None
+
+
+def normalise_gfx(target: str) -> str:
+    """``"gfx90a:sramecc+:xnack-"`` -> ``"gfx90a"`` (feature flags do not pick the code object)."""
+    return target.strip().split(":", 1)[0].lower()
+
+
+def gfx_from_override(override: str) -> str:
+    """``HSA_OVERRIDE_GFX_VERSION`` value to gfx target: ``"10.3.0"`` -> ``"gfx1030"``.
+
+    Raises:
+        ValueError: ``override`` is not three dot-separated integers.
+    """
+    parts = override.strip().split(".")
+    if len(parts) != 3:
+        raise ValueError(f"HSA_OVERRIDE_GFX_VERSION must be MAJOR.MINOR.STEP, got {override!r}")
+    major, minor, step = (int(part) for part in parts)
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def _runs_cubin(facts: Facts, device: int, code: int, suffix: str) -> tuple[bool, str | None]:
+    """Whether an ``sm_<code><suffix>`` cubin runs on a device of capability code ``device``
+    (``(8, 6)`` -> 86), and the facts path of the rule that says so."""
+    if suffix == "f":  # family-specific (sm_100f): same major, same or later minor
+        return device // 10 == code // 10 and device >= code, None
+    if suffix:  # arch-specific (sm_90a): that exact capability only
+        return device == code, None
+    rule = facts.get("device_code_compat", str(code))
+    if not isinstance(rule, Mapping):
+        # Not in torch's table: same major, minor at least the code's (torch's fallback).
+        return device // 10 == code // 10 and device >= code, None
+    fact = Facts.name("device_code_compat", str(code))
+    if "set" in rule:
+        return str(device) in {str(x) for x in rule["set"] or []}, fact
+    start = int(str(rule.get("interval", code)))
+    excluded = {str(x) for x in rule.get("exclude") or []}
+    runs = device // 10 == start // 10 and device >= start and str(device) not in excluded
+    return runs, fact
+
+
+def _runs_ptx(device: int, code: int, suffix: str) -> bool:
+    """Whether a ``compute_<code><suffix>`` PTX entry can be JIT-compiled for ``device``:
+    forwards only (any later capability, across majors), never backwards."""
+    if suffix == "f":
+        return device // 10 == code // 10 and device >= code
+    if suffix:
+        return device == code
+    return device >= code
+
+
+def match_arch(
+    device: tuple[int, int] | str, arch_list: Sequence[str], facts: Facts | None = None
+) -> ArchVerdict:
+    """Can a build with ``arch_list`` (``torch.cuda.get_arch_list()``) run on ``device``?
+
+    Args:
+        device: a CUDA compute capability ``(major, minor)``, e.g. ``(8, 6)``, or a ROCm gfx
+            target string, e.g. ``"gfx90a:sramecc+:xnack-"`` (feature flags are ignored).
+        arch_list: the build's entries, e.g. ``["sm_80", "sm_90a", "compute_90"]`` or
+            ``["gfx90a", "gfx1100"]``; blank entries are skipped, unparsable ones ignored. Empty
+            for a CPU-only build (never ok).
+        facts: the facts whose ``device_code_compat`` table decides cubins (default: the
+            shipped ones, loaded once).
+
+    CUDA: an ``sm_XY`` cubin runs per ``device_code_compat`` (torch's ``DEVICE_REQUIREMENT``:
+    same major, minor >= X.Y, minus Jetson exclusions, or an explicit set; a code torch does not
+    list: same major, minor >= Y); ``sm_XYa`` runs on X.Y only, ``sm_XYf`` on X.Y and later
+    minors of X. A ``compute_XY`` PTX entry is JIT-compiled for any capability >= X.Y (same
+    suffix rules). The first runnable cubin in list order wins, else the highest usable PTX.
+    ROCm: the gfx target must be listed. Pure: no torch, no device.
+
+    Returns:
+        An :class:`ArchVerdict`; ``reason`` says "no kernel image" when nothing runs.
+
+    Raises:
+        ValueError / TypeError: a CUDA ``device`` that is not two integers.
+    """
+    entries = [entry.strip() for entry in arch_list if entry and entry.strip()]
+    if isinstance(device, str):
+        target = normalise_gfx(device)
+        if not entries:
+            return ArchVerdict(
+                False,
+                None,
+                None,
+                f"the build lists no gfx targets (CPU-only build?), device is {target}",
+            )
+        for entry in entries:
+            if normalise_gfx(entry) == target:
+                return ArchVerdict(True, "gfx", entry, f"{target} is in the build's gfx list")
+        return ArchVerdict(
+            False, None, None, f"{target} is not in the build's gfx list ({' '.join(entries)})"
+        )
+
+    major, minor = (int(part) for part in device)
+    code = 10 * major + minor
+    name = f"sm_{code}"
+    if not entries:
+        return ArchVerdict(
+            False,
+            None,
+            None,
+            f"the build lists no CUDA architectures (CPU-only build?), device is {name}",
+        )
+    facts = facts or default_facts()
+    ptx: list[tuple[int, str]] = []
+    for entry in entries:
+        found = _ARCH_RE.match(entry)
+        if not found:
+            continue
+        kind, number, suffix = found.group(1), int(found.group(2)), found.group(3)
+        if kind == "compute":
+            if _runs_ptx(code, number, suffix):
+                ptx.append((number, entry))
+            continue
+        runs, fact = _runs_cubin(facts, code, number, suffix)
+        if runs:
+            return ArchVerdict(True, "cubin", entry, f"{name} runs the {entry} cubin", fact)
+    if ptx:
+        entry = max(ptx)[1]
+        return ArchVerdict(
+            True, "ptx", entry, f"{name} can JIT the {entry} PTX (first use compiles it)"
+        )
+    return ArchVerdict(
+        False, None, None,
+        f"no kernel image for {name}: no cubin runs on it and no PTX <= {major}.{minor} in {' '.join(entries)}",
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,22 +615,6 @@ def _arch_list(
     )
 
 
-def _device_runs_cubin(facts: Facts, cubin: int, device: int) -> tuple[bool, Path_ | None]:
-    """Whether an ``sm_<cubin>`` cubin runs on a device of capability code ``device``."""
-    rule = facts.get("device_code_compat", str(cubin))
-    if isinstance(rule, Mapping):
-        path: Path_ = ("device_code_compat", str(cubin))
-        if "set" in rule:
-            return str(device) in {str(x) for x in rule["set"] or []}, path
-        start = int(str(rule.get("interval", cubin)))
-        excluded = {str(x) for x in rule.get("exclude") or []}
-        (smajor, sminor), (dmajor, dminor) = _split_code(start), _split_code(device)
-        return dmajor == smajor and dminor >= sminor and str(device) not in excluded, path
-    # Not in torch's table: same major, minor at most the device's (torch's _check_cubins).
-    (smajor, sminor), (dmajor, dminor) = _split_code(cubin), _split_code(device)
-    return dmajor == smajor and dminor >= sminor, None
-
-
 def _driver_check(
     facts: Facts, driver: str | None, cuda: str | None, cuda_fact: str, wsl2: bool
 ) -> Reason:
@@ -547,31 +687,20 @@ def _kernel_image_check(
             "the build's arch list is unknown (not in the facts, no runtime.arch_list observed)",
             "torch_variants",
         )
-    cubins, ptx = [], []
-    for item in arch.entries:
-        match = _ARCH_RE.match(item)
-        if match:
-            (cubins if match.group(1) == "sm" else ptx).append(
-                (int(match.group(2)), match.group(3), item)
-            )
-    for number, suffix, item in cubins:
-        runs, rule = _device_runs_cubin(facts, number, code)
-        if suffix:  # sm_90a: arch-specific features, that exact device only
-            runs, rule = number == code, None
-        if runs:
-            rule_text = f"; {Facts.name(*rule)}" if rule else ""
-            unverified = arch.all_unverified or item in arch.unverified
-            text = f"{label}, capability {gpu.capability}, runs the {item} cubin"
-            return Reason("kernel_image", PASS, text, arch.fact + rule_text, unverified)
-    listed = ", ".join(arch.entries) or "empty"
-    usable = [(n, item) for n, suffix, item in ptx if n <= code and not suffix]
-    if not usable:
+    verdict = match_arch(_split_code(code), arch.entries, facts)
+    if verdict.via == "cubin":
+        rule_text = f"; {verdict.fact}" if verdict.fact else ""
+        unverified = arch.all_unverified or verdict.entry in arch.unverified
+        text = f"{label}, capability {gpu.capability}, runs the {verdict.entry} cubin"
+        return Reason("kernel_image", PASS, text, arch.fact + rule_text, unverified)
+    if not verdict.ok:
+        listed = ", ".join(arch.entries) or "empty"
         text = (
             f"no kernel image for {label}, capability {gpu.capability}: no cubin in [{listed}] "
             f"runs on it and there is no PTX compute_XY with XY <= {code}"
         )
         return Reason("kernel_image", FAIL, text, arch.fact, arch.all_unverified)
-    number, item = max(usable)
+    item = verdict.entry
     unverified = arch.all_unverified or item in arch.unverified
     platform = "windows" if wsl2 else "linux"
     needed, path = _toolkit_driver(facts, cuda, platform) if cuda else (None, None)
@@ -674,8 +803,9 @@ def _rocm_checks(
             )
             reasons.append(Reason("gfx", UNKNOWN, text, "torch_variants"))
             continue
-        unverified = gfx.all_unverified or target in gfx.unverified
-        if target not in gfx.entries:
+        verdict = match_arch(target, gfx.entries, facts)
+        unverified = gfx.all_unverified or verdict.entry in gfx.unverified
+        if not verdict.ok:
             text = (
                 f"no kernel image for {label}: {target} is not in the wheel's gfx list "
                 f"[{', '.join(gfx.entries)}] (HSA_OVERRIDE_GFX_VERSION aliasing is unsupported)"

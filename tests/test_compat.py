@@ -160,6 +160,51 @@ def test_torch_device_requirement_table_decides_which_cubins_run():
         assert by_check(prediction, "kernel_image").verdict == expected, (capability, cubin)
 
 
+def test_predictions_use_match_arch_for_every_published_list():
+    """The kernel-image check and the ``arch`` scenario share compat.match_arch: on every
+    shipped arch list and device they name the same entry (or both find none)."""
+    facts = compat.default_facts()
+    devices = [(major, minor) for major in range(3, 13) for minor in range(10)]
+    for name, entries in facts.get("arch_lists").items():
+        arch = ",".join(entries)
+        for major, minor in devices:
+            verdict = compat.match_arch((major, minor), entries)
+            host = nvidia_host("580.65.06", capability=f"{major}.{minor}")
+            reasons = predict(host, variant("cu128", "2.8.0", arch_list=arch, cuda="12.8")).reasons
+            image = next(r for r in reasons if r.check in ("kernel_image", "ptx_jit"))
+            where = (name, major, minor, image.text)
+            if verdict.via == "cubin":
+                assert image.check == "kernel_image" and image.verdict == PASS, where
+                assert f"runs the {verdict.entry} cubin" in image.text, where
+                assert image.fact.endswith(f"; {verdict.fact}") or verdict.fact is None, where
+            elif verdict.via == "ptx":
+                assert image.check == "ptx_jit" and image.verdict == PASS, where
+                assert f"PTX {verdict.entry} JIT-compiles" in image.text, where
+            else:
+                assert image.check == "kernel_image" and image.verdict == FAIL, where
+
+
+def test_match_arch_cubin_and_ptx_rules():
+    sm80 = compat.match_arch((8, 6), ["sm_80"])
+    assert (sm80.via, sm80.fact) == ("cubin", "device_code_compat.80")
+    assert compat.match_arch((3, 7), ["sm_37"]).fact is None  # not in torch's table: fallback
+    assert compat.match_arch((3, 9), ["sm_37"]).ok and not compat.match_arch((5, 0), ["sm_37"]).ok
+    assert compat.match_arch((10, 1), ["sm_110"]).ok  # 10.1 was renamed 11.0: one set
+    assert (
+        compat.match_arch((10, 3), ["sm_100f"]).ok
+        and not compat.match_arch((11, 0), ["sm_100f"]).ok
+    )
+    assert not compat.match_arch((9, 1), ["compute_90a"]).ok  # arch-specific PTX: 9.0 only
+    best = compat.match_arch((12, 0), ["compute_80", "compute_90", "compute_86"])
+    assert (best.via, best.entry) == ("ptx", "compute_90")  # the newest PTX the device can JIT
+    assert compat.match_arch("GFX1100", ["gfx1100:xnack-"]).entry == "gfx1100:xnack-"
+    assert not compat.match_arch("gfx1100", []).ok
+    with pytest.raises(ValueError):
+        compat.gfx_from_override("10.3")
+    with pytest.raises(ValueError):
+        compat.match_arch(("8", "x"), ["sm_80"])
+
+
 def test_drivers_590_and_newer_no_longer_drive_pascal():
     prediction = predict(
         nvidia_host("590.44.01", capability="6.1", name="GTX 1080"), variant("cu126", "2.8.0")
