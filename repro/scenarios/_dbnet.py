@@ -24,6 +24,8 @@ their top level (the runner imports scenario modules without torch). It is not a
 
 from __future__ import annotations
 
+import traceback
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -348,3 +350,21 @@ def unchecked_dice(pred: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
     """The Dice loss value without the ``assert loss <= 1`` (to report what the assertion hid)."""
     with torch.no_grad():
         return float(DiceLoss(strict=False)(pred["binary"], batch["gt"], batch["mask"]))
+
+
+def training_loss(
+    ctx, criterion: DBLoss, pred: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], step: int
+):
+    """``criterion(pred, batch)`` -> ``(loss, parts)``; when the original Dice ``assert loss <= 1``
+    fires (a NaN prediction: ``nan <= 1`` is False, field report F4-4), the case fails as
+    ``nan_detected`` with the value the assertion hid, never as a bare AssertionError."""
+    try:
+        return criterion(pred, batch)
+    except AssertionError:
+        traceback.print_exc()  # the log keeps the original assert's traceback
+        ctx.fail(
+            f"step {step}: Dice loss is {unchecked_dice(pred, batch)} "
+            "('assert loss <= 1' raised AssertionError, F4-4)",
+            signature="nan_detected",
+        )
+        raise  # unreachable: ctx.fail raises
