@@ -4,23 +4,33 @@
     nox -s matrix       rebuild results/matrix.{json,md,html} from everything under results/
     nox -s tests        the test suite (installs a torch build into the session's venv)
     nox -s lint         ruff
+    nox -s build-<runtime> / repro-<runtime>
+                        generated from matrix.yaml (repro/nox_sessions.py): build the runtime's
+                        images / run the cases inside them with this host's GPU passthrough,
+                        e.g. `nox -s repro-cpu`, `nox -s repro-cu128 -- -k CASE --shell`; `nox -l`
 
 Environment: REPRO_TORCH_SPEC is the torch requirement the `tests` session installs
-(default torch==2.13.0, the CPU build this project's CI uses).
+(default torch==2.13.0, the CPU build this project's CI uses). REPRO_BASE_IMAGE,
+REPRO_INDEX_URL, REPRO_WHEELHOUSE and REPRO_PYTHON override the variants' for the docker sessions.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 import nox
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from repro import nox_sessions  # noqa: E402 - the checkout's package, importable after the line above
+
 nox.options.sessions = ["tests", "lint"]
 nox.options.error_on_missing_interpreters = True
 
-TORCH_SPEC = os.environ.get("REPRO_TORCH_SPEC", "torch==2.13.0")
-RESULTS = "results"
+#: pip arguments for the torch build under test, e.g. "torch==2.13.0 --index-url URL".
+TORCH_SPEC = shlex.split(os.environ.get("REPRO_TORCH_SPEC", "torch==2.13.0"))
+RESULTS = os.environ.get("REPRO_RESULTS", "results")
 
 
 @nox.session(name="repro-host", venv_backend="none")
@@ -33,8 +43,22 @@ def repro_host(session: nox.Session) -> None:
     python = sys.executable
     session.run(python, "-m", "pip", "install", "--quiet", "-e", ".[nvidia]", external=True)
     # `repro run` exits 1 when a reproduction reproduced (red cases): still build the matrix.
-    session.run(python, "-m", "repro", "run", "--results", RESULTS, *session.posargs, external=True, success_codes=[0, 1])
-    session.run(python, "-m", "repro", "report", RESULTS, "--output", RESULTS, external=True)
+    session.run(
+        python,
+        "-m",
+        "repro",
+        "run",
+        "--results",
+        RESULTS,
+        *session.posargs,
+        external=True,
+        success_codes=[0, 1],
+    )
+    # Expected reproductions show as expected; one host covers one variant, so no coverage noise.
+    session.run(
+        python, "-m", "repro", "report", RESULTS, "--output", RESULTS,
+        "--config", "matrix.yaml", "--no-coverage", external=True,
+    )  # fmt: skip
 
 
 @nox.session
@@ -42,13 +66,23 @@ def matrix(session: nox.Session) -> None:
     """Merge every JUnit file under results/ (or the given paths) into results/matrix.*."""
     session.install("-e", ".")
     inputs = session.posargs or [RESULTS]
-    session.run("repro", "report", *inputs, "--output", RESULTS)
+    session.run("repro", "report", *inputs, "--output", RESULTS, "--config", "matrix.yaml")
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """Validate a driver or torch change: `nox -s compare -- BASE CAND` (results dirs or
+    matrix.json). Fails on any regression (pass -> anything else)."""
+    session.install("-e", ".")
+    if len(session.posargs) < 2:
+        session.error("usage: nox -s compare -- BASE CAND [--json] [--threshold PCT]")
+    session.run("repro", "compare", *session.posargs)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, with real subprocesses, real crashes/hangs and a real 2-rank gloo DDP."""
-    session.install(TORCH_SPEC)
+    session.install(*TORCH_SPEC)
     session.install("-e", ".[dev]")
     session.run("python", "-m", "pytest", *(session.posargs or ["-q", "-ra"]))
 
@@ -59,3 +93,6 @@ def lint(session: nox.Session) -> None:
     session.install("ruff>=0.5")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+nox_sessions.register(nox, "matrix.yaml")

@@ -1,0 +1,427 @@
+"""Run a variant's image with the host's GPU passthrough, results bind-mounted (docker SDK).
+
+:func:`docker_run_spec` is a pure function: host kind + variant + options -> the keyword
+arguments for ``client.containers.run`` and the equivalent ``docker run ...`` command line, so
+the passthrough for every host kind is unit-tested from fixture hosts:
+
+- ``nvidia``: a ``DeviceRequest`` for all or selected GPUs (the NVIDIA Container Toolkit), or
+  CDI device names (``nvidia.com/gpu=all``);
+- ``nvidia-wsl2``: ``/dev/dxg`` and ``/usr/lib/wsl`` read-only (``LD_LIBRARY_PATH`` to its
+  ``lib``), the toolkit is not needed; on Docker Desktop the built-in ``--gpus`` instead;
+- ``rocm``: ``/dev/kfd``, ``/dev/dri``, the device nodes' groups (video/render), seccomp
+  unconfined as AMD documents; ``rocm-wsl2``: ``/dev/dxg`` + ``/usr/lib/wsl`` read-only and
+  ``HSA_ENABLE_DXG_DETECTION=1``;
+- ``cpu``: no device.
+
+Always: never ``--privileged``; all capabilities dropped and no-new-privileges; read-only root
+filesystem with a private ``/tmp``; no network unless asked (loopback is enough for DDP);
+``--init`` (so the runner is not PID 1); the results directory the only writable mount; the
+host fingerprint and the matrix file mounted read-only; run as the host uid:gid so results are
+owned by the user; ``shm_size``/``ipc`` from the variant or the command line.
+
+:func:`run_container` runs it with a hard timeout for the whole container and removes it
+afterwards unless asked to keep it. Results reach the host as each case ends (the runner
+rewrites ``junit.xml`` atomically after every case), so a container killed by its timeout leaves
+every finished case behind. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from repro import host as host_mod
+
+CONTAINER_RESULTS = "/results"
+CONTAINER_HOST_DIR = "/repro/host"
+CONTAINER_HOST_FP = f"{CONTAINER_HOST_DIR}/fingerprint.json"
+CONTAINER_CONFIG = "/repro/config/matrix.yaml"
+LABEL_RUN = "io.repro-matrix.run"
+LABEL_VARIANT = "io.repro-matrix.variant.id"
+TMPFS_OPTIONS = "rw,exec,nosuid,nodev"
+GPU_MODES = ("auto", "toolkit", "cdi", "wsl")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run one variant's image. Paths are host paths (absolute).
+
+    ``gpus``: ``all``, indices ``0,1`` or CDI names ``nvidia.com/gpu=0`` (comma-separated).
+    ``gpu_mode`` (NVIDIA): ``auto`` (WSL2 devices on WSL2 unless Docker Desktop, else the
+    toolkit's DeviceRequest, else CDI when only a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``.
+    ``shm_size``: a Docker size (``8g``) or None for Docker's default (64 MB); ``ipc``: ``host``,
+    ``private``, ``shareable`` or None. ``network``: ``none`` (default) or a Docker network.
+    ``command``: run this instead of ``repro run`` (``--shell``).
+    """
+
+    image: str
+    variant_id: str
+    results_dir: str
+    config_file: str
+    host_fingerprint_dir: str
+    patterns: tuple[str, ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    gpus: str = "all"
+    gpu_mode: str = "auto"
+    shm_size: str | None = None
+    ipc: str | None = None
+    network: str = "none"
+    user: str | None = None
+    name: str | None = None
+    timeout_scale: float | None = None
+    keep: bool = False
+    interactive: bool = False
+    command: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What :func:`docker_run_spec` returns: SDK kwargs, the CLI argv and its shell-quoted text."""
+
+    kwargs: dict[str, Any]
+    argv: list[str]
+    passthrough: str
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def command_line(self) -> str:
+        return shlex.join(self.argv)
+
+
+def _gpu_items(gpus: str) -> list[str]:
+    return [g.strip() for g in gpus.split(",") if g.strip()]
+
+
+def _nvidia_mode(host: host_mod.Host, gpus: str, gpu_mode: str) -> str:
+    """Resolve ``auto`` to toolkit, cdi or wsl for this host."""
+    if gpu_mode != "auto":
+        return gpu_mode
+    if any("=" in g for g in _gpu_items(gpus)):
+        return "cdi"
+    if host.wsl2 and host.dxg and not host.nvidia_devices:
+        return "toolkit" if host.daemon.docker_desktop else "wsl"
+    has_runtime = (
+        any("nvidia" in r for r in host.daemon.runtimes)
+        or host.nvidia_hooks
+        or host.daemon.docker_desktop
+    )
+    if not has_runtime and host.cdi_devices:
+        return "cdi"
+    return "toolkit"
+
+
+def _device_request(mode: str, gpus: str) -> tuple[dict[str, Any], list[str]]:
+    """(DeviceRequest as the dict docker-py accepts, the equivalent CLI flags)."""
+    items = _gpu_items(gpus) or ["all"]
+    if mode == "cdi":
+        names = [g if "=" in g else f"nvidia.com/gpu={g}" for g in items]
+        flags = [arg for name in names for arg in ("--device", name)]
+        return {"Driver": "cdi", "DeviceIDs": names}, flags
+    if items == ["all"]:
+        return {"Count": -1, "Capabilities": [["gpu"]]}, ["--gpus", "all"]
+    return {"DeviceIDs": items, "Capabilities": [["gpu"]]}, [
+        "--gpus",
+        f'"device={",".join(items)}"',
+    ]
+
+
+def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) -> RunSpec:
+    """Pure: the ``containers.run`` kwargs and ``docker run`` argv for this host and variant."""
+    kind = host_mod.passthrough_kind(host, accelerator)
+    notes: list[str] = []
+    env: dict[str, str] = {
+        "HOME": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "REPRO_HOST_KIND": host.kind,
+        "REPRO_PASSTHROUGH": kind,
+    }
+    env.update(dict(options.env))
+    volumes: dict[str, dict[str, str]] = {
+        options.results_dir: {"bind": CONTAINER_RESULTS, "mode": "rw"},
+        options.host_fingerprint_dir: {"bind": CONTAINER_HOST_DIR, "mode": "ro"},
+        options.config_file: {"bind": CONTAINER_CONFIG, "mode": "ro"},
+    }
+    devices: list[str] = []
+    device_requests: list[dict[str, Any]] = []
+    gpu_flags: list[str] = []
+    group_add: list[str] = []
+    security_opt = ["no-new-privileges"]
+
+    if kind == host_mod.NVIDIA or (
+        kind == host_mod.NVIDIA_WSL2 and _nvidia_mode(host, options.gpus, options.gpu_mode) != "wsl"
+    ):
+        mode = _nvidia_mode(host, options.gpus, options.gpu_mode)
+        request, gpu_flags = _device_request(mode, options.gpus)
+        device_requests.append(request)
+        notes.append(
+            f"NVIDIA GPUs via {'CDI' if mode == 'cdi' else 'the NVIDIA Container Toolkit'} ({options.gpus})"
+        )
+    elif kind == host_mod.NVIDIA_WSL2:
+        devices.append("/dev/dxg:/dev/dxg:rwm")
+        volumes[host_mod.WSL_DIR] = {"bind": host_mod.WSL_DIR, "mode": "ro"}
+        env["LD_LIBRARY_PATH"] = host_mod.WSL_LIB
+        if options.gpus != "all":
+            env["CUDA_VISIBLE_DEVICES"] = options.gpus
+        notes.append("WSL2: /dev/dxg and /usr/lib/wsl (read-only); no container toolkit needed")
+    elif kind == host_mod.ROCM:
+        devices.append("/dev/kfd:/dev/kfd:rwm")
+        devices += [f"{d}:{d}:rwm" for d in host.dri_devices] or ["/dev/dri:/dev/dri:rwm"]
+        group_add = [str(g) for g in host.device_gids]
+        security_opt.append(
+            "seccomp=unconfined"
+        )  # AMD's documented docker flags (compat-facts rocm_container)
+        if options.gpus != "all":
+            env["ROCR_VISIBLE_DEVICES"] = options.gpus
+        notes.append(
+            "ROCm: /dev/kfd, /dev/dri and their groups "
+            + (", ".join(group_add) or "(none found: run as a user in video/render)")
+        )
+    elif kind == host_mod.ROCM_WSL2:
+        devices.append("/dev/dxg:/dev/dxg:rwm")
+        volumes[host_mod.WSL_DIR] = {"bind": host_mod.WSL_DIR, "mode": "ro"}
+        env["HSA_ENABLE_DXG_DETECTION"] = "1"
+        env["LD_LIBRARY_PATH"] = host_mod.WSL_LIB
+        if options.gpus != "all":
+            env["HIP_VISIBLE_DEVICES"] = options.gpus
+        notes.append(
+            "ROCm on WSL2: /dev/dxg and /usr/lib/wsl (read-only), HSA_ENABLE_DXG_DETECTION=1"
+        )
+
+    if options.command is not None:
+        command = list(options.command)
+    else:
+        command = [
+            "python",
+            "-m",
+            "repro",
+            "run",
+            "--config",
+            CONTAINER_CONFIG,
+            "--variant",
+            options.variant_id,
+            "--results",
+            CONTAINER_RESULTS,
+            "--host-fingerprint",
+            CONTAINER_HOST_FP,
+        ]
+        for pattern in options.patterns:
+            command += ["-k", pattern]
+        if options.timeout_scale:
+            command += ["--timeout-scale", f"{options.timeout_scale:g}"]
+        for name, value in options.properties:
+            command += ["--property", f"{name}={value}"]
+
+    name = options.name or f"repro-{options.variant_id}-{uuid.uuid4().hex[:8]}"
+    labels = {LABEL_RUN: "1", LABEL_VARIANT: options.variant_id}
+    kwargs: dict[str, Any] = {
+        "image": options.image,
+        "command": command,
+        "name": name,
+        "labels": labels,
+        "detach": True,
+        "init": True,
+        "environment": env,
+        "volumes": volumes,
+        "network_mode": options.network,
+        "read_only": True,
+        "tmpfs": {"/tmp": TMPFS_OPTIONS},
+        "cap_drop": ["ALL"],
+        "security_opt": security_opt,
+        "working_dir": "/tmp",
+    }
+    if options.user:
+        kwargs["user"] = options.user
+    if devices:
+        kwargs["devices"] = devices
+    if device_requests:
+        kwargs["device_requests"] = device_requests
+    if group_add:
+        kwargs["group_add"] = group_add
+    if options.ipc:
+        kwargs["ipc_mode"] = options.ipc
+    if options.shm_size and options.ipc != "host":
+        kwargs["shm_size"] = options.shm_size
+    if options.interactive:
+        kwargs.update(stdin_open=True, tty=True)
+
+    argv = ["docker", "run"]
+    if not options.keep:
+        argv.append("--rm")
+    if options.interactive:
+        argv.append("-it")
+    argv += ["--init", "--name", name]
+    argv += [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
+    if options.user:
+        argv += ["--user", options.user]
+    argv += [
+        "--network",
+        options.network,
+        "--read-only",
+        "--tmpfs",
+        f"/tmp:{TMPFS_OPTIONS}",
+        "--cap-drop",
+        "ALL",
+    ]
+    argv += [arg for opt in security_opt for arg in ("--security-opt", opt)]
+    if "ipc_mode" in kwargs:
+        argv += ["--ipc", options.ipc or ""]
+    if "shm_size" in kwargs:
+        argv += ["--shm-size", str(options.shm_size)]
+    argv += gpu_flags
+    argv += [arg for device in devices for arg in ("--device", device)]
+    argv += [arg for gid in group_add for arg in ("--group-add", gid)]
+    argv += [
+        arg
+        for src, mount in volumes.items()
+        for arg in ("-v", f"{src}:{mount['bind']}:{mount['mode']}")
+    ]
+    argv += [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    argv += ["-w", "/tmp", options.image, *command]
+    return RunSpec(kwargs, argv, kind, tuple(notes))
+
+
+# ---------------------------------------------------------------------------------------------
+# host-container parity
+
+
+def gpu_parity(host_fp: Mapping[str, Any], probe: Mapping[str, Any] | None) -> tuple[bool, str]:
+    """Do the GPUs the container sees (``_torch_probe`` output) match the host's fingerprint?
+
+    Compares counts, then names (in order). Returns ``(ok, text)`` for the
+    ``container.gpu_parity`` property.
+    """
+    host_gpus = [g.get("name") or g.get("gfx_target") or "?" for g in host_fp.get("gpus") or []]
+    if probe is None:
+        return (
+            False,
+            f"unknown: the container probe gave no answer (host has {len(host_gpus)} GPU(s))",
+        )
+    seen = [d.get("name") or "?" for d in probe.get("devices") or []]
+    count = int(probe.get("accelerator_count") or 0)
+    if count != len(host_gpus):
+        return (
+            False,
+            f"mismatch: host has {len(host_gpus)} GPU(s) ({', '.join(host_gpus) or 'none'}), the container sees {count} ({', '.join(seen) or 'none'})",
+        )
+    mismatched = [
+        (h, s)
+        for h, s in zip(host_gpus, seen, strict=False)
+        if h and s and h != s and not (h.startswith("AMD gfx") and s)
+    ]
+    if mismatched:
+        pairs = ", ".join(f"{h} vs {s}" for h, s in mismatched)
+        return False, f"mismatch: names differ ({pairs})"
+    return True, f"ok: {count} GPU(s)" + (f" ({', '.join(seen)})" if seen else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+@dataclass
+class ContainerResult:
+    """How a container ended: ``exit_code`` (None when killed by the timeout), ``timed_out``."""
+
+    name: str
+    exit_code: int | None
+    timed_out: bool
+    removed: bool
+    duration_s: float
+    container_id: str | None = None
+
+
+def _pump_logs(container, out: IO[str]) -> None:
+    try:
+        for chunk in container.logs(stream=True, follow=True):
+            out.write(chunk.decode("utf-8", errors="replace"))
+            out.flush()
+    except Exception:  # the container went away while streaming: the wait() decides the outcome
+        return
+
+
+def run_container(
+    client, spec: RunSpec, timeout_s: float, keep: bool = False, out: IO[str] | None = None
+) -> ContainerResult:
+    """Start the container, stream its output, wait at most ``timeout_s`` seconds for the whole
+    container, kill it on timeout (or Ctrl-C), and remove it unless ``keep``.
+
+    Raises ``docker.errors.APIError``/``ImageNotFound`` when it cannot be created or started
+    (exit status 125 on the CLI: GPU hook errors, a missing device) after cleaning up.
+    """
+    import requests
+
+    out = out or sys.stdout
+    started = time.monotonic()
+    container = client.containers.create(**{k: v for k, v in spec.kwargs.items() if k != "detach"})
+    name = spec.kwargs["name"]
+    exit_code: int | None = None
+    timed_out = False
+    removed = False
+    pump = None
+    try:
+        container.start()
+        pump = threading.Thread(
+            target=_pump_logs, args=(container, out), name="docker-logs", daemon=True
+        )
+        pump.start()
+        remaining = max(1.0, timeout_s - (time.monotonic() - started))
+        try:
+            status = container.wait(timeout=remaining)
+            exit_code = int(status.get("StatusCode", -1))
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            timed_out = True
+            _kill(container)
+    except BaseException:
+        _kill(container)
+        raise
+    finally:
+        if pump is not None:
+            pump.join(timeout=10)
+        if not keep:
+            removed = _remove(container)
+    return ContainerResult(
+        name, exit_code, timed_out, removed, time.monotonic() - started, container.id
+    )
+
+
+def _kill(container) -> None:
+    with contextlib.suppress(Exception):  # already gone or stopped
+        container.kill()
+    with contextlib.suppress(Exception):
+        container.wait(timeout=30)
+
+
+def _remove(container) -> bool:
+    for _attempt in range(3):
+        try:
+            container.remove(force=True)
+            return True
+        except Exception as exc:
+            if "No such container" in str(exc) or getattr(exc, "status_code", None) == 404:
+                return True
+            time.sleep(1)
+    return False
+
+
+def host_user() -> str | None:
+    """``uid:gid`` of this process (results on the bind mount are owned by the user)."""
+    if not hasattr(os, "getuid"):
+        return None
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+def new_run_dirs(results_dir: Path, before: Sequence[str]) -> list[Path]:
+    """Run directories that appeared under ``results_dir`` since ``before`` was listed."""
+    if not results_dir.is_dir():
+        return []
+    return sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in set(before))

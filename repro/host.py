@@ -1,0 +1,636 @@
+"""Detect what kind of GPU host this is and whether it can run a variant in a container.
+
+Host kinds (``KINDS``): ``nvidia`` (Linux, ``/dev/nvidia*``), ``nvidia-wsl2`` (``/dev/dxg`` plus
+the CUDA user-space libraries Windows puts in ``/usr/lib/wsl/lib``), ``rocm`` (``/dev/kfd`` and
+``/dev/dri``), ``rocm-wsl2`` (``/dev/dxg`` with ROCm user space, no ``/dev/kfd``) and ``cpu``.
+Everything is decided from what is really there: device nodes, ``/proc/version``, the WSL
+library directory, CDI specs, the driver query (``nvidia-smi``, else NVML; the KFD topology
+for AMD) and the Docker daemon's ``info`` (runtimes, CDI spec dirs, Docker Desktop).
+
+Every file read goes through ``root`` and the daemon's ``info`` and the driver query can be
+injected, so tests run on captured fixture trees (``tests/fixtures/hosts/``).
+
+:func:`preflight` says, in one line per problem, why this host cannot run a variant (no NVIDIA
+container runtime, no ``/dev/kfd``, daemon unreachable, driver query failing) before anything
+is built or written. This module never imports torch and never starts a container.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+NVIDIA = "nvidia"
+NVIDIA_WSL2 = "nvidia-wsl2"
+ROCM = "rocm"
+ROCM_WSL2 = "rocm-wsl2"
+CPU = "cpu"
+KINDS = (NVIDIA, NVIDIA_WSL2, ROCM, ROCM_WSL2, CPU)
+
+WSL_LIB = "/usr/lib/wsl/lib"
+WSL_DIR = "/usr/lib/wsl"
+_CDI_DIRS = ("etc/cdi", "var/run/cdi")
+_NVIDIA_HOOKS = (
+    "usr/bin/nvidia-container-runtime-hook",
+    "usr/bin/nvidia-container-toolkit",
+    "usr/local/bin/nvidia-container-runtime-hook",
+)
+_DRIVER_QUERY_TIMEOUT_S = 30.0
+
+
+# ---------------------------------------------------------------------------------------------
+# the daemon
+
+
+@dataclass(frozen=True)
+class DaemonInfo:
+    """What ``docker info`` says that matters here; ``error`` set when the daemon is unreachable."""
+
+    reachable: bool
+    error: str | None = None
+    server_version: str | None = None
+    operating_system: str | None = None
+    runtimes: tuple[str, ...] = ()
+    default_runtime: str | None = None
+    cdi_spec_dirs: tuple[str, ...] = ()
+    rootless: bool = False
+
+    @property
+    def docker_desktop(self) -> bool:
+        return "docker desktop" in (self.operating_system or "").lower()
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> DaemonInfo:
+        """From the daemon's ``/info`` reply (``client.info()`` or ``docker info --format '{{json .}}'``)."""
+        security = [str(s) for s in info.get("SecurityOptions") or []]
+        return cls(
+            reachable=True,
+            server_version=info.get("ServerVersion"),
+            operating_system=info.get("OperatingSystem"),
+            runtimes=tuple(sorted((info.get("Runtimes") or {}).keys())),
+            default_runtime=info.get("DefaultRuntime"),
+            cdi_spec_dirs=tuple(info.get("CDISpecDirs") or ()),
+            rootless=any("rootless" in s for s in security),
+        )
+
+    @classmethod
+    def unreachable(cls, error: str) -> DaemonInfo:
+        return cls(reachable=False, error=error)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reachable": self.reachable,
+            "error": self.error,
+            "server_version": self.server_version,
+            "operating_system": self.operating_system,
+            "runtimes": list(self.runtimes),
+            "default_runtime": self.default_runtime,
+            "cdi_spec_dirs": list(self.cdi_spec_dirs),
+            "docker_desktop": self.docker_desktop,
+            "rootless": self.rootless,
+        }
+
+
+def query_daemon(timeout_s: float = 10.0) -> DaemonInfo:
+    """Ask the Docker daemon (``DOCKER_HOST`` or the default socket) for its info; never raises."""
+    try:
+        import docker
+    except ImportError:
+        return DaemonInfo.unreachable(
+            "the docker Python SDK is not installed (pip install 'repro-matrix[docker]')"
+        )
+    try:
+        client = docker.from_env(timeout=int(timeout_s))
+        try:
+            return DaemonInfo.from_info(client.info())
+        finally:
+            client.close()
+    except Exception as exc:  # DockerException, requests errors: all mean "cannot talk to it"
+        return DaemonInfo.unreachable(_one_line(exc))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] if text else type(exc).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver query
+
+
+@dataclass(frozen=True)
+class DriverQuery:
+    """Result of asking the GPU driver for its devices: ``ok`` with ``gpus`` or ``error``."""
+
+    tool: str
+    ok: bool
+    gpus: tuple[str, ...] = ()
+    driver: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "ok": self.ok,
+            "gpus": list(self.gpus),
+            "driver": self.driver,
+            "error": self.error,
+        }
+
+
+def parse_nvidia_smi(stdout: str, returncode: int = 0, stderr: str = "") -> DriverQuery:
+    """``nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader`` output.
+
+    A non-zero status or no GPU line is a failed query whose ``error`` is nvidia-smi's last line
+    (``NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver...``)."""
+    gpus, driver = [], None
+    for line in stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3 and parts[0].isdigit():
+            gpus.append(parts[1])
+            driver = driver or parts[2]
+    if returncode != 0 or not gpus:
+        lines = [ln.strip() for ln in (stderr + "\n" + stdout).splitlines() if ln.strip()]
+        failing = [
+            ln
+            for ln in lines
+            if re.search(r"fail|error|couldn't|mismatch|not found|no devices", ln, re.IGNORECASE)
+        ]
+        why = (failing or lines or [f"exit status {returncode}, no GPU listed"])[0]
+        return DriverQuery("nvidia-smi", False, error=why)
+    return DriverQuery("nvidia-smi", True, tuple(gpus), driver)
+
+
+def query_nvidia(root: Path) -> DriverQuery:
+    """Run nvidia-smi (``PATH``, else WSL2's ``/usr/lib/wsl/lib/nvidia-smi``); NVML if absent."""
+    smi = shutil.which("nvidia-smi")
+    wsl_smi = root / WSL_LIB.lstrip("/") / "nvidia-smi"
+    if smi is None and wsl_smi.exists():
+        smi = str(wsl_smi)
+    if smi is not None:
+        try:
+            proc = subprocess.run(
+                [smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=_DRIVER_QUERY_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return DriverQuery(
+                "nvidia-smi",
+                False,
+                error=f"nvidia-smi did not answer within {_DRIVER_QUERY_TIMEOUT_S:g} s",
+            )
+        except OSError as exc:
+            return DriverQuery(
+                "nvidia-smi", False, error=f"cannot run {smi}: {exc.strerror or exc}"
+            )
+        return parse_nvidia_smi(proc.stdout, proc.returncode, proc.stderr)
+    try:
+        import pynvml
+    except ImportError:
+        return DriverQuery(
+            "nvml",
+            False,
+            error="neither nvidia-smi nor pynvml (nvidia-ml-py) is available to query the driver",
+        )
+    try:
+        pynvml.nvmlInit()
+        try:
+            count = pynvml.nvmlDeviceGetCount()
+            names = []
+            for index in range(count):
+                name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
+                names.append(name.decode() if isinstance(name, bytes) else str(name))
+            driver = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception as exc:  # NVMLError_*: the driver is not usable
+        return DriverQuery("nvml", False, error=_one_line(exc))
+    if not names:
+        return DriverQuery("nvml", False, error="NVML lists no GPU")
+    return DriverQuery(
+        "nvml", True, tuple(names), driver.decode() if isinstance(driver, bytes) else str(driver)
+    )
+
+
+def query_kfd(root: Path) -> DriverQuery:
+    """AMD GPUs from the KFD topology in sysfs (what the ROCm runtime enumerates)."""
+    from repro.fingerprint import _amd_gpus
+
+    unreadable: list[dict[str, str]] = []
+    gpus = _amd_gpus(root, unreadable)
+    if not gpus:
+        why = (
+            unreadable[0]["why"]
+            if unreadable
+            else "no GPU node in /sys/class/kfd/kfd/topology/nodes (amdgpu driver not loaded?)"
+        )
+        return DriverQuery("kfd-topology", False, error=why)
+    return DriverQuery("kfd-topology", True, tuple(g["gfx_target"] for g in gpus))
+
+
+# ---------------------------------------------------------------------------------------------
+# the host
+
+
+@dataclass(frozen=True)
+class Host:
+    """Everything detected about this host's GPUs and container engine.
+
+    Device paths are as the host sees them (``/dev/nvidia0``); ``device_gids`` are the numeric
+    groups that own the GPU device nodes (video/render), to be added to the container user.
+    """
+
+    kind: str
+    wsl2: bool
+    evidence: tuple[str, ...]
+    daemon: DaemonInfo
+    nvidia_devices: tuple[str, ...] = ()
+    dxg: bool = False
+    wsl_lib: bool = False
+    nvidia_wsl_libs: bool = False
+    rocm_wsl: bool = False
+    kfd: bool = False
+    dri_devices: tuple[str, ...] = ()
+    device_gids: tuple[int, ...] = ()
+    nvidia_hooks: tuple[str, ...] = ()
+    cdi_devices: tuple[str, ...] = ()
+    nvidia_query: DriverQuery | None = None
+    amd_query: DriverQuery | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def has_nvidia(self) -> bool:
+        return self.kind in (NVIDIA, NVIDIA_WSL2) or bool(self.nvidia_devices)
+
+    @property
+    def has_rocm(self) -> bool:
+        return self.kfd or self.rocm_wsl
+
+    @property
+    def nvidia_container_runtime(self) -> tuple[str, ...]:
+        """Evidence that ``--gpus``/CDI can work: the daemon's ``nvidia`` runtime, the toolkit's
+        hook binary, or a CDI spec naming ``nvidia.com/gpu`` devices (empty: none found)."""
+        found = [f"docker runtime {r!r}" for r in self.daemon.runtimes if "nvidia" in r]
+        found += [f"hook {h}" for h in self.nvidia_hooks]
+        if self.cdi_devices:
+            found.append(f"CDI {self.cdi_devices[0]}")
+        if self.daemon.docker_desktop:
+            found.append("Docker Desktop (built-in GPU support)")
+        return tuple(found)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "wsl2": self.wsl2,
+            "evidence": list(self.evidence),
+            "notes": list(self.notes),
+            "nvidia_devices": list(self.nvidia_devices),
+            "dxg": self.dxg,
+            "wsl_lib": self.wsl_lib,
+            "nvidia_wsl_libs": self.nvidia_wsl_libs,
+            "rocm_wsl": self.rocm_wsl,
+            "kfd": self.kfd,
+            "dri_devices": list(self.dri_devices),
+            "device_gids": list(self.device_gids),
+            "nvidia_container_runtime": list(self.nvidia_container_runtime),
+            "cdi_devices": list(self.cdi_devices),
+            "nvidia_query": self.nvidia_query.as_dict() if self.nvidia_query else None,
+            "amd_query": self.amd_query.as_dict() if self.amd_query else None,
+            "daemon": self.daemon.as_dict(),
+        }
+
+
+def _read(root: Path, rel: str) -> str:
+    try:
+        return (root / rel).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _listing(root: Path, pattern: str) -> list[str]:
+    """Host paths (``/dev/nvidia0``) of what matches ``pattern`` under ``root``, sorted."""
+    return sorted(
+        "/" + os.path.relpath(p, root) for p in glob.glob(str(root / pattern), recursive=True)
+    )
+
+
+def _group_gids(root: Path, names: Sequence[str]) -> list[int]:
+    """Numeric ids of the named groups in the host's ``/etc/group``."""
+    gids = []
+    for line in _read(root, "etc/group").splitlines():
+        parts = line.split(":")
+        if len(parts) >= 3 and parts[0] in names and parts[2].isdigit():
+            gids.append(int(parts[2]))
+    return gids
+
+
+def _device_gids(root: Path, devices: Sequence[str]) -> tuple[int, ...]:
+    """Groups owning the device nodes (what really grants access), then video/render by name.
+    Group 0 is never added: that would hand the container user root's group."""
+    gids: list[int] = []
+    for device in devices:
+        try:
+            info = os.stat(root / device.lstrip("/"))
+        except OSError:
+            continue
+        if stat.S_ISCHR(info.st_mode):  # a real device node (fixture trees hold plain files)
+            gids.append(info.st_gid)
+    gids += _group_gids(root, ("video", "render"))
+    return tuple(sorted({g for g in gids if g != 0}))
+
+
+def _cdi_devices(root: Path) -> tuple[str, ...]:
+    """Fully qualified CDI device names (``nvidia.com/gpu=all``) from the host's CDI specs."""
+    names: list[str] = []
+    for directory in _CDI_DIRS:
+        for path in sorted((root / directory).glob("*")):
+            if path.suffix not in (".yaml", ".yml", ".json"):
+                continue
+            try:
+                spec = yaml.safe_load(path.read_text())
+            except (OSError, yaml.YAMLError):
+                continue
+            if not isinstance(spec, dict) or not isinstance(spec.get("kind"), str):
+                continue
+            for device in spec.get("devices") or []:
+                if isinstance(device, dict) and device.get("name") is not None:
+                    names.append(f"{spec['kind']}={device['name']}")
+    return tuple(dict.fromkeys(names))
+
+
+def detect(
+    root: str | os.PathLike = "/",
+    daemon: DaemonInfo | None = None,
+    nvidia_query: DriverQuery | Callable[[Path], DriverQuery] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Host:
+    """Detect the host kind from the files under ``root`` and the daemon's ``info``.
+
+    ``daemon`` None asks the real daemon; ``nvidia_query`` None runs nvidia-smi/NVML when there
+    is NVIDIA evidence (pass a :class:`DriverQuery` to inject a captured answer).
+    """
+    root = Path(root)
+    environ = os.environ if environ is None else environ
+    daemon = daemon if daemon is not None else query_daemon()
+    evidence: list[str] = []
+    notes: list[str] = []
+
+    version = _read(root, "proc/version")
+    wsl_reasons = []
+    if "microsoft" in version.lower() or "wsl" in version.lower():
+        wsl_reasons.append("/proc/version names a Microsoft (WSL2) kernel")
+    dxg = (root / "dev/dxg").exists()
+    if dxg:
+        wsl_reasons.append("/dev/dxg exists")
+    wsl_lib = (root / WSL_LIB.lstrip("/")).is_dir()
+    if wsl_lib:
+        wsl_reasons.append(f"{WSL_LIB} exists")
+    wsl_reasons += [
+        f"${name} is set" for name in ("WSL_DISTRO_NAME", "WSL_INTEROP") if environ.get(name)
+    ]
+    wsl2 = bool(wsl_reasons)
+    evidence += wsl_reasons
+
+    nvidia_devices = tuple(
+        p for p in _listing(root, "dev/nvidia*") if os.path.basename(p) != "nvidia-caps"
+    )
+    if nvidia_devices:
+        evidence.append("NVIDIA device nodes: " + ", ".join(nvidia_devices))
+    if (root / "proc/driver/nvidia/version").exists():
+        evidence.append("/proc/driver/nvidia/version exists (NVIDIA kernel module loaded)")
+    nvidia_wsl_libs = bool(
+        _listing(root, WSL_LIB.lstrip("/") + "/libcuda.so*")
+        or (root / WSL_LIB.lstrip("/") / "nvidia-smi").exists()
+    )
+    if nvidia_wsl_libs:
+        evidence.append(f"CUDA user-space libraries in {WSL_LIB}")
+
+    kfd = (root / "dev/kfd").exists()
+    if kfd:
+        evidence.append("/dev/kfd exists (amdgpu KFD)")
+    dri_devices = tuple(_listing(root, "dev/dri/renderD*") + _listing(root, "dev/dri/card*"))
+    if dri_devices:
+        evidence.append("DRI nodes: " + ", ".join(dri_devices))
+    rocm_user_space = (root / "opt/rocm").is_dir() or bool(
+        _listing(root, "usr/lib/wsl/**/*rocdxg*") or _listing(root, "opt/rocm*/lib/librocdxg*")
+    )
+    rocm_wsl = wsl2 and dxg and not kfd and not nvidia_wsl_libs and rocm_user_space
+    if rocm_wsl:
+        evidence.append("ROCm user space with /dev/dxg and no /dev/kfd (ROCm on WSL2)")
+
+    if kfd:
+        kind = ROCM
+    elif wsl2 and dxg and nvidia_wsl_libs:
+        kind = NVIDIA_WSL2
+    elif nvidia_devices or (root / "proc/driver/nvidia/version").exists():
+        kind = NVIDIA
+    elif rocm_wsl:
+        kind = ROCM_WSL2
+    else:
+        kind = CPU
+        if wsl2 and dxg:
+            notes.append(
+                f"WSL2 with /dev/dxg but neither CUDA libraries in {WSL_LIB} nor ROCm user space: GPU drivers not installed on Windows?"
+            )
+    if kfd and (nvidia_devices or nvidia_wsl_libs):
+        notes.append(
+            "both AMD and NVIDIA GPUs present: the variant's accelerator decides which are passed through"
+        )
+
+    query: DriverQuery | None = None
+    if kind in (NVIDIA, NVIDIA_WSL2) or nvidia_devices:
+        if isinstance(nvidia_query, DriverQuery):
+            query = nvidia_query
+        else:
+            query = (nvidia_query or query_nvidia)(root)
+    amd_query = query_kfd(root) if kfd else None
+
+    hooks = tuple("/" + h for h in _NVIDIA_HOOKS if (root / h).exists())
+    gid_devices = ["/dev/kfd"] * kfd + list(dri_devices) + list(nvidia_devices)
+    return Host(
+        kind=kind,
+        wsl2=wsl2,
+        evidence=tuple(evidence),
+        daemon=daemon,
+        nvidia_devices=nvidia_devices,
+        dxg=dxg,
+        wsl_lib=wsl_lib,
+        nvidia_wsl_libs=nvidia_wsl_libs,
+        rocm_wsl=rocm_wsl,
+        kfd=kfd,
+        dri_devices=dri_devices,
+        device_gids=_device_gids(root, gid_devices),
+        nvidia_hooks=hooks,
+        cdi_devices=_cdi_devices(root),
+        nvidia_query=query,
+        amd_query=amd_query,
+        notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# what a variant gets, and whether it can run here
+
+
+def passthrough_kind(host: Host, accelerator: str) -> str:
+    """Which passthrough a variant of ``accelerator`` (cuda|rocm|cpu) gets on this host.
+
+    A CPU variant never gets a GPU, whatever the host has."""
+    if accelerator == "cuda":
+        return NVIDIA_WSL2 if host.wsl2 and host.dxg and not host.nvidia_devices else NVIDIA
+    if accelerator == "rocm":
+        return ROCM if host.kfd else ROCM_WSL2 if host.wsl2 else ROCM
+    return CPU
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """Verdict of :func:`preflight`: ``problems`` (empty = can run) and ``warnings``."""
+
+    variant_id: str
+    passthrough: str
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    host_kind: str = CPU
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def line(self) -> str:
+        """One line for the user: why this host cannot run the variant."""
+        return (
+            f"cannot run {self.variant_id} on this host (host kind {self.host_kind}): "
+            + "; ".join(self.problems)
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant_id,
+            "host_kind": self.host_kind,
+            "passthrough": self.passthrough,
+            "ok": self.ok,
+            "problems": list(self.problems),
+            "warnings": list(self.warnings),
+        }
+
+
+HINTS = {
+    "daemon": "start the Docker daemon (dockerd, Docker Desktop) and check `docker info` works for this user",
+    NVIDIA: "install the NVIDIA driver and the NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`",
+    NVIDIA_WSL2: "install the NVIDIA Windows driver (it provides /usr/lib/wsl/lib inside WSL2) and Docker Desktop with the WSL2 backend or docker-ce in the distro",
+    ROCM: "install the amdgpu driver (amdgpu-dkms) so /dev/kfd and /dev/dri exist, and add the user to the video and render groups",
+    ROCM_WSL2: "install the AMD Adrenalin driver and `amdgpu-install --usecase=wsl,rocm --no-dkms` inside WSL2",
+}
+
+
+def preflight(host: Host, variant_id: str, accelerator: str, gpu_mode: str = "auto") -> Preflight:
+    """Can this host run ``variant_id`` (accelerator cuda|rocm|cpu) in a container?
+
+    Checks, in order: the daemon answers; for cuda: NVIDIA GPUs are there, the driver query
+    works, and (native Linux) a way to hand them to a container exists (nvidia runtime, the
+    toolkit's hook or a CDI spec); on WSL2 ``/dev/dxg`` and ``/usr/lib/wsl/lib``; for rocm:
+    ``/dev/kfd`` and ``/dev/dri`` (native) or ``/dev/dxg`` (WSL2) and GPUs in the KFD topology.
+    Nothing is started or written.
+    """
+    kind = passthrough_kind(host, accelerator)
+    problems: list[str] = []
+    warnings: list[str] = list(host.notes)
+    if not host.daemon.reachable:
+        problems.append(f"docker daemon unreachable ({host.daemon.error})")
+
+    if accelerator == "cuda":
+        if not host.has_nvidia:
+            problems.append(
+                "needs an NVIDIA GPU, but there are no /dev/nvidia* devices and no WSL2 /dev/dxg with CUDA libraries in /usr/lib/wsl/lib"
+            )
+        elif host.nvidia_query is not None and not host.nvidia_query.ok:
+            problems.append(
+                f"the NVIDIA driver query failed ({host.nvidia_query.tool}: {host.nvidia_query.error})"
+            )
+        if (
+            kind == NVIDIA
+            and host.has_nvidia
+            and host.daemon.reachable
+            and (gpu_mode in ("auto", "toolkit", "cdi"))
+            and not host.nvidia_container_runtime
+        ):
+            runtimes = ", ".join(host.daemon.runtimes) or "none"
+            problems.append(
+                f"no NVIDIA container runtime: `docker info` lists runtimes {runtimes}, no nvidia-container-runtime-hook and no CDI spec for nvidia.com/gpu"
+            )
+        if kind == NVIDIA and gpu_mode == "cdi" and host.has_nvidia and not host.cdi_devices:
+            problems.append(
+                "--gpu-mode cdi but no CDI spec in /etc/cdi or /var/run/cdi (nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
+            )
+        if kind == NVIDIA_WSL2 and host.has_nvidia and not host.wsl_lib:
+            problems.append(
+                f"WSL2 without {WSL_LIB}: the Windows NVIDIA driver's libraries are missing"
+            )
+    elif accelerator == "rocm":
+        if kind == ROCM:
+            if not host.kfd:
+                problems.append(
+                    "needs an AMD GPU, but /dev/kfd does not exist (amdgpu kernel driver not loaded)"
+                )
+            elif not host.dri_devices:
+                problems.append("/dev/kfd exists but /dev/dri has no render nodes")
+            elif host.amd_query is not None and not host.amd_query.ok:
+                problems.append(
+                    f"the AMD driver query failed ({host.amd_query.tool}: {host.amd_query.error})"
+                )
+        else:  # ROCm on WSL2
+            if not host.dxg:
+                problems.append("ROCm on WSL2 needs /dev/dxg")
+            elif not host.rocm_wsl:
+                problems.append(
+                    "WSL2 /dev/dxg but no ROCm user space (/opt/rocm, librocdxg) on this host"
+                )
+            warnings.append(
+                "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1); the image must contain a ROCm build that supports it"
+            )
+    if host.daemon.rootless and accelerator != "cpu":
+        warnings.append("rootless Docker: device groups may not map into the container")
+    return Preflight(variant_id, kind, tuple(problems), tuple(warnings), host.kind)
+
+
+def hint_for(result: Preflight, host: Host) -> str:
+    """The one hint that fits the first problem."""
+    if not host.daemon.reachable:
+        return HINTS["daemon"]
+    return HINTS.get(result.passthrough, "")
+
+
+def load_fixture(directory: str | os.PathLike) -> Host:
+    """A :class:`Host` from a captured fixture directory: ``root/`` (files), ``docker-info.json``
+    (the daemon's info, or ``{"error": "..."}``), optional ``nvidia-smi.txt`` (+ ``nvidia-smi.rc``)
+    and ``environ.json``. Used by the tests and by ``repro host --fixture DIR``."""
+    directory = Path(directory)
+    info = json.loads((directory / "docker-info.json").read_text())
+    daemon = (
+        DaemonInfo.unreachable(info["error"]) if "error" in info else DaemonInfo.from_info(info)
+    )
+    smi = directory / "nvidia-smi.txt"
+    query = None
+    if smi.exists():
+        rc_file = directory / "nvidia-smi.rc"
+        rc = int(rc_file.read_text().strip()) if rc_file.exists() else 0
+        query = parse_nvidia_smi(smi.read_text(), rc)
+    environ_file = directory / "environ.json"
+    environ = json.loads(environ_file.read_text()) if environ_file.exists() else {}
+    missing = DriverQuery("nvidia-smi", False, error="nvidia-smi: command not found")
+    return detect(directory / "root", daemon=daemon, nvidia_query=query or missing, environ=environ)

@@ -1,0 +1,132 @@
+"""Generate the container-lane nox sessions from matrix.yaml (the noxfile stays configuration).
+
+For every runtime in matrix.yaml (``cu128``, ``cu130``, ``rocm6.4``, ``cpu``...):
+
+- ``build-<runtime>``: build the image of each variant of that runtime if it is out of date;
+- ``repro-<runtime>``: build if needed, run every case inside with this host's passthrough,
+  write ``results/<run-id>/``, refresh ``results/matrix.*``.
+
+Each is parametrised by torch pin (``nox -s "repro-cu128(2.8.0)"`` runs one pin, ``nox -s
+repro-cu128`` all) and tagged with the accelerator, the runtime and ``docker`` (``nox -t cuda``);
+GPU sessions are ``default=False``. Arguments after ``--`` go to ``repro docker-run`` (or
+``repro build``): ``nox -s repro-cpu -- -k shm --shm-size 64m``, ``nox -s repro-cu128 -- -k CASE
+--shell``. Overrides: ``--base-image/--index-url/--wheelhouse/--python`` there, or
+``REPRO_BASE_IMAGE``/``REPRO_INDEX_URL``/``REPRO_WHEELHOUSE``/``REPRO_PYTHON``; the command prints
+the effective settings. Sessions run on the interpreter running nox (``venv_backend="none"``):
+the docker SDK is installed into it when missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from typing import Any
+
+RESULTS = "results"
+
+
+def _ensure_sdk(session: Any) -> None:
+    """The interpreter running nox needs repro's dependencies and the docker SDK."""
+    missing = [
+        m
+        for m in ("docker", "yaml", "junitparser", "defusedxml", "psutil", "jinja2")
+        if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        session.log(
+            f"installing repro-matrix[docker] into {sys.executable} (missing: {', '.join(missing)})"
+        )
+        session.run(
+            sys.executable, "-m", "pip", "install", "--quiet", "-e", ".[docker]", external=True
+        )
+
+
+def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> Callable[..., None]:
+    def body(session: Any, torch: str) -> None:
+        _ensure_sdk(session)
+        python = sys.executable
+        variant_id = variant_ids[torch]
+        if not run:
+            session.run(
+                python,
+                "-m",
+                "repro.cli_docker",
+                "build",
+                variant_id,
+                "--config",
+                config_path,
+                *session.posargs,
+                external=True,
+            )
+            return
+        # docker-run exits 1 when a reproduction reproduced (red cases): still a completed run.
+        # --report refreshes results/matrix.* even when the container hit its timeout.
+        session.run(
+            python,
+            "-m",
+            "repro.cli_docker",
+            "docker-run",
+            variant_id,
+            "--config",
+            config_path,
+            "--results",
+            RESULTS,
+            "--report",
+            RESULTS,
+            *session.posargs,
+            external=True,
+            success_codes=[0, 1],
+        )
+
+    return body
+
+
+def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
+    """Define ``build-<runtime>`` and ``repro-<runtime>`` for each runtime of ``config_path``.
+
+    Returns the session names. A matrix that cannot be read defines no generated session (and
+    says why on stderr) so ``nox -l``, ``tests`` and ``lint`` keep working.
+    """
+    try:
+        from repro import matrix
+        from repro.errors import ReproError
+
+        try:
+            config = matrix.load(config_path)
+        except ReproError as exc:
+            print(
+                f"noxfile: no build-/repro- sessions: {str(exc).splitlines()[0]}", file=sys.stderr
+            )
+            return []
+    except ImportError as exc:  # nox's interpreter lacks pyyaml & co
+        print(
+            f"noxfile: no build-/repro- sessions ({exc}); pip install -e '.[docker]'",
+            file=sys.stderr,
+        )
+        return []
+
+    by_runtime: dict[str, list] = {}
+    for variant in config.variants:
+        by_runtime.setdefault(variant.runtime, []).append(variant)
+    names = []
+    for runtime, variants in by_runtime.items():
+        accelerator = variants[0].accelerator
+        gpu = accelerator != "cpu"
+        pins = [v.torch for v in variants]
+        ids = {v.torch: v.id for v in variants}
+        tags = list(dict.fromkeys([accelerator, runtime, "docker"] + (["gpu"] if gpu else [])))
+        for kind, run in (("build", False), ("repro", True)):
+            body = _session_body(config_path, ids, run)
+            what = (
+                "Build (if out of date)"
+                if not run
+                else "Build if needed, run every case inside, refresh results/matrix.* for"
+            )
+            body.__doc__ = f"{what} {', '.join(ids.values())} [{runtime}, docker]."
+            body.__name__ = body.__qualname__ = f"{kind}_{runtime.replace('.', '_')}"
+            name = f"{kind}-{runtime}"
+            parametrized = nox.parametrize("torch", pins, ids=pins)(body)
+            nox.session(name=name, venv_backend="none", tags=tags, default=not gpu)(parametrized)
+            names.append(name)
+    return names
