@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro import cli_docker
 from repro import matrix as matrix_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
 
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
     )
     classify.add_argument("--json", action="store_true", help="print JSON")
+    cli_docker.register(sub)
     return parser
 
 
@@ -134,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command in cli_docker.COMMANDS:
+            return cli_docker.handle(args)
         handler = {
             "plan": cmd_plan,
             "env": cmd_env,

@@ -36,6 +36,7 @@ BUILTIN = (
     "amp",
     "dataloader",
     "fork_safety",
+    "shm",
     "cuda_ipc",
     "ddp",
     "noop",
