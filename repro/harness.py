@@ -61,6 +61,19 @@ def _die_with_runner() -> None:
         os.killpg(0, signal.SIGKILL)
 
 
+def _print_traceback() -> None:
+    """Print the current exception's traceback to the log, even if a signal handler raises
+    while it prints (torch's DataLoader SIGCHLD handler does): the verdict must still be written."""
+    try:
+        traceback.print_exc()
+    except BaseException as again:  # noqa: BLE001
+        print(
+            f"repro: while printing the traceback: {type(again).__name__}: {again}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _exception_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
@@ -100,10 +113,10 @@ def run_case(spec: dict, events_path: str, workdir: str) -> dict:
         print(f"repro: check failed: {exc}", file=sys.stderr, flush=True)
         verdict = {"outcome": "failed", "message": str(exc), "signature": exc.signature}
     except AssertionError as exc:
-        traceback.print_exc()
+        _print_traceback()
         verdict = {"outcome": "failed", "message": _exception_line(exc), "signature": None}
     except BaseException as exc:  # noqa: BLE001 - every other exception is an `error` verdict
-        traceback.print_exc()
+        _print_traceback()
         verdict = {"outcome": "error", "message": _exception_line(exc), "signature": None}
     ctx.heartbeat("teardown")
     ctx.emit("result", **verdict)

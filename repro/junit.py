@@ -33,7 +33,7 @@ METRIC_PREFIX = "metric."
 MAX_DETAIL_CHARS = 16_000
 
 
-def _clean(text: str) -> str:
+def xml_safe(text: str) -> str:
     """Drop characters XML 1.0 cannot carry (NUL and other C0 controls from crashed processes)."""
     return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
 
@@ -49,13 +49,13 @@ def _testcase(result: CaseResult) -> TestCase:
     if result.log_path:
         props.add_property(Property(PROP_LOG, result.log_path))
     for name, value in sorted(result.properties.items()):
-        props.add_property(Property(name, _clean(str(value))))
+        props.add_property(Property(name, xml_safe(str(value))))
     for name, value in sorted(result.metrics.items()):
         props.add_property(Property(METRIC_PREFIX + name, repr(float(value))))
     case.append(props)
 
-    message = _clean(result.message)[:1000]
-    detail = _clean(result.detail)[-MAX_DETAIL_CHARS:]
+    message = xml_safe(result.message)[:1000]
+    detail = xml_safe(result.detail)[-MAX_DETAIL_CHARS:]
     if result.outcome is Outcome.SKIPPED:
         case.result = [Skipped(message or "skipped")]
     elif result.outcome is Outcome.FAILED:
@@ -81,7 +81,7 @@ def build_xml(
             if hostname:
                 suite.hostname = hostname
             for name, value in sorted(suite_properties.items()):
-                suite.add_property(name, _clean(str(value)))
+                suite.add_property(name, xml_safe(str(value)))
             suites[result.scenario] = suite
         suite.add_testcase(_testcase(result))
     xml = JUnitXml("repro-matrix")

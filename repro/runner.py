@@ -27,7 +27,7 @@ from typing import Any
 
 import repro
 from repro import proctree, signatures, watchdog
-from repro.junit import write_atomic, write_junit
+from repro.junit import write_atomic, write_junit, xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.scenarios import Case, skip_reason
 from repro.watchdog import Heartbeats
@@ -273,6 +273,7 @@ def run_case(
     shutil.rmtree(workdir, ignore_errors=True)
     log_text = _read_tail(log_path)
     outcome, signature, message = classify(proc.returncode, watchdog_verdict, events, log_text)
+    message = xml_safe(message)  # a dying process can leave NULs and escapes in its last line
 
     properties = dict(events.properties)
     if proc.returncode is not None and watchdog_verdict is None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 import traceback
 
@@ -109,6 +110,8 @@ def run(ctx, params) -> None:
     import torch
     from torch.utils.data import DataLoader
 
+    from repro.case import CaseFailed
+
     device = torch.device(params["device"])
     workers = int(params["workers"])
     if params["accel_init"]:
@@ -150,9 +153,20 @@ def run(ctx, params) -> None:
                 ctx.fail(
                     f"epoch {epoch}: data changed in transit: checksum {checksum!r} != {reference!r} (silent corruption, pytorch/pytorch#128497)"
                 )
-    except RuntimeError as exc:
-        traceback.print_exc()  # the log keeps the worker's Original Traceback for classification
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        ctx.fail(f"DataLoader failed after {batches} batches: {first}")
+    except CaseFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the loader raises is the reproduced failure
+        # A worker death can surface first as a broken fd transfer (ConnectionResetError) and
+        # then again as torch's SIGCHLD handler raising "DataLoader worker ... is killed" at any
+        # bytecode, even while the first traceback is printed; the second is the root cause.
+        cause: BaseException = exc
+        try:
+            traceback.print_exc()  # the log keeps the worker's Original Traceback
+        except RuntimeError as again:
+            print(f"{type(again).__name__}: {again}", file=sys.stderr, flush=True)
+            cause = again
+        text = str(cause).strip()
+        first = text.splitlines()[0] if text else ""
+        ctx.fail(f"DataLoader failed after {batches} batches: {type(cause).__name__}: {first}")
     ctx.metric("batches", batches)
     ctx.property("samples_per_epoch", SAMPLES)
