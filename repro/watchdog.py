@@ -44,6 +44,15 @@ HANG_SUBTYPES: tuple[tuple[str, re.Pattern[str], str], ...] = (
         re.compile(r"hsa_signal_wait|BusyWaitSignal::WaitRelaxed|InterruptSignal::WaitRelaxed"),
         "ROCm/legacy-rocm-build#6530",
     ),
+    # A garbage-collection finalizer waiting on a future that a thread absent from this (forked)
+    # process would serve: wandb#12079's mechanism, in any library.
+    (
+        "hang.fork_finalizer",
+        re.compile(
+            r'_base\.py", line \d+ in result\n(?:.*\n){0,8}?.*weakref\.py", line \d+ in __call__'
+        ),
+        "F2-2 wandb/wandb#12079",
+    ),
     (
         "hang.dataloader_wait",
         re.compile(r"line \d+ in (?:_try_get_data|_get_data)\b|data_queue\.get"),

@@ -66,7 +66,7 @@ def test_planted_crash_hang_error_fail_are_classified_and_the_run_goes_on(projec
 
 
 def test_fork_safety_hangs_under_fork_with_a_multithread_stack_and_passes_otherwise(project):
-    write_matrix(project, "fork_safety: {timeout_s: 6}\n")
+    write_matrix(project, "fork_safety: {timeout_s: 6, params: {mode: [lock]}}\n")
     started = time.monotonic()
     done = run_cli("run", cwd=project)
     assert done.returncode == 1, done.stderr
@@ -246,3 +246,32 @@ def test_slow_progress_is_not_a_hang_and_a_stall_is_caught_early(project):
     assert (slow["repro.outcome"], slow["repro.signature"]) == ("error", "timeout_slow_progress")
     assert "slow, not hung" in slow_case.result[0].message
     assert done.returncode == 1
+
+
+def test_logger_finalizer_hangs_forked_workers_and_its_fixes_pass(project):
+    write_matrix(
+        project,
+        "fork_safety: {timeout_s: 8, params: {start_method: [fork, spawn], mode: [logger_process, logger_pid_guard, logger_thread, wandb]}}\n",
+    )
+    done = run_cli("run", cwd=project)
+    assert done.returncode == 1, done.stderr
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    verdicts = {
+        name: (props["repro.outcome"], props.get("repro.signature"))
+        for name, (_c, props) in cases.items()
+    }
+    assert verdicts["fork_safety[start_method=fork,mode=logger_process]"] == (
+        "hung",
+        "hang.fork_finalizer",
+    )
+    assert verdicts["fork_safety[start_method=fork,mode=logger_pid_guard]"] == ("passed", None)
+    assert verdicts["fork_safety[start_method=fork,mode=logger_thread]"] == ("passed", None)
+    assert verdicts["fork_safety[start_method=spawn,mode=logger_process]"] == ("passed", None)
+    wandb_case, wandb = cases["fork_safety[start_method=fork,mode=wandb]"]
+    try:
+        import wandb as _wandb  # noqa: F401
+    except ImportError:
+        assert (
+            wandb["repro.outcome"] == "skipped"
+            and "wandb is not installed" in wandb_case.result[0].message
+        )
