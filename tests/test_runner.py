@@ -275,3 +275,24 @@ def test_logger_finalizer_hangs_forked_workers_and_its_fixes_pass(project):
             wandb["repro.outcome"] == "skipped"
             and "wandb is not installed" in wandb_case.result[0].message
         )
+
+
+def test_a_gpu_variant_without_a_visible_device_fails_loudly_instead_of_skipping(project):
+    # The known trap (field report F3-8): a driver problem makes is_available() False and the
+    # scenario silently "passes" on the CPU. On a GPU variant that must be a failure.
+    write_matrix(project, "cuda_basic: {}\n")
+    (project / "matrix.yaml").write_text(
+        (project / "matrix.yaml")
+        .read_text()
+        .replace(
+            "variants:\n",
+            'variants:\n  - {runtime: cu128, torch: "2.8.0", base_image: "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"}\n',
+        )
+    )
+    done = run_cli("run", "--variant", "cu128-torch2.8", cwd=project)
+    assert done.returncode == 1, done.stderr
+    cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
+    gpu_case, gpu = cases["cuda_basic[device=cuda]"]
+    assert (gpu["repro.outcome"], gpu["repro.signature"]) == ("failed", "accelerator_unavailable")
+    assert "torch.cuda.is_available() is False" in gpu_case.result[0].message
+    assert cases["cuda_basic[device=cpu]"][1]["repro.outcome"] == "passed"
