@@ -4,7 +4,8 @@
 Checks RANK/LOCAL_RANK/WORLD_SIZE propagation, rendezvous, an all_reduce, one DDP step with a
 DistributedSampler (parameters identical on every rank afterwards), and a clean
 ``destroy_process_group``. ``--fault rank_raises`` makes rank 1 raise after the all_reduce;
-``--fault rank_segfault`` kills rank 1 with SIGSEGV there.
+``--fault rank_segfault`` kills rank 1 with SIGSEGV there; ``--fault duplicate_gpu`` ignores
+LOCAL_RANK so every rank lands on GPU 0 (F5-4: NCCL's "Duplicate GPU detected").
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def main() -> None:
         flush=True,
     )
     if args.backend == "nccl":
-        torch.cuda.set_device(local_rank)  # without this, every rank lands on GPU 0 (F5-4)
-        device = torch.device("cuda", local_rank)
+        gpu = 0 if args.fault == "duplicate_gpu" else local_rank
+        torch.cuda.set_device(gpu)  # without this, every rank lands on GPU 0 (F5-4)
+        device = torch.device("cuda", gpu)
     else:
         device = torch.device("cpu")
     dist.init_process_group(args.backend, timeout=timedelta(seconds=60))

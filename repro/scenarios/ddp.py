@@ -9,6 +9,9 @@ propagation, all_reduce, one DDP step with DistributedSampler, clean destroy_pro
   ``rank_failed``.
 - ``port_in_use``: the master port is already taken, as with a hard-coded 29500
   (pytorch/pytorch#72816, meta-pytorch/torchtune#1025) -> ``failed``, ``address_in_use``.
+- ``duplicate_gpu`` (nccl only, needs just 1 GPU): every rank ignores LOCAL_RANK and uses GPU 0,
+  as when a script never calls ``torch.cuda.set_device`` (F5-4: Peterande/D-FINE#289,
+  Lightning-AI/pytorch-lightning#4420) -> ``failed``, ``nccl_duplicate_gpu``.
 - ``masked_segfault``: rank 1 segfaults and a wrapper script prints "Training pipeline
   completed" and exits 0 (O3; huggingface/accelerate#996) -> the launcher's output still shows
   the rank failure, so the case is ``failed`` with ``exit_code_masked``.
@@ -38,14 +41,21 @@ _HARMLESS = {"fork_multithread_warning", "cuda_ipc_producer_terminated"}
 
 PARAMS = {
     "backend": ["gloo", "nccl"],
-    "fault": ["none", "rank_raises", "port_in_use", "masked_segfault"],
+    "fault": ["none", "rank_raises", "port_in_use", "masked_segfault", "duplicate_gpu"],
 }
 TIMEOUT_S = 120.0
 NPROC = 2
 
 
+def valid(params) -> bool:
+    return params["fault"] != "duplicate_gpu" or params["backend"] == "nccl"
+
+
 def requires(params) -> list[str]:
-    return [f"gpus>={NPROC}"] if params["backend"] == "nccl" else []
+    if params["backend"] != "nccl":
+        return []
+    # The duplicate-GPU error needs only one GPU: that is the point of it.
+    return ["accelerator"] if params["fault"] == "duplicate_gpu" else [f"gpus>={NPROC}"]
 
 
 def free_port() -> int:
