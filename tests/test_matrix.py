@@ -129,7 +129,7 @@ def test_params_override_axes_and_timeouts_reach_the_cases(tmp_path):
         version: 1
         defaults: {timeout_scale: 2}
         scenarios:
-          fork_safety: {timeout_s: 7, params: {start_method: [spawn]}}
+          fork_safety: {timeout_s: 7, params: {start_method: [spawn], mode: [lock]}}
           cuda_basic: {enabled: false}
         """,
     )
@@ -189,7 +189,7 @@ def test_cli_selector_matching_nothing_exits_2_with_a_hint(project):
 def test_plan_json_lists_variants_cases_and_effective_settings(project):
     import json
 
-    write_matrix(project, "fork_safety: {timeout_s: 9}\n")
+    write_matrix(project, "fork_safety: {timeout_s: 9, params: {mode: [lock]}}\n")
     done = run_cli("plan", "--json", cwd=project, timeout=60)
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
@@ -201,6 +201,6 @@ def test_plan_json_lists_variants_cases_and_effective_settings(project):
         "module": None,
         "cases": 3,
         "timeout_s": 9.0,
-        "params": {},
+        "params": {"mode": ["lock"]},
     }
     assert plan["defaults"]["results_dir"] == "results"
