@@ -64,6 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="interpreter whose torch is probed (default: this one)",
     )
 
+    from repro import doctor as doctor_mod
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime",
+    )
+    doctor_mod.add_arguments(doctor)
+
     run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
     _add_config(run)
     run.add_argument(
@@ -99,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--host-fingerprint",
         metavar="FILE",
         help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)",
+    )
+    run.add_argument(
+        "--no-doctor",
+        action="store_true",
+        help="skip the health pre-flight (otherwise its findings are the run's 'doctor' testsuite)",
     )
     run.add_argument(
         "--property",
@@ -141,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = {
             "plan": cmd_plan,
             "env": cmd_env,
+            "doctor": cmd_doctor,
             "run": cmd_run,
             "report": cmd_report,
             "compare": cmd_compare,
@@ -214,6 +228,12 @@ def cmd_env(args: argparse.Namespace) -> int:
     else:
         print(fingerprint.format_text(fp))
     return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from repro import doctor
+
+    return doctor.run(args)
 
 
 def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
@@ -357,7 +377,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(f"{PROG}: results -> {run_dir}", file=sys.stderr, flush=True)
-    results = runner.run_all(ctx, cases, Progress())
+    preflight = []
+    if not args.no_doctor:
+        from repro import doctor
+
+        findings = doctor.run_checks(fp)
+        for finding in findings:
+            if finding.status in (doctor.WARN, doctor.FAIL):
+                print(
+                    f"{PROG}: doctor: {finding.check} {finding.status}: {finding.detail}",
+                    file=sys.stderr,
+                )
+        preflight = doctor.to_results(findings, doctor.write_log(run_dir, findings))
+    results = runner.run_all(ctx, cases, Progress(), preflight=preflight)
 
     counts = {o: sum(1 for r in results if r.outcome is o) for o in OUTCOME_ORDER}
     print(

@@ -379,19 +379,26 @@ class Reporter:
 
 
 def run_all(
-    ctx: RunContext, cases: Sequence[Case], reporter: Reporter | None = None
+    ctx: RunContext,
+    cases: Sequence[Case],
+    reporter: Reporter | None = None,
+    preflight: Sequence[CaseResult] = (),
 ) -> list[CaseResult]:
     """Run ``cases`` one after another (timings stay comparable on a 2-core runner).
 
     Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's
-    tree, keeps what finished, and re-raises KeyboardInterrupt.
+    tree, keeps what finished, and re-raises KeyboardInterrupt. ``preflight`` results (the
+    ``doctor`` testsuite, ``repro.doctor``) come first in ``junit.xml`` and in the returned list
+    and are written before the first case starts; ``run.json`` counts cases only.
     """
     reporter = reporter or Reporter()
-    results: list[CaseResult] = []
+    results: list[CaseResult] = list(preflight)
     junit_path = ctx.run_dir / "junit.xml"
     hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
     ctx.run_info.update(cases_total=len(cases), cases_done=0)
     _write_run_info(ctx)
+    if results:
+        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
     total = len(cases)
     for index, case in enumerate(cases, start=1):
         reporter.case_started(index, total, case)
@@ -404,7 +411,7 @@ def run_all(
             result = run_case(ctx, case, on_tick=reporter.case_tick)
         results.append(result)
         write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
-        ctx.run_info["cases_done"] = len(results)
+        ctx.run_info["cases_done"] = index
         _write_run_info(ctx)
         reporter.case_finished(index, total, result)
     ctx.run_info["finished"] = _now()

@@ -401,7 +401,9 @@ def test_container_killed_by_its_timeout_keeps_finished_cases_and_is_removed(lan
     assert "killed after its 25 s timeout" in done.stderr
     assert elapsed < 120
     _suite_props, cases, _ = _suite(results)
-    assert list(cases) == ["noop[torch=0]"]  # the finished case, written before the kill
+    # the finished case, written before the kill (after the doctor's pre-flight findings)
+    assert [c for c in cases if not c.startswith("doctor[")] == ["noop[torch=0]"]
+    assert "doctor[check=dev_shm]" in cases
     run_info = json.loads(
         next(p for p in results.iterdir() if p.is_dir()).joinpath("run.json").read_text()
     )

@@ -27,7 +27,7 @@ def test_planted_crash_hang_error_fail_are_classified_and_the_run_goes_on(projec
           params: {kind: [segfault, hang, error, fail, abort, masked_exit, pass]}
         """,
     )
-    done = run_cli("run", cwd=project)
+    done = run_cli("run", "--no-doctor", cwd=project)
     assert done.returncode == 1, done.stderr
     run_dir = only_run_dir(project / "results")
     cases = cases_by_name(run_dir / "junit.xml")
@@ -101,7 +101,7 @@ def test_kill_9_of_the_runner_keeps_every_finished_case_and_leaves_no_case_behin
         "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, pass, sleep, pass]}}\n",
     )
     runner = subprocess.Popen(
-        [sys.executable, "-m", "repro", "run"], cwd=project, env=cli_env(),
+        [sys.executable, "-m", "repro", "run", "--no-doctor"], cwd=project, env=cli_env(),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -196,6 +196,13 @@ def test_cuda_cases_are_skipped_with_a_reason_on_a_host_without_gpu(project):
     assert props["repro.outcome"] == "skipped"
     assert "no CUDA/ROCm device visible" in skipped_case.result[0].message
     assert cases["cuda_basic[device=cpu]"][1]["repro.outcome"] == "passed"
+    # the health pre-flight comes first, as infra findings, never as torch failures
+    assert cases["doctor[check=dev_shm]"][1]["repro.outcome"] == "passed"
+    nvidia_smi_case, nvidia_smi = cases["doctor[check=nvidia_smi]"]
+    assert (
+        nvidia_smi["repro.outcome"] == "skipped"
+        and "no NVIDIA GPU" in nvidia_smi_case.result[0].message
+    )
 
 
 def test_planted_field_failures_are_classified_as_the_reports_predict(project):
@@ -209,7 +216,7 @@ def test_planted_field_failures_are_classified_as_the_reports_predict(project):
           params: {device: [cpu], start_method: [fork], workers: [2], persistent: [false], fault: [worker_hang]}
         """,
     )
-    done = run_cli("run", cwd=project)
+    done = run_cli("run", "--no-doctor", cwd=project)
     assert done.returncode == 1, done.stderr
     cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
     verdicts = {
