@@ -41,12 +41,10 @@ tools, run through an injectable ``run`` with a hard timeout.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -55,7 +53,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repro import compat, fingerprint, host, signatures
+from repro import compat, fingerprint, host, proctree, signatures
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, ReproError
 from repro.outcomes import CaseResult, Outcome
 
@@ -84,8 +82,6 @@ INFRA_PREFIX = "infra."
 
 #: Seconds an SMI tool may take before it counts as hung.
 DEFAULT_TIMEOUT_S = 30.0
-#: Seconds to wait for a killed SMI tool to go away (one stuck in the kernel may never).
-_KILL_GRACE_S = 2.0
 #: Below this, ``/dev/shm`` is too small for DataLoader workers and NCCL (DESIGN.md measurement).
 SHM_MIN_BYTES = 1 << 30
 
@@ -156,29 +152,12 @@ def run_command(
     text: bool = True,
     stdin: Any = subprocess.DEVNULL,
 ) -> subprocess.CompletedProcess:
-    """``subprocess.run`` for a tool that may hang in the kernel: on timeout its process group
-    is SIGKILLed and waited for at most ``_KILL_GRACE_S`` (``subprocess.run`` waits forever for a
-    process in D state), then ``subprocess.TimeoutExpired`` is raised. ``FileNotFoundError``
-    when the tool does not exist. Output is always captured as text."""
+    """``subprocess.run``'s signature (so tests can inject ``subprocess.run`` or a fake) over
+    :func:`repro.proctree.run_bounded`: a tool that hangs in the kernel is killed with its
+    process group and ``subprocess.TimeoutExpired`` raised; ``FileNotFoundError`` when the tool
+    does not exist. Output is always captured as text."""
     del capture_output, text, stdin  # always captured as text, stdin closed
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=_KILL_GRACE_S)
-        raise subprocess.TimeoutExpired(list(argv), timeout or 0) from None
-    return subprocess.CompletedProcess(list(argv), proc.returncode, stdout, stderr)
+    return proctree.run_bounded(argv, timeout_s=timeout)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ raise.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import os
@@ -29,6 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from repro import proctree
 
 SCHEMA = 1
 PROBE_MODULE = "repro._torch_probe"
@@ -355,32 +356,20 @@ def _run_probe(python: str, timeout_s: float) -> tuple[dict | None, str | None]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     try:
-        proc = subprocess.Popen(
-            [python, "-m", PROBE_MODULE],
-            cwd=_PACKAGE_PARENT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=True,
+        done = proctree.run_bounded(
+            [python, "-m", PROBE_MODULE], timeout_s=timeout_s, env=env, cwd=_PACKAGE_PARENT
         )
     except OSError as exc:
         return None, f"cannot run {python}: {exc.strerror or _why(exc)}"
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
         return None, f"probe {python} -m {PROBE_MODULE} timed out after {timeout_s:g} s"
+    stdout, stderr = done.stdout, done.stderr
     result = _last_json_object(stdout)
     if result is None:
         last = (stderr.strip().splitlines() or ["no output"])[-1]
         return (
             None,
-            f"probe {python} -m {PROBE_MODULE} failed ({_exit_reason(proc.returncode)}): {last}",
+            f"probe {python} -m {PROBE_MODULE} failed ({_exit_reason(done.returncode)}): {last}",
         )
     return result, None
 

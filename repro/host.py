@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from repro import proctree
+
 NVIDIA = "nvidia"
 NVIDIA_WSL2 = "nvidia-wsl2"
 ROCM = "rocm"
@@ -180,12 +182,10 @@ def query_nvidia(root: Path) -> DriverQuery:
         smi = str(wsl_smi)
     if smi is not None:
         try:
-            proc = subprocess.run(
+            # nvidia-smi on a wedged GPU can hang inside the kernel: bounded, group killed.
+            proc = proctree.run_bounded(
                 [smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=_DRIVER_QUERY_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
+                timeout_s=_DRIVER_QUERY_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
             return DriverQuery(

@@ -11,11 +11,51 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 
 import psutil
 
 TOKEN_VAR = "REPRO_CASE_TOKEN"
+#: Seconds to wait for a SIGKILLed tool to be reaped before giving up on it.
+KILL_GRACE_S = 2.0
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    timeout_s: float | None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> subprocess.CompletedProcess:
+    """Run a tool that may hang, even inside the kernel (nvidia-smi on a wedged GPU, a torch probe
+    stuck in driver init), in its own session with text output captured and stdin closed.
+
+    On timeout its whole process group is SIGKILLed and waited for at most ``KILL_GRACE_S``
+    seconds (``subprocess.run`` would wait forever for a process in ``D`` state), then
+    ``subprocess.TimeoutExpired`` is raised. Raises OSError (FileNotFoundError) when the tool
+    cannot start.
+    """
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=KILL_GRACE_S)
+        raise subprocess.TimeoutExpired(list(argv), timeout_s or 0) from None
+    return subprocess.CompletedProcess(list(argv), proc.returncode, stdout, stderr)
 
 
 def case_processes(root_pid: int | None, token: str) -> list[psutil.Process]:
