@@ -23,15 +23,6 @@ from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, Re
 PROG = "repro"
 
 
-def _add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=matrix_mod.DEFAULT_FILE,
-        metavar="PATH",
-        help="matrix file (default: %(default)s)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -42,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     plan = sub.add_parser("plan", help="print the selected variants, cases and effective settings")
-    _add_config(plan)
+    matrix_mod.add_config_argument(plan)
     plan.add_argument(
         "--variant",
         action="append",
@@ -73,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_mod.add_arguments(doctor)
 
     run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
-    _add_config(run)
+    matrix_mod.add_config_argument(run)
     run.add_argument(
         "-k",
         dest="patterns",

@@ -50,15 +50,6 @@ def _show(command: str) -> None:
     print(f"    {command}", file=sys.stderr, flush=True)
 
 
-def _add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=matrix_mod.DEFAULT_FILE,
-        metavar="PATH",
-        help="matrix file (default: %(default)s)",
-    )
-
-
 def _add_overrides(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "overrides (else $REPRO_BASE_IMAGE, $REPRO_INDEX_URL, $REPRO_WHEELHOUSE, $REPRO_PYTHON, else matrix.yaml)"
@@ -105,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="VARIANT_GLOB",
         help="variant id globs, e.g. 'cu128-*' or cpu-torch2.13",
     )
-    _add_config(build)
+    matrix_mod.add_config_argument(build)
     _add_overrides(build)
     build.add_argument(
         "--force",
@@ -128,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "host",
         help="detect the host kind (NVIDIA, NVIDIA-WSL2, ROCm, ROCm-WSL2, CPU) and pre-flight each variant",
     )
-    _add_config(host)
+    matrix_mod.add_config_argument(host)
     host.add_argument(
         "--variant",
         action="append",
@@ -145,7 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "variant", metavar="VARIANT", help="variant id (or a glob: every match runs in turn)"
     )
-    _add_config(run)
+    matrix_mod.add_config_argument(run)
     run.add_argument(
         "-k",
         dest="patterns",
@@ -231,7 +222,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     wheelhouse.add_argument("variant", metavar="VARIANT", help="variant id")
     wheelhouse.add_argument("dest", metavar="DIR", help="directory for the wheels")
-    _add_config(wheelhouse)
+    matrix_mod.add_config_argument(wheelhouse)
     _add_overrides(wheelhouse)
 
 

@@ -13,6 +13,7 @@ Never imports torch.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import fnmatch
 import functools
@@ -237,6 +238,16 @@ class Matrix:
             if scenario.enabled:
                 out.extend(scenario.cases(self.timeout_scale))
         return out
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--config PATH`` option every command that reads matrix.yaml takes."""
+    parser.add_argument(
+        "--config",
+        default=DEFAULT_FILE,
+        metavar="PATH",
+        help="matrix file (default: %(default)s)",
+    )
 
 
 def select_cases(

@@ -24,9 +24,12 @@ def cli_env(extra_path: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path, timeout: float = 600, module: str = "repro"
+) -> subprocess.CompletedProcess:
+    """Run ``python -m MODULE ARGS`` (the real CLI) with output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "repro", *args],
+        [sys.executable, "-m", module, *args],
         cwd=cwd,
         env=cli_env(),
         capture_output=True,

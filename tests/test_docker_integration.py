@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
+from conftest import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -180,15 +180,7 @@ def _snapshot(dest: Path) -> Path:
 
 
 def _cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "repro.cli_docker", *args],
-        cwd=cwd,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, cwd=cwd, timeout=timeout, module="repro.cli_docker")
 
 
 @pytest.fixture(scope="session")
