@@ -65,13 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
     matrix_mod.add_config_argument(run)
-    run.add_argument(
-        "-k",
-        dest="patterns",
-        action="append",
-        metavar="PATTERN",
-        help="run only cases whose id contains PATTERN or matches the glob (repeatable)",
-    )
+    matrix_mod.add_case_selector_argument(run)
     run.add_argument("--list", action="store_true", help="list the selected case ids and exit")
     run.add_argument(
         "--variant",

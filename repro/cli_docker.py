@@ -137,13 +137,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "variant", metavar="VARIANT", help="variant id (or a glob: every match runs in turn)"
     )
     matrix_mod.add_config_argument(run)
-    run.add_argument(
-        "-k",
-        dest="patterns",
-        action="append",
-        metavar="PATTERN",
-        help="run only matching cases (as `repro run -k`; repeatable)",
-    )
+    matrix_mod.add_case_selector_argument(run)
     run.add_argument(
         "--results",
         metavar="DIR",

@@ -250,6 +250,17 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_case_selector_argument(parser: argparse.ArgumentParser) -> None:
+    """The repeatable ``-k PATTERN`` option whose values :func:`select_cases` applies."""
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        metavar="PATTERN",
+        help="run only cases whose id contains PATTERN or matches the glob (repeatable)",
+    )
+
+
 def select_cases(
     cases: Sequence[scenarios.Case], patterns: Sequence[str] | None
 ) -> list[scenarios.Case]:
