@@ -23,7 +23,7 @@ import sys
 import nox
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from repro import nox_sessions  # noqa: E402 - the checkout's package, importable after the line above
+from repro.containers import nox_sessions  # noqa: E402 - the checkout's package, importable after the line above
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.error_on_missing_interpreters = True

@@ -1,6 +1,6 @@
 """Measure the runner's per-case isolation overhead, in seconds per case.
 
-Compares, for the empty ``noop`` scenario, (a) ``repro.runner.run_case`` - a fresh child process
+Compares, for the empty ``noop`` scenario, (a) ``repro.runner.executor.run_case`` - a fresh child process
 in its own process group, events file, log, classification, leak scan - with (b) calling the
 harness's ``run_case`` in this process. The difference is what isolation costs per case. The
 same is done for ``noop[torch=1]``, where the child also imports torch, which is what every
@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from repro import harness, runner  # noqa: E402
+from repro.runner import executor as runner  # noqa: E402
+from repro.runner import harness
 from repro.scenarios import expand  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Measure ``repro report`` at fleet scale: merge time, output sizes and peak memory.
 
-Generates FILES JUnit files of CASES cases each with our writer (``repro.junit.write_junit``)
+Generates FILES JUnit files of CASES cases each with our writer (``repro.junit.writer.write_junit``)
 spread over HOSTS x VARIANTS cells, then times ``build_report`` (with predictions and three
 ``expect:`` entries) and ``write_outputs`` in a fresh child process, so its peak RSS is the
 merge's own. With a ``run.json`` sidecar the newest run of a (host, variant) supersedes older
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from repro.junit import write_junit  # noqa: E402
+from repro.junit.writer import write_junit  # noqa: E402
 from repro.outcomes import CaseResult, Outcome  # noqa: E402
 
 RUNTIMES = ("cu126", "cu128", "cu129", "cu130", "cu132", "rocm6.4", "rocm7.1", "cpu")
@@ -150,8 +150,8 @@ def generate(root: Path, files: int, cases: int, hosts: int, variants: int) -> N
 
 def merge(inputs: Path, out: Path) -> None:
     """The measured part (runs in a child process): build_report + write_outputs."""
-    from repro.matrix import Expectation
-    from repro.report import build_report, write_outputs
+    from repro.config.matrix import Expectation
+    from repro.report.report import build_report, write_outputs
 
     expectations = (
         Expectation(0, "fork with a held lock", "hung", case="fork_safety[*"),

@@ -1,5 +1,5 @@
 """`python -m repro` is the same as the `repro` console script."""
 
-from repro.cli import main
+from repro.cli.main import main
 
 raise SystemExit(main())

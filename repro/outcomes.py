@@ -1,7 +1,7 @@
 """The outcome model shared by the runner, the JUnit writer and the report.
 
 Words follow ../shared/DESIGN.md: a *case* is one parametrization of a scenario; its *outcome*
-is one of :class:`Outcome`; every non-pass carries a *signature* (``repro.signatures``).
+is one of :class:`Outcome`; every non-pass carries a *signature* (``repro.signatures.engine``).
 """
 
 from __future__ import annotations

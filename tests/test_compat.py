@@ -1,4 +1,4 @@
-"""repro.compat: predicting a (host, variant) cell from the shipped compatibility facts.
+"""repro.compat.predictions: predicting a (host, variant) cell from the shipped compatibility facts.
 
 Host and variant inputs are the JUnit properties the runner writes (``host.*`` from the
 fingerprint, ``variant.*`` from matrix.yaml, ``runtime.*`` observed by the torch probe).
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from repro import compat
-from repro.compat import FAIL, PASS, UNKNOWN, Facts, predict
+from repro.compat import predictions as compat
+from repro.compat.predictions import FAIL, PASS, UNKNOWN, Facts, predict
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_FACTS = REPO.parent / "shared" / "compat" / "compat-facts.yaml"

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from repro import cli_docker, images, nox_sessions
-from repro import container as container_mod
-from repro import host as host_mod
+from repro.cli import docker_commands as cli_docker
+from repro.config.matrix import Variant
+from repro.containers import hostkind as host_mod
+from repro.containers import images, nox_sessions
+from repro.containers import spec as container_mod
 from repro.errors import ConfigError
-from repro.matrix import Variant
 from repro.scenarios import shm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -284,9 +285,9 @@ def test_context_holds_dockerfile_requirements_source_and_wheelhouse(tmp_path):
     names = [e.name for e in images.context_entries(settings)]
     assert names[:3] == ["Dockerfile", "requirements.txt", "src/pyproject.toml"]
     assert (
-        "src/repro/cli.py" in names
+        "src/repro/cli/main.py" in names
         and "src/repro/scenarios/shm.py" in names
-        and "src/repro/_torch_probe.py" in names
+        and "src/repro/host/torch_probe.py" in names
     )
     assert not any("__pycache__" in n or n.startswith("src/tests") for n in names)
     assert "wheelhouse/torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl" in names

@@ -180,7 +180,7 @@ def _snapshot(dest: Path) -> Path:
 
 
 def _cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    return run_cli(*args, cwd=cwd, timeout=timeout, module="repro.cli_docker")
+    return run_cli(*args, cwd=cwd, timeout=timeout, module="repro.cli.docker_commands")
 
 
 @pytest.fixture(scope="session")
@@ -366,7 +366,7 @@ def test_results_on_the_host_carry_variant_host_and_image_properties(lane, tmp_p
     assert suite["variant.base_image"] == BASE_IMAGE and suite["variant.python"] == "3.11"
     assert suite["runtime.torch"] == "2.13.0+cpu"
     # host.* is the host's fingerprint (mounted read-only), not the image's OS
-    from repro import fingerprint
+    from repro.host import fingerprint
 
     host_fp = fingerprint.collect(python=sys.executable)
     assert suite["host.hostname"] == host_fp["host"]["hostname"]
@@ -404,7 +404,7 @@ def test_container_killed_by_its_timeout_keeps_finished_cases_and_is_removed(lan
 
 
 def test_gpu_variant_stops_in_preflight_before_building_or_writing(lane, tmp_path):
-    from repro import host as host_mod
+    from repro.containers import hostkind as host_mod
 
     host = host_mod.detect()
     if host.has_nvidia and host.nvidia_container_runtime:
@@ -430,12 +430,12 @@ def test_gpu_variant_stops_in_preflight_before_building_or_writing(lane, tmp_pat
 
 
 def test_touching_repro_rebuilds_only_the_top_layers_in_seconds(lane, tmp_path):
-    from repro import images
+    from repro.containers import images
 
     source = tmp_path / "checkout"
     shutil.copytree(lane["source"], source)
     client = lane["client"]
-    from repro.matrix import load
+    from repro.config.matrix import load
 
     variant = load(lane["project"] / "matrix.yaml").variant(VARIANT)
     overrides = images.Overrides(

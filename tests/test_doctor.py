@@ -1,4 +1,4 @@
-"""repro.doctor: the health pre-flight, with captured SMI replies, fixture roots and this machine."""
+"""repro.host.doctor: the health pre-flight, with captured SMI replies, fixture roots and this machine."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from repro import doctor, junit, report
-from repro.doctor import DEV_SHM, DRIVER_VS_RUNTIME, NVIDIA_SMI, NVML, ROCM_SMI, Finding
 from repro.errors import EXIT_CONFIG
+from repro.host import doctor
+from repro.host.doctor import DEV_SHM, DRIVER_VS_RUNTIME, NVIDIA_SMI, NVML, ROCM_SMI, Finding
+from repro.junit import writer as junit
 from repro.outcomes import Outcome
+from repro.report import report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 REPO = Path(__file__).resolve().parent.parent
@@ -120,7 +122,7 @@ def make_fp(
     wsl2=False,
     unreadable=(),
 ) -> dict:
-    """A fingerprint shaped like repro.fingerprint.collect() output (only what the doctor reads)."""
+    """A fingerprint shaped like repro.host.fingerprint.collect() output (only what the doctor reads)."""
     return {
         "schema": 1,
         "host": {"hostname": "box", "os": "Ubuntu 24.04.1 LTS", "wsl2": wsl2, "wsl_evidence": []},

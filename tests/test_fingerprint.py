@@ -1,4 +1,4 @@
-"""repro.fingerprint: captured file trees, a fake NVML, and the real probe child process."""
+"""repro.host.fingerprint: captured file trees, a fake NVML, and the real probe child process."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from repro import fingerprint
+from repro.host import fingerprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fingerprint"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -513,7 +513,7 @@ def test_probe_errors_become_unreadable_entries(tmp_path):
 
 def test_collect_never_imports_torch_in_the_calling_process():
     code = (
-        "import sys, repro.fingerprint as f\n"
+        "import sys, repro.host.fingerprint as f\n"
         "fp = f.collect()\n"
         "print(fp['runtime']['torch'] is not None, 'torch' in sys.modules)\n"
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from repro import cli_docker
-from repro import host as host_mod
+from repro.cli import docker_commands as cli_docker
+from repro.containers import hostkind as host_mod
 
 HOSTS = Path(__file__).resolve().parent / "fixtures" / "hosts"
 

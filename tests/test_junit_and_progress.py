@@ -9,9 +9,9 @@ import pytest
 from conftest import cases_by_name, run_cli
 from junitparser import JUnitXml
 
-from repro import junit
+from repro.junit import writer as junit
 from repro.outcomes import CaseResult, Outcome
-from repro.progress import Progress
+from repro.runner.progress import Progress
 from repro.scenarios import Case
 
 

@@ -1,6 +1,6 @@
-"""repro.report: reading JUnit from any producer, keying cells, rendering the matrix outputs.
+"""repro.report.report: reading JUnit from any producer, keying cells, rendering the matrix outputs.
 
-Our own results are written with repro.junit.write_junit (the real writer) plus a run.json sidecar;
+Our own results are written with repro.junit.writer.write_junit (the real writer) plus a run.json sidecar;
 foreign files are captured-style fixtures under tests/fixtures/junit/. The golden files under
 tests/fixtures/junit/golden/ are regenerated with ``REPRO_UPDATE_GOLDEN=1 pytest tests/test_report.py``.
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from repro import report as report_mod
 from repro.errors import ConfigError
-from repro.junit import write_junit
+from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.report import (
+from repro.report import report as report_mod
+from repro.report.report import (
     GENERATOR,
     build_report,
     main,
@@ -877,7 +877,7 @@ def deliberate_results(port_in_use: Outcome = Outcome.FAILED) -> list[CaseResult
 
 
 def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_path):
-    from repro import matrix
+    from repro.config import matrix
 
     config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
     write_run(
@@ -931,7 +931,7 @@ def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_pat
 
 
 def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
-    from repro import matrix
+    from repro.config import matrix
 
     config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
     results = [r for r in deliberate_results(Outcome.PASSED) if "rank_raises" not in r.case_id]
@@ -978,7 +978,7 @@ def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
 
 
 def test_expect_entries_are_validated_all_at_once(tmp_path):
-    from repro import matrix
+    from repro.config import matrix
 
     path = write_config(
         tmp_path / "matrix.yaml",
@@ -1007,7 +1007,7 @@ def test_expect_entries_are_validated_all_at_once(tmp_path):
 
 
 def test_the_shipped_matrix_yaml_still_loads_with_the_expect_key():
-    from repro import matrix
+    from repro.config import matrix
 
     config = matrix.load(REPO / "matrix.yaml")
     assert all(isinstance(e, matrix.Expectation) for e in config.expectations)
@@ -1018,7 +1018,7 @@ def test_the_shipped_matrix_yaml_still_loads_with_the_expect_key():
 
 
 def test_coverage_warns_per_variant_runtime_and_torch_pin_without_results(tmp_path):
-    from repro import matrix
+    from repro.config import matrix
 
     variants = (
         '  - {runtime: cu126, torch: "2.8.0", base_image: a}\n'
@@ -1127,7 +1127,7 @@ def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
         sidecar=False,
         logs=False,
     )
-    from repro.matrix import Expectation
+    from repro.config.matrix import Expectation
 
     known = [
         Expectation(

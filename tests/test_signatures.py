@@ -1,4 +1,4 @@
-"""Classification of failure output (repro.signatures), on the texts quoted in the field reports."""
+"""Classification of failure output (repro.signatures.engine), on the texts quoted in the field reports."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from repro.signatures import _NEEDLES as NEEDLES
-from repro.signatures import (
+from repro.signatures.engine import _NEEDLES as NEEDLES
+from repro.signatures.engine import (
     HANG,
     KINDS,
     SIGNATURE_BY_NAME,

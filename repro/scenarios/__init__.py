@@ -10,7 +10,7 @@ matrix.yaml) defines, at module level and WITHOUT importing torch (the runner im
 - ``valid(params) -> bool`` (optional): drop combinations that make no sense.
 - ``requires(params) -> list[str]`` (optional): requirement tokens, see :func:`skip_reason`.
 - ``run(ctx, params) -> None``: the case body, executed in an isolated child process by
-  ``repro.harness``; it may import torch. It signals a reproduced bug with ``ctx.fail`` or an
+  ``repro.runner.harness``; it may import torch. It signals a reproduced bug with ``ctx.fail`` or an
   ``AssertionError``, an absent requirement with ``ctx.skip``.
 
 This module never imports torch.
@@ -102,7 +102,7 @@ def expand(
 ) -> list[Case]:
     """All cases of one scenario: the module's grid with ``params`` overriding its axes.
 
-    ``params`` may only name axes the module declares (checked by ``repro.matrix``).
+    ``params`` may only name axes the module declares (checked by ``repro.config.matrix``).
     """
     mod = load(scenario, module)
     grid = dict(mod.PARAMS)
@@ -135,7 +135,7 @@ def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str 
 
     Tokens: ``accelerator`` (torch sees a CUDA or ROCm device), ``gpus>=N`` (at least N such
     devices), ``start_method:NAME`` (the multiprocessing start method exists on this platform).
-    Facts come from ``repro.fingerprint`` (collected in a child process, so the runner never
+    Facts come from ``repro.host.fingerprint`` (collected in a child process, so the runner never
     initialises CUDA). Raises ValueError for an unknown token.
     """
     runtime = fingerprint.get("runtime") or {}

@@ -110,7 +110,7 @@ def run(ctx, params) -> None:
     import torch
     from torch.utils.data import DataLoader
 
-    from repro.case import CaseFailed
+    from repro.runner.case_api import CaseFailed
 
     device = torch.device(params["device"])
     workers = int(params["workers"])

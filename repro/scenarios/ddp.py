@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 
-from repro import signatures
+from repro.signatures import engine as signatures
 
 #: What O3's launcher script did: run the job, then report success whatever happened.
 MASKING_WRAPPER = (

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from repro import host as host_mod
+from repro.containers import hostkind as host_mod
 
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"

@@ -1,8 +1,8 @@
 """Run scenario cases, each in its own child process and process group, under a watchdog.
 
 The runner never imports torch and never initialises CUDA: it starts ``python -m
-repro.harness`` per case, waits with a hard timeout, and classifies what happened from the exit
-status, the events file and the log (``repro.signatures``). A segfault, abort, deadlock or a
+repro.runner.harness`` per case, waits with a hard timeout, and classifies what happened from the exit
+status, the events file and the log (``repro.signatures.engine``). A segfault, abort, deadlock or a
 leaked DataLoader worker or torchrun rank ends that case only; the run goes on. After each case
 ``junit.xml`` and ``run.json`` are rewritten atomically, so a run killed halfway keeps every
 finished case.
@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import repro
-from repro import proctree, signatures, watchdog
-from repro.junit import write_atomic, write_junit, xml_safe
+from repro import proctree
+from repro.junit.writer import write_atomic, write_junit, xml_safe
 from repro.outcomes import CaseResult, Outcome
+from repro.runner import watchdog
+from repro.runner.watchdog import Heartbeats
 from repro.scenarios import Case, skip_reason
-from repro.watchdog import Heartbeats
+from repro.signatures import engine as signatures
 
 #: Seconds between asking a hung case for its stacks (SIGUSR1) and killing its tree.
 STACK_DUMP_WAIT_S = 2.0
@@ -49,7 +51,7 @@ def log_name(case_id: str) -> str:
 
 @dataclass
 class Events:
-    """What a case reported through its events file (see ``repro.case``)."""
+    """What a case reported through its events file (see ``repro.runner.case_api``)."""
 
     result: dict[str, Any] | None = None
     metrics: dict[str, float] = field(default_factory=dict)
@@ -147,7 +149,7 @@ class RunContext:
 
     Attributes:
         run_dir: ``results/<run-id>``; ``logs/`` is created inside.
-        fingerprint: from ``repro.fingerprint.collect`` (decides skips).
+        fingerprint: from ``repro.host.fingerprint.collect`` (decides skips).
         suite_properties: JUnit testsuite properties (``host.*``, ``runtime.*``, ``variant.*``).
         run_info: the ``run.json`` sidecar, updated as cases finish.
         python: interpreter that runs the cases (the one under test).
@@ -216,7 +218,7 @@ def run_case(
         )
         log.flush()
         proc = subprocess.Popen(
-            [ctx.python, "-m", "repro.harness"],
+            [ctx.python, "-m", "repro.runner.harness"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -371,7 +373,7 @@ def skipped_result(case: Case, reason: str) -> CaseResult:
 
 
 class Reporter:
-    """What the runner tells about progress (see ``repro.progress``); all methods optional."""
+    """What the runner tells about progress (see ``repro.runner.progress``); all methods optional."""
 
     def case_started(self, index: int, total: int, case: Case) -> None: ...
     def case_tick(self, elapsed_s: float) -> None: ...
@@ -388,7 +390,7 @@ def run_all(
 
     Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's
     tree, keeps what finished, and re-raises KeyboardInterrupt. ``preflight`` results (the
-    ``doctor`` testsuite, ``repro.doctor``) come first in ``junit.xml`` and in the returned list
+    ``doctor`` testsuite, ``repro.host.doctor``) come first in ``junit.xml`` and in the returned list
     and are written before the first case starts; ``run.json`` counts cases only.
     """
     reporter = reporter or Reporter()

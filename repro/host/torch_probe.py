@@ -1,6 +1,6 @@
 """Child-process probe: import torch, read its build and devices, print one JSON object.
 
-Run as ``python -m repro._torch_probe`` by ``repro.fingerprint.collect``; never import this from
+Run as ``python -m repro.host.torch_probe`` by ``repro.host.fingerprint.collect``; never import this from
 the runner's process. It is the one place outside scenario children allowed to import torch and
 initialise CUDA/ROCm, because it is a throwaway process.
 

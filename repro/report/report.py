@@ -2,13 +2,13 @@
 
 One record per input file, keyed by (host key, variant id) from trusted metadata: the ``run.json``
 sidecar next to the XML first, else the testsuite properties ``host.key`` / ``variant.id`` that
-``repro.junit`` writes, else (foreign files) the directory name as the variant and
+``repro.junit.writer`` writes, else (foreign files) the directory name as the variant and
 ``"unknown host"``. Files with the same key land in the same cell; nothing is merged by suite
 equality (see ../shared/junit-notes.md). Outputs: ``matrix.json`` (canonical, versioned),
 ``matrix.md`` (GitHub step summary) and ``matrix.html`` (one self-contained file).
 
 On top of the observed outcomes the report shows what people act on: the prediction of each
-(host, variant) pair from published facts (``repro.compat``) and every disagreement with the
+(host, variant) pair from published facts (``repro.compat.predictions``) and every disagreement with the
 observation; cases that ``matrix.yaml`` ``expect:`` marks as known failures ("expected", not red,
 or "unexpectedly passing"); variants, runtimes and torch pins of the matrix file with no result
 (coverage warnings); and, with ``--history DIR``, what changed since the previous report (newly
@@ -42,10 +42,11 @@ from typing import Any
 import defusedxml
 import defusedxml.ElementTree as DET
 
-from repro import __version__, compat
+from repro import __version__
+from repro.compat import predictions as compat
+from repro.config.matrix import Expectation, Matrix, glob_match
 from repro.errors import ConfigError, FatalError, ReproError
-from repro.junit import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE, write_atomic
-from repro.matrix import Expectation, Matrix, glob_match
+from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE, write_atomic
 from repro.outcomes import OUTCOME_ORDER, Outcome
 
 SCHEMA_VERSION = 1
@@ -759,7 +760,7 @@ def _supersede_older_runs(records: list[InputRecord]) -> None:
 
 @dataclass(frozen=True)
 class PredictionView:
-    """A cell's prediction (``repro.compat``) next to the observation.
+    """A cell's prediction (``repro.compat.predictions``) next to the observation.
 
     ``observed`` is ``pass``/``fail`` from the cases the prediction is about (the accelerator
     cases of a GPU variant when the case ids say so, else every case; expected failures left
@@ -984,7 +985,7 @@ def build_report(
     ``now`` fixes ``generated_at`` (for golden tests). ``config`` (a loaded matrix.yaml) adds
     coverage warnings and its ``expect:`` entries unless ``expectations`` is given. ``history``
     holds earlier matrix.json dicts, oldest first (see :func:`load_history`), for newly red /
-    newly green / red streaks. ``predict`` compares each (host, variant) with ``repro.compat``
+    newly green / red streaks. ``predict`` compares each (host, variant) with ``repro.compat.predictions``
     (``facts`` defaults to the shipped ones). Raises ConfigError if an input path does not
     exist; unreadable or invalid files become ``problems`` and the merge goes on.
     """
@@ -1975,7 +1976,7 @@ def write_outputs(report: Report, out_dir: Path) -> list[Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``repro report`` arguments (shared by :func:`main` and ``repro.cli``)."""
+    """The ``repro report`` arguments (shared by :func:`main` and ``repro.cli.main``)."""
     parser.add_argument(
         "inputs",
         nargs="+",
@@ -2041,7 +2042,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = None
         if args.config is not None:
-            from repro import matrix as matrix_mod
+            from repro.config import matrix as matrix_mod
 
             config = matrix_mod.load(args.config)
         history, previous, notes = None, None, []

@@ -10,7 +10,7 @@ whose candidate mean is more than the threshold (default 20%) below the baseline
 number of samples behind each figure.
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
-``repro.report.build_report``). Exit status: 1 when there is a regression (a regression the
+``repro.report.report.build_report``). Exit status: 1 when there is a regression (a regression the
 candidate's ``expect:`` entries mark as expected does not count; neither do throughput drops
 unless ``--fail-on-throughput``), 0 otherwise, 2 for bad input (one line, no traceback).
 :func:`compare` is pure: two matrix.json dicts in, one JSON-able dict out.
@@ -307,7 +307,7 @@ def exit_code(result: Mapping[str, Any], *, fail_on_throughput: bool = False) ->
 
 
 def _md(text: Any) -> str:
-    from repro.report import md_escape
+    from repro.report.report import md_escape
 
     return md_escape("" if text is None else str(text))
 
@@ -446,7 +446,7 @@ def load_side(path: Path, config: Any = None) -> dict[str, Any]:
     Raises ConfigError (one line) for a missing path, a file that is not a matrix, or a
     directory without JUnit files.
     """
-    from repro import report
+    from repro.report import report
 
     path = Path(path)
     if not path.exists():
@@ -462,7 +462,7 @@ def load_side(path: Path, config: Any = None) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``repro compare`` arguments (shared by :func:`main` and ``repro.cli``)."""
+    """The ``repro compare`` arguments (shared by :func:`main` and ``repro.cli.main``)."""
     parser.add_argument(
         "base", type=Path, metavar="BASE", help="baseline matrix.json or results directory"
     )
@@ -519,7 +519,7 @@ def run(args: argparse.Namespace) -> int:
             )
         config = None
         if args.config is not None:
-            from repro import matrix as matrix_mod
+            from repro.config import matrix as matrix_mod
 
             config = matrix_mod.load(args.config)
         base = load_side(args.base, config)

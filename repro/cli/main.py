@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import repro
-from repro import cli_docker
-from repro import matrix as matrix_mod
+from repro.cli import docker_commands as cli_docker
+from repro.config import matrix as matrix_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
 
 PROG = "repro"
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="interpreter whose torch is probed (default: this one)",
     )
 
-    from repro import doctor as doctor_mod
+    from repro.host import doctor as doctor_mod
 
     doctor = sub.add_parser(
         "doctor",
@@ -107,8 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
     )
 
-    from repro import compare as compare_mod
-    from repro import report as report_mod
+    from repro.report import compare as compare_mod
+    from repro.report import report as report_mod
 
     report = sub.add_parser(
         "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
@@ -205,7 +205,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_env(args: argparse.Namespace) -> int:
-    from repro import fingerprint
+    from repro.host import fingerprint
 
     fp = fingerprint.collect(python=args.python)
     if args.json:
@@ -216,14 +216,14 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from repro import doctor
+    from repro.host import doctor
 
     return doctor.run(args)
 
 
 def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
     """The variant a host-lane run belongs to, derived from the interpreter's torch build."""
-    from repro import fingerprint
+    from repro.host import fingerprint
 
     torch_version = (fp.get("runtime") or {}).get("torch")
     if not torch_version:
@@ -288,9 +288,10 @@ def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from repro import fingerprint, runner
+    from repro.host import fingerprint
     from repro.outcomes import OUTCOME_ORDER
-    from repro.progress import Progress
+    from repro.runner import executor as runner
+    from repro.runner.progress import Progress
 
     config = matrix_mod.load(args.config)
     cases = matrix_mod.select_cases(config.cases(), args.patterns)
@@ -364,7 +365,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{PROG}: results -> {run_dir}", file=sys.stderr, flush=True)
     preflight = []
     if not args.no_doctor:
-        from repro import doctor
+        from repro.host import doctor
 
         findings = doctor.run_checks(fp)
         for finding in findings:
@@ -387,19 +388,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from repro import report
+    from repro.report import report
 
     return report.run(args)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from repro import compare
+    from repro.report import compare
 
     return compare.run(args)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    from repro import signatures
+    from repro.signatures import engine as signatures
 
     out = []
     for name in args.logs:

@@ -2,7 +2,7 @@
 
 Field reports, "Watchdog: telling a hang from slow progress": CPU or GPU utilisation cannot
 separate hang from slow; progress markers can. A scenario emits heartbeats (phase + counter,
-``repro.case.Context.heartbeat``). Once a phase has a steady rhythm (``STEADY_BEATS`` beats),
+``repro.runner.case_api.Context.heartbeat``). Once a phase has a steady rhythm (``STEADY_BEATS`` beats),
 its stall budget is ``max(STALL_FLOOR_S, STALL_FACTOR x median interval)``; silence past it is a
 hang even before the case's hard timeout. A case still beating when the hard timeout comes is
 *slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a

@@ -3,7 +3,7 @@
 
 ``register(subparsers)`` adds them to the ``repro`` parser and ``handle(args)`` runs one; errors
 are ``ConfigError`` (exit 2) or ``FatalError`` (exit 3), one line each. ``python -m
-repro.cli_docker`` runs them standalone (the nox sessions use that).
+repro.cli.docker_commands`` runs them standalone (the nox sessions use that).
 
 ``repro docker-run VARIANT`` = detect the host, pre-flight (nothing is built or written when the
 host cannot run the variant), build the image if needed, fingerprint the host, run ``repro run``
@@ -27,10 +27,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from repro import container as container_mod
-from repro import host as host_mod
-from repro import images
-from repro import matrix as matrix_mod
+from repro.config import matrix as matrix_mod
+from repro.containers import hostkind as host_mod
+from repro.containers import images
+from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
 
 PROG = "repro"
@@ -387,9 +387,9 @@ def _container_timeout(cases: list, scale: float) -> float:
 
 
 def _write_host_fingerprint() -> Path:
-    """Collect the host fingerprint (repro.fingerprint.collect) into a fresh directory that is
+    """Collect the host fingerprint (repro.host.fingerprint.collect) into a fresh directory that is
     mounted read-only at /repro/host."""
-    from repro import fingerprint
+    from repro.host import fingerprint
 
     directory = Path(tempfile.mkdtemp(prefix="repro-host-fp-"))
     directory.chmod(0o755)
@@ -402,7 +402,7 @@ def _write_host_fingerprint() -> Path:
 
 def _signature(exc: BaseException) -> str:
     """`` [container_gpu_setup]`` when the daemon's error matches a known signature."""
-    from repro import signatures
+    from repro.signatures import engine as signatures
 
     found = signatures.classify(str(exc))
     return "" if found.name == signatures.UNKNOWN else f" [{found.name}]"
@@ -422,10 +422,10 @@ def _parity_probe(
     host_fp: dict,
 ) -> str:
     """Run the torch probe with the same passthrough; compare the GPUs with the host's."""
-    from repro.fingerprint import _last_json_object
+    from repro.host.fingerprint import _last_json_object
 
     probe_options = dataclasses.replace(
-        options, command=("python", "-m", "repro._torch_probe"), name=None, keep=False
+        options, command=("python", "-m", "repro.host.torch_probe"), name=None, keep=False
     )
     spec = container_mod.docker_run_spec(host, variant.accelerator, probe_options)
     buffer = io.StringIO()

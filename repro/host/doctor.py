@@ -11,11 +11,11 @@ nothing to do with the torch build under test. The doctor checks those first and
   failed with "No CUDA GPUs are available", so it is not "ok". Any other status, no GPU listed or
   no answer within the timeout is a failure with nvidia-smi's own line and the meaning of its
   status (nvidia-smi(1), RETURN VALUE). Absent binary and no NVIDIA device: ``n/a``.
-- ``nvml``: what ``repro.fingerprint`` recorded as unreadable under ``nvml*``. NVML is what
+- ``nvml``: what ``repro.host.fingerprint`` recorded as unreadable under ``nvml*``. NVML is what
   nvidia-smi, the container toolkit and our fingerprint read; if it cannot initialise on a host
   with NVIDIA devices, the fingerprint has no GPUs and no CUDA driver API version.
 - ``rocm_smi``: ``rocm-smi --showproductname`` (else ``amd-smi list``) when ``/dev/kfd`` exists,
-  next to the KFD topology ``repro.host`` reads.
+  next to the KFD topology ``repro.containers.hostkind`` reads.
 - ``dev_shm``: size, free space and writability of ``/dev/shm``. Below 1 GiB (Docker's default is
   64 MB) DataLoader workers returning large batches die (``dataloader_shm_exhausted``: measured
   here, 2 workers × 50 MB samples fail at 64 MB and pass at ``--shm-size=1g``) and NCCL cannot
@@ -23,7 +23,7 @@ nothing to do with the torch build under test. The doctor checks those first and
 - ``driver_vs_runtime``: the CUDA runtime of torch (``runtime.cuda``) against the driver, by the
   rule of field reports F3-8 (pytorch/pytorch PR #162531): a newer driver runs an older runtime,
   a runtime newer than the driver fails (``driver_too_old``) or, worse, torch only warns and falls
-  back to the CPU. The minimum driver per CUDA family is ``repro.compat``'s (rule 1 of
+  back to the CPU. The minimum driver per CUDA family is ``repro.compat.predictions``'s (rule 1 of
   compat-facts, Windows numbers on WSL2); the driver's own CUDA version is NVML's
   (``driver.cuda_driver_api``). A runtime newer only in its minor version runs by minor-version
   compatibility but cannot JIT newer PTX: a warning. CPU and ROCm builds: ``n/a``.
@@ -53,9 +53,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repro import compat, fingerprint, host, proctree, signatures
+from repro import proctree
+from repro.compat import predictions as compat
+from repro.containers import hostkind as host
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, ReproError
+from repro.host import fingerprint
 from repro.outcomes import CaseResult, Outcome
+from repro.signatures import engine as signatures
 
 SCENARIO = "doctor"
 
@@ -104,8 +108,10 @@ NVIDIA_SMI_EXIT = {
     255: "other error or internal driver error",
 }
 _SMI_SOURCE = "nvidia-smi(1) RETURN VALUE; exit 14 accepted: pytorch/pytorch PR #87464, NVIDIA/gpu-operator#285"
-_NVML_SOURCE = "repro.fingerprint NVML read (unreadable nvml*)"
-_ROCM_SOURCE = "rocm-smi/amd-smi and the KFD topology (repro.host); field reports Watchdog §3"
+_NVML_SOURCE = "repro.host.fingerprint NVML read (unreadable nvml*)"
+_ROCM_SOURCE = (
+    "rocm-smi/amd-smi and the KFD topology (repro.containers.hostkind); field reports Watchdog §3"
+)
 _DRIVER_SOURCE = "F3-8 pytorch/pytorch PR #162531"
 _PYNVML_MISSING = "pynvml not installed"
 _FAILING_LINE = re.compile(
@@ -229,7 +235,7 @@ class _Smi:
     """nvidia-smi's answer, parsed."""
 
     finding: Finding
-    query: host.DriverQuery | None  # for repro.host.detect; None: not run
+    query: host.DriverQuery | None  # for repro.containers.hostkind.detect; None: not run
 
 
 def _nvidia_smi(root: Path, run: Runner, timeout_s: float) -> _Smi:
@@ -488,7 +494,7 @@ def _driver_vs_runtime(
         return Finding(DRIVER_VS_RUNTIME, WARN, detail, _DRIVER_SOURCE)
 
     wsl2 = bool((fp.get("host") or {}).get("wsl2"))
-    # Rule 1 of repro.compat (family minimum, Windows numbers on WSL2), asked through predict().
+    # Rule 1 of repro.compat.predictions (family minimum, Windows numbers on WSL2), asked through predict().
     prediction = compat.predict(
         {
             "host.driver.nvidia": str(driver),
@@ -561,7 +567,7 @@ def run_checks(
 ) -> list[Finding]:
     """Run every check of :data:`CHECKS` (in that order) against fingerprint ``fp``.
 
-    ``fp`` is ``repro.fingerprint.collect()`` output (its NVML, driver and torch facts are used,
+    ``fp`` is ``repro.host.fingerprint.collect()`` output (its NVML, driver and torch facts are used,
     never read again). Device nodes and ``/dev/shm`` are looked up under ``root``; SMI tools run
     through ``run`` (``subprocess.run``-compatible: ``run(argv, capture_output=True, text=True,
     timeout=..., stdin=...)``, ``FileNotFoundError`` for a missing tool) for at most
@@ -738,7 +744,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m repro.doctor [--json] [--python PATH]`` (also wired as ``repro doctor``)."""
+    """``python -m repro.host.doctor [--json] [--python PATH]`` (also wired as ``repro doctor``)."""
     parser = argparse.ArgumentParser(
         prog="repro doctor",
         description="Health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime.",

@@ -51,7 +51,7 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
             session.run(
                 python,
                 "-m",
-                "repro.cli_docker",
+                "repro.cli.docker_commands",
                 "build",
                 variant_id,
                 "--config",
@@ -65,7 +65,7 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
         session.run(
             python,
             "-m",
-            "repro.cli_docker",
+            "repro.cli.docker_commands",
             "docker-run",
             variant_id,
             "--config",
@@ -89,7 +89,7 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
     says why on stderr) so ``nox -l``, ``tests`` and ``lint`` keep working.
     """
     try:
-        from repro import matrix
+        from repro.config import matrix
         from repro.errors import ReproError
 
         try:

@@ -1,9 +1,9 @@
-"""Entry point of one case's child process: ``python -m repro.harness``.
+"""Entry point of one case's child process: ``python -m repro.runner.harness``.
 
 The runner starts this module in a new session (its own process group) with:
 
 - ``REPRO_CASE``: JSON ``{"scenario", "module", "case_id", "params", "expect_accelerator"}``
-- ``REPRO_EVENTS``: path of the JSON-lines events file (see ``repro.case``)
+- ``REPRO_EVENTS``: path of the JSON-lines events file (see ``repro.runner.case_api``)
 - ``REPRO_WORKDIR``: a private temporary directory
 
 It arms ``faulthandler`` for fatal signals (crash stacks) and for ``SIGUSR1`` (the watchdog asks
@@ -23,7 +23,7 @@ import sys
 import traceback
 
 from repro import scenarios
-from repro.case import CaseFailed, CaseSkipped, Context
+from repro.runner.case_api import CaseFailed, CaseSkipped, Context
 
 #: Signal the watchdog sends to ask for stacks. Registered again in spawned scenario children
 #: by :func:`arm_stack_dump` so DataLoader workers and torchrun ranks can answer too.

@@ -6,7 +6,7 @@ harness inside the image is the same version as the host's. An image whose
 ``io.repro-matrix.context-digest`` label matches the context is reused without a build; a
 changed ``repro/`` rebuilds only the last layers (torch stays cached below it).
 
-After a build the image is probed (``python -m repro._torch_probe`` in a throwaway container
+After a build the image is probed (``python -m repro.host.torch_probe`` in a throwaway container
 with no network): the versions really installed (torch, CUDA/HIP, cuDNN, NCCL, Python) are
 checked against the pin (an index silently handing out another build is a known failure, e.g. a
 CUDA wheel from PyPI instead of ``+cpu``) and recorded as ``io.repro-matrix.installed.*`` labels.
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import repro
+from repro.config.matrix import Variant
 from repro.errors import ConfigError, FatalError
-from repro.matrix import Variant
 
 DEFAULT_REPO = "repro-matrix"
 LABEL = "io.repro-matrix"
@@ -329,7 +329,7 @@ def check_wheelhouse(settings: BuildSettings) -> None:
 
 def installed_from_probe(probe: Mapping[str, Any]) -> dict[str, str]:
     """The versions really installed in an image, from ``_torch_probe``'s JSON."""
-    from repro.fingerprint import runtime_tag
+    from repro.host.fingerprint import runtime_tag
 
     values = {
         "torch": probe.get("torch"),
@@ -486,13 +486,13 @@ def _stream_build(docker_client, out: IO[str], **kwargs) -> str:
 
 
 def probe_image(docker_client, image: str) -> dict[str, Any]:
-    """Run ``python -m repro._torch_probe`` in a throwaway container (no network, read-only)."""
-    from repro.fingerprint import _last_json_object
+    """Run ``python -m repro.host.torch_probe`` in a throwaway container (no network, read-only)."""
+    from repro.host.fingerprint import _last_json_object
 
     try:
         output = docker_client.containers.run(
             image,
-            ["python", "-m", "repro._torch_probe"],
+            ["python", "-m", "repro.host.torch_probe"],
             remove=True,
             network_mode="none",
             read_only=True,
@@ -510,7 +510,7 @@ def probe_image(docker_client, image: str) -> dict[str, Any]:
         ) from None
     result = _last_json_object(output.decode("utf-8", errors="replace"))
     if result is None:
-        raise FatalError(f"image {image}: python -m repro._torch_probe printed no JSON")
+        raise FatalError(f"image {image}: python -m repro.host.torch_probe printed no JSON")
     return result
 
 

@@ -228,7 +228,7 @@ def query_nvidia(root: Path) -> DriverQuery:
 
 def query_kfd(root: Path) -> DriverQuery:
     """AMD GPUs from the KFD topology in sysfs (what the ROCm runtime enumerates)."""
-    from repro.fingerprint import _amd_gpus
+    from repro.host.fingerprint import _amd_gpus
 
     unreadable: list[dict[str, str]] = []
     gpus = _amd_gpus(root, unreadable)

@@ -8,7 +8,7 @@ Non-passes use ``<failure>`` (outcome failed) or ``<error>`` (error, crashed, hu
 ``type=SIGNATURE`` and ``message=`` the first line; skips use ``<skipped message=REASON>``.
 Other JUnit readers see a normal file; ``repro.outcome`` keeps crashed/hung distinct for ours.
 
-This module only writes. Reading (untrusted, any producer) lives in ``repro.report``.
+This module only writes. Reading (untrusted, any producer) lives in ``repro.report.report``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped,
 
 from repro.outcomes import CaseResult, Outcome
 
-#: Testcase property names (also read back by repro.report).
+#: Testcase property names (also read back by repro.report.report).
 PROP_OUTCOME = "repro.outcome"
 PROP_SIGNATURE = "repro.signature"
 PROP_LOG = "repro.log"

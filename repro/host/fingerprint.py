@@ -6,7 +6,7 @@ testsuite properties of every JUnit file (``to_properties``); ``repro env`` prin
 API version, WSL2, the container runtime, compute capability / gfx target next to the arch list.
 
 This module never imports torch and never initialises CUDA or ROCm in the calling process: torch
-facts come from ``python -m repro._torch_probe`` run as a child process. NVIDIA GPUs are read
+facts come from ``python -m repro.host.torch_probe`` run as a child process. NVIDIA GPUs are read
 through NVML (which creates no CUDA context), AMD GPUs from the KFD topology in sysfs. Every file
 read goes through ``root`` so tests can point it at a captured tree. Anything that exists but
 cannot be read is listed in ``unreadable`` with the reason; nothing missing makes ``collect``
@@ -32,7 +32,7 @@ from typing import Any
 from repro import proctree
 
 SCHEMA = 1
-PROBE_MODULE = "repro._torch_probe"
+PROBE_MODULE = "repro.host.torch_probe"
 
 #: Directory that contains the ``repro`` package; the probe child imports it from here.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
@@ -476,7 +476,7 @@ def collect(python: str = sys.executable, timeout_s: float = 120.0, root: str = 
     ``total_memory_bytes``, multiprocessing start methods) and ``unreadable`` (``{"what", "why"}``
     for everything that exists but could not be read: NVML, the probe, a file).
 
-    torch is never imported here: ``python -m repro._torch_probe`` runs as a child for at most
+    torch is never imported here: ``python -m repro.host.torch_probe`` runs as a child for at most
     ``timeout_s`` seconds. Files are read under ``root`` ("/" normally; a captured tree in tests).
     Never raises for a missing or broken piece (no torch, no NVML, a nonexistent ``python``);
     only programming errors propagate.

@@ -1,0 +1,1 @@
+"""Published compatibility facts, arch rules and per-cell predictions."""

@@ -1,0 +1,1 @@
+"""matrix.yaml to a typed model: validation, selection, canonical ids, overrides."""

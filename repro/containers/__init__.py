@@ -1,0 +1,1 @@
+"""Containers: host kind and passthrough, images per variant, the docker run spec and job."""

@@ -1,0 +1,1 @@
+"""This machine: fingerprint, NVIDIA and AMD readers, the torch probe, the doctor."""

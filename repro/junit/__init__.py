@@ -1,0 +1,1 @@
+"""JUnit XML: property names, the writer, the untrusted reader and the run.json sidecar."""

@@ -1,0 +1,1 @@
+"""Merging results into the matrix: model, merge, history, markdown, html, plot, compare."""
