@@ -9,8 +9,8 @@ import pytest
 
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.report import compare, main
 from repro.report import compare as compare_mod
+from repro.report.compare import compare, main
 from repro.report.report import build_report, write_outputs
 
 HOST = "NVIDIA H100 80GB HBM3 · driver 570.86.15 · Ubuntu 24.04.1 LTS"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from repro import data as shipped_data
 from repro.errors import ConfigError
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
@@ -1282,7 +1283,7 @@ def test_html_and_markdown_stay_usable_at_50_variants_by_20_hosts(tmp_path):
 
 def test_matrix_json_validates_against_the_schema(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((REPO / "schemas" / "matrix.schema.json").read_text())
+    schema = json.loads(shipped_data.MATRIX_SCHEMA.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 

@@ -39,7 +39,9 @@ from typing import Any
 
 import yaml
 
-FACTS_FILE = Path(__file__).parent / "data" / "compat-facts.yaml"
+from repro import data as shipped_data
+
+FACTS_FILE = shipped_data.COMPAT_FACTS
 
 PASS = "pass"
 FAIL = "fail"

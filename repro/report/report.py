@@ -12,7 +12,7 @@ On top of the observed outcomes the report shows what people act on: the predict
 observation; cases that ``matrix.yaml`` ``expect:`` marks as known failures ("expected", not red,
 or "unexpectedly passing"); variants, runtimes and torch pins of the matrix file with no result
 (coverage warnings); and, with ``--history DIR``, what changed since the previous report (newly
-red, newly green, red N runs in a row). The shape of ``matrix.json`` is ``schemas/matrix.schema.json``.
+red, newly green, red N runs in a row). The shape of ``matrix.json`` is ``repro/data/matrix.schema.json``.
 
 Every input is untrusted: each file is read with a byte cap and parsed with defusedxml with DTDs
 forbidden, so no entity is ever expanded and nothing is fetched. A file that cannot be read is
@@ -43,6 +43,7 @@ import defusedxml
 import defusedxml.ElementTree as DET
 
 from repro import __version__
+from repro import data as shipped_data
 from repro.compat import predictions as compat
 from repro.config.matrix import Expectation, Matrix, glob_match
 from repro.errors import ConfigError, FatalError, ReproError
@@ -1817,7 +1818,7 @@ def render_html(report: Report, out_dir: Path) -> str:
 
     out_abs = Path(out_dir).resolve()
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        loader=jinja2.FileSystemLoader(shipped_data.ROOT),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -1914,7 +1915,7 @@ def render_html(report: Report, out_dir: Path) -> str:
         if t.note()
     ]
     outcomes = Counter(view.prediction.outcome for view in report.predictions.values())
-    template = env.get_template("matrix.html.j2")
+    template = env.get_template(shipped_data.HTML_TEMPLATE.name)
     states = [*EFFECTIVE_STATE_ORDER, STATE_MISSING]
     return template.render(
         generator=GENERATOR,

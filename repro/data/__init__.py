@@ -1,0 +1,20 @@
+"""The index of data files shipped inside the package: every file the code reads from
+``repro/data/`` is named here, so packaging (pyproject's package-data) and tests check one list.
+
+- ``compat-facts.yaml``: published compatibility facts, a copy of ``../shared/compat/compat-facts.yaml``
+  (refreshed by hand; ``tests/test_compat.py`` fails when the two differ).
+- ``matrix.schema.json``: JSON Schema of ``matrix.json`` (``repro.report``).
+- ``matrix.html.j2``: the Jinja2 template of ``matrix.html``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+COMPAT_FACTS = ROOT / "compat-facts.yaml"
+MATRIX_SCHEMA = ROOT / "matrix.schema.json"
+HTML_TEMPLATE = ROOT / "matrix.html.j2"
+
+#: Every shipped data file; a test checks each exists and is listed in pyproject's package-data.
+ALL = (COMPAT_FACTS, MATRIX_SCHEMA, HTML_TEMPLATE)
