@@ -7,6 +7,8 @@ Every error class carries its exit status and, where one fits, a hint; the one e
 
 from __future__ import annotations
 
+import errno
+
 EXIT_OK = 0
 EXIT_CASES_FAILED = 1
 EXIT_CONFIG = 2
@@ -60,9 +62,11 @@ def unexpected(exc: BaseException) -> FatalError:
     shows the traceback).
     """
     if isinstance(exc, OSError):
-        where = exc.filename if exc.filename is not None else ""
         why = exc.strerror or str(exc) or type(exc).__name__
-        return FatalError(f"{where}: {why}" if where else why)
+        if exc.errno in errno.errorcode:
+            why += f" ({errno.errorcode[exc.errno]})"
+        where = exc.filename if exc.filename is not None else "I/O error"
+        return FatalError(f"{where}: {why}")
     text = " ".join(str(exc).split())[:300]
     return FatalError(
         f"unexpected {type(exc).__name__}" + (f": {text}" if text else ""),

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code = args.handler(args)
-        sys.stdout.flush()  # a full disk under `> out.json` fails here, inside the boundary
+        _flush_stdout()  # a full disk under `> out.json` fails here, inside the boundary
         return code
     except ReproError as exc:
         return _fail(exc)
@@ -105,6 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV) == "1":
             raise
         return _fail(unexpected(exc))
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise FatalError(f"cannot write standard output: {unexpected(exc)}") from None
 
 
 def _fail(exc: ReproError) -> int:

@@ -175,16 +175,19 @@ def preflight(
     all_settings: Sequence[build_settings.BuildSettings],
     gpu_mode: str,
     out: Output,
+    dry_run: bool = False,
 ) -> None:
     """Stop with FatalError before anything is built or written when the host cannot run a
-    selected variant."""
+    selected variant; a dry run only warns (it prints the spec, even without a daemon)."""
     for settings in all_settings:
         check = host_mod.preflight(
             host, settings.variant.id, settings.variant.accelerator, gpu_mode
         )
         for warning in check.warnings:
             out.line(f"warning: {warning}")
-        if not check.ok:
+        if not check.ok and dry_run:
+            out.line(f"warning: a real run would stop here: {check.line()}")
+        elif not check.ok:
             raise FatalError(check.line(), hint=host_mod.hint_for(check, host))
 
 
@@ -201,7 +204,7 @@ def docker_run(
     ``timeout_scale``: the effective scale for the container timeout (the matrix default
     when the command line gives none). Refreshes ``opts.report_dir`` afterwards.
     """
-    preflight(host, all_settings, opts.gpu_mode, out)
+    preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
     timeout = opts.timeout_s or container_timeout(cases, timeout_scale)
     client = None if opts.dry_run else images.client()
     worst = EXIT_OK
