@@ -11,16 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from repro.cli import docker_commands as cli_docker
+from repro.cli.main import main as repro_main
 from repro.config.matrix import Variant
+from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import hostkind as host_mod
-from repro.containers import images, nox_sessions
 from repro.containers import spec as container_mod
 from repro.errors import ConfigError
 from repro.scenarios import shm
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTS = Path(__file__).resolve().parent / "fixtures" / "hosts"
+RUN_ID = "20250101T000000Z-cu128-torch2.8"
+RUN_DIR = f"/home/me/project/results/{RUN_ID}"
 
 
 def fixture_host(name: str) -> host_mod.Host:
@@ -31,7 +33,7 @@ def options(**changes) -> container_mod.RunOptions:
     base = container_mod.RunOptions(
         image="repro-matrix:cu128-torch2.8",
         variant_id="cu128-torch2.8",
-        results_dir="/home/me/project/results",
+        run_dir=RUN_DIR,
         config_file="/home/me/project/matrix.yaml",
         host_fingerprint_dir="/tmp/repro-host-fp-x",
         patterns=("dataloader",),
@@ -150,13 +152,18 @@ def test_least_privilege_holds_for_every_host_kind(host_name, accelerator):
     assert kwargs["init"] is True and "--init" in spec.argv
     assert kwargs["user"] == "1000:1000"
     writable = [src for src, mount in kwargs["volumes"].items() if mount["mode"] != "ro"]
-    assert writable == ["/home/me/project/results"]
+    assert writable == [RUN_DIR]  # the run's own directory, never the results root
+    assert kwargs["volumes"][RUN_DIR]["bind"] == f"/results/{RUN_ID}"
+    assert kwargs["pids_limit"] == 4096 and "--pids-limit 4096" in spec.command_line
+    assert kwargs["mem_limit"] == kwargs["memswap_limit"] == "16g"
+    assert "--memory 16g --memory-swap 16g" in spec.command_line
     assert kwargs["volumes"]["/tmp/repro-host-fp-x"] == {"bind": "/repro/host", "mode": "ro"}
     assert kwargs["volumes"]["/home/me/project/matrix.yaml"]["mode"] == "ro"
     command = kwargs["command"]
     assert command[:4] == ["python", "-m", "repro", "run"]
     assert command[command.index("--host-fingerprint") + 1] == "/repro/host/fingerprint.json"
-    assert command[command.index("--results") + 1] == "/results"
+    assert command[command.index("--run-dir") + 1] == f"/results/{RUN_ID}"
+    assert "--results" not in command
     assert command[command.index("--variant") + 1] == "cu128-torch2.8"
     assert command[command.index("-k") + 1] == "dataloader"
     assert "variant.image=sha256:abc" in command
@@ -191,6 +198,76 @@ def test_keep_and_shell_options_change_rm_and_tty():
     assert "--rm" not in spec_for("cpu", "cpu", keep=True).argv
     shell = spec_for("cpu", "cpu", interactive=True, command=("bash",))
     assert "-it" in shell.argv and shell.kwargs["tty"] and shell.argv[-1] == "bash"
+
+
+def test_variant_limits_reach_the_kwargs_and_the_command_line():
+    spec = spec_for("rocm-linux", "rocm", mem_limit="24g", pids_limit=512)
+    assert spec.kwargs["mem_limit"] == spec.kwargs["memswap_limit"] == "24g"
+    assert spec.kwargs["pids_limit"] == 512
+    argv = spec.argv
+    assert argv[argv.index("--memory") + 1] == "24g" == argv[argv.index("--memory-swap") + 1]
+    assert argv[argv.index("--pids-limit") + 1] == "512"
+
+
+def _variant(**changes) -> Variant:
+    base = Variant(
+        id="rocm6.4-torch2.8",
+        runtime="rocm6.4",
+        accelerator="rocm",
+        torch="2.8.0",
+        index_url="https://download.pytorch.org/whl/rocm6.4",
+        base_image="ubuntu:24.04",
+        python="3.12",
+        shm_size="16g",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+class _VariantWithLimits:
+    """A variant carrying matrix.yaml's ``mem_limit``/``pids_limit`` (fields the config
+    package adds); read through getattr, so any object with them works."""
+
+    def __init__(self, mem_limit, pids_limit):
+        self.id, self.mem_limit, self.pids_limit = "cpu-torch2.13", mem_limit, pids_limit
+
+
+def test_limits_come_from_the_variant_else_the_defaults():
+    assert job.limits_for(_VariantWithLimits("12g", 256), "2g", None, 64 << 30) == ("12g", 256)
+    # no limits in the variant: pids 4096; memory = shm + 8 GiB working memory, at least 16 GiB
+    assert job.limits_for(_variant(shm_size=None), None, None, 64 << 30) == ("16g", 4096)
+    assert job.limits_for(_variant(), "16g", None, 64 << 30) == ("24g", 4096)
+    # ... and at most 3/4 of the host's RAM, so the container's OOM killer fires first
+    assert job.limits_for(_variant(), "16g", None, 8 << 30) == ("6g", 4096)
+    assert job.default_mem_limit(0, 10 << 30) == "7680m"
+
+
+@pytest.mark.parametrize(
+    ("mem_limit", "shm_size", "expected"),
+    [("lots", "1g", "expected a Docker size"), ("8g", "8g", "leaves no memory beside shm_size")],
+)
+def test_a_memory_limit_that_cannot_work_is_a_config_error(mem_limit, shm_size, expected):
+    with pytest.raises(ConfigError, match=expected):
+        job.limits_for(_VariantWithLimits(mem_limit, None), shm_size, None, None)
+
+
+def test_docker_sizes_are_read_in_binary_units():
+    assert job.parse_size("16g") == 16 << 30 and job.parse_size("512M") == 512 << 20
+    assert job.parse_size("1.5g") == 3 << 29 and job.parse_size("100") == 100
+    with pytest.raises(ValueError):
+        job.parse_size("16 gigs")
+
+
+def test_root_caller_gets_the_images_unprivileged_user_never_0_0():
+    assert job.container_user(0, 0) == f"{images.USER_UID}:{images.USER_UID}" == "10001:10001"
+    assert job.container_user(1000, 1000) == "1000:1000"  # results stay the caller's
+
+
+def test_device_groups_are_added_only_where_devices_need_them():
+    rocm = spec_for("rocm-linux", "rocm", user="10001:10001")
+    assert rocm.kwargs["user"] == "10001:10001" and rocm.kwargs["group_add"]
+    for host_name, accelerator in (("nvidia-linux", "cuda"), ("cpu", "cpu")):
+        spec = spec_for(host_name, accelerator, user="10001:10001")
+        assert "group_add" not in spec.kwargs and "--group-add" not in spec.argv
 
 
 def test_sdk_accepts_the_kwargs_without_a_daemon():
@@ -257,8 +334,10 @@ def test_overrides_command_line_wins_over_environment_wins_over_matrix():
         "REPRO_INDEX_URL": "https://mirror/whl/{runtime}",
         "REPRO_PYTHON": "",
     }
-    overrides = images.Overrides.collect({"base_image": "cli-base:2", "python": None}, environ)
-    settings = images.settings_for(VARIANT, overrides, repo="repro-test")
+    overrides = build_settings.Overrides.collect(
+        {"base_image": "cli-base:2", "python": None}, environ
+    )
+    settings = build_settings.settings_for(VARIANT, overrides, repo="repro-test")
     assert settings.variant.base_image == "cli-base:2"
     assert settings.variant.index_url == "https://mirror/whl/cpu"
     assert settings.variant.python == "3.12"  # empty environment value ignored
@@ -271,9 +350,9 @@ def test_overrides_command_line_wins_over_environment_wins_over_matrix():
 
 def test_wheelhouse_override_must_be_a_directory(tmp_path):
     with pytest.raises(ConfigError, match="not a directory"):
-        images.settings_for(
+        build_settings.settings_for(
             VARIANT,
-            images.Overrides(
+            build_settings.Overrides(
                 {"wheelhouse": str(tmp_path / "nope")}, {"wheelhouse": "--wheelhouse"}
             ),
         )
@@ -281,7 +360,9 @@ def test_wheelhouse_override_must_be_a_directory(tmp_path):
 
 def test_context_holds_dockerfile_requirements_source_and_wheelhouse(tmp_path):
     (tmp_path / "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"wheel")
-    settings = images.settings_for(VARIANT, images.Overrides({"wheelhouse": str(tmp_path)}, {}))
+    settings = build_settings.settings_for(
+        VARIANT, build_settings.Overrides({"wheelhouse": str(tmp_path)}, {})
+    )
     names = [e.name for e in images.context_entries(settings)]
     assert names[:3] == ["Dockerfile", "requirements.txt", "src/pyproject.toml"]
     assert (
@@ -302,7 +383,7 @@ def test_context_digest_changes_with_the_source_and_the_build_args(tmp_path):
     shutil.copytree(REPO / "repro", source / "repro", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "docker", source / "docker")
     shutil.copy(REPO / "pyproject.toml", source / "pyproject.toml")
-    settings = images.settings_for(VARIANT, source_root=source)
+    settings = build_settings.settings_for(VARIANT, source_root=source)
     entries = images.context_entries(settings)
     args = images.build_args(settings)
     first = images.context_digest(entries, args)
@@ -315,28 +396,30 @@ def test_context_digest_changes_with_the_source_and_the_build_args(tmp_path):
     )
     touched = images.context_digest(images.context_entries(settings), args)
     assert touched != first
-    other_base = images.settings_for(
+    other_base = build_settings.settings_for(
         dataclasses.replace(VARIANT, base_image="ubuntu:24.04"), source_root=source
     )
     assert (
         images.context_digest(images.context_entries(other_base), images.build_args(other_base))
         != touched
     )
-    assert images.build_args(settings)["REPRO_VERSION"] == images.source_version(source)
+    assert images.build_args(settings)["REPRO_VERSION"] == build_settings.source_version(source)
 
 
 def test_wheelhouse_must_hold_the_pinned_torch_for_the_image_python(tmp_path):
-    settings = images.settings_for(VARIANT, images.Overrides({"wheelhouse": str(tmp_path)}, {}))
+    settings = build_settings.settings_for(
+        VARIANT, build_settings.Overrides({"wheelhouse": str(tmp_path)}, {})
+    )
     with pytest.raises(ConfigError, match="no torch wheel"):
-        images.check_wheelhouse(settings)
+        wheelhouse.check_wheelhouse(settings)
     (tmp_path / "torch-2.12.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"")
     with pytest.raises(ConfigError, match=r"no torch 2\.13\.0 wheel \(found torch-2\.12\.0"):
-        images.check_wheelhouse(settings)
+        wheelhouse.check_wheelhouse(settings)
     (tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
     with pytest.raises(ConfigError, match=r"only for another Python .* 3\.12 \(cp312\)"):
-        images.check_wheelhouse(settings)
+        wheelhouse.check_wheelhouse(settings)
     (tmp_path / "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"")
-    images.check_wheelhouse(settings)
+    wheelhouse.check_wheelhouse(settings)
 
 
 @pytest.mark.parametrize(
@@ -388,8 +471,8 @@ def test_installed_labels_record_torch_cuda_cudnn_nccl():
 
 
 def test_wheelhouse_commands_pin_the_runtime_build(tmp_path):
-    settings = images.settings_for(VARIANT)
-    torch_cmd, deps_cmd = images.wheelhouse_commands(settings, tmp_path, python="python3")
+    settings = build_settings.settings_for(VARIANT)
+    torch_cmd, deps_cmd = wheelhouse.wheelhouse_commands(settings, tmp_path, python="python3")
     assert torch_cmd[-1] == "torch==2.13.0+cpu"
     assert torch_cmd[torch_cmd.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
     assert torch_cmd[torch_cmd.index("--python-version") + 1] == "3.12"
@@ -411,7 +494,7 @@ def test_build_context_dir_is_written_for_a_manual_docker_build(tmp_path, capsys
     matrix.write_text(
         'version: 1\nvariants:\n  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\nscenarios:\n  noop: {}\n'
     )
-    code = cli_docker.main(
+    code = repro_main(
         ["build", "cpu-torch2.13", "--config", str(matrix), "--context-dir", str(tmp_path / "ctx")]
     )
     assert code == 0
@@ -422,7 +505,7 @@ def test_build_context_dir_is_written_for_a_manual_docker_build(tmp_path, capsys
     assert (tmp_path / "ctx" / "Dockerfile").read_text() == (
         REPO / "docker" / "Dockerfile"
     ).read_text()
-    assert (tmp_path / "ctx" / "src" / "repro" / "runner.py").is_file()
+    assert (tmp_path / "ctx" / "src" / "repro" / "runner" / "executor.py").is_file()
 
 
 def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, capsys):
@@ -430,7 +513,7 @@ def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, 
     matrix.write_text(
         'version: 1\nvariants:\n  - {runtime: cu128, torch: "2.8.0", base_image: "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"}\nscenarios:\n  noop: {}\n'
     )
-    code = cli_docker.main(
+    code = repro_main(
         [
             "docker-run",
             "cu128-torch2.8",

@@ -180,7 +180,7 @@ def _snapshot(dest: Path) -> Path:
 
 
 def _cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    return run_cli(*args, cwd=cwd, timeout=timeout, module="repro.cli.docker_commands")
+    return run_cli(*args, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture(scope="session")
@@ -430,7 +430,7 @@ def test_gpu_variant_stops_in_preflight_before_building_or_writing(lane, tmp_pat
 
 
 def test_touching_repro_rebuilds_only_the_top_layers_in_seconds(lane, tmp_path):
-    from repro.containers import images
+    from repro.containers import build_settings, images
 
     source = tmp_path / "checkout"
     shutil.copytree(lane["source"], source)
@@ -438,10 +438,10 @@ def test_touching_repro_rebuilds_only_the_top_layers_in_seconds(lane, tmp_path):
     from repro.config.matrix import load
 
     variant = load(lane["project"] / "matrix.yaml").variant(VARIANT)
-    overrides = images.Overrides(
+    overrides = build_settings.Overrides(
         {"wheelhouse": str(lane["wheelhouse"])}, {"wheelhouse": "--wheelhouse"}
     )
-    settings = images.settings_for(
+    settings = build_settings.settings_for(
         variant, overrides, repo=f"{IMAGE_REPO}-rebuild", source_root=source
     )
     log = tmp_path / "build.log"

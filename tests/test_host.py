@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.cli import docker_commands as cli_docker
+from repro.cli.main import main as repro_main
 from repro.containers import hostkind as host_mod
 
 HOSTS = Path(__file__).resolve().parent / "fixtures" / "hosts"
@@ -172,7 +172,7 @@ def test_detect_on_this_machine_never_raises():
 
 
 def test_repro_host_command_prints_kind_and_preflight(tmp_path, capsys):
-    code = cli_docker.main(
+    code = repro_main(
         [
             "host",
             "--fixture",
@@ -192,7 +192,7 @@ def test_docker_run_stops_in_preflight_with_one_line_and_writes_nothing(tmp_path
     results = tmp_path / "results"
     results.mkdir()
     (results / "earlier-run").mkdir()
-    code = cli_docker.main(
+    code = repro_main(
         [
             "docker-run",
             "cu128-torch2.8",

@@ -1,5 +1,2 @@
-"""The `repro` command line: argument parsing and printing only, one error boundary."""
-
-from repro.cli.main import main
-
-__all__ = ["main"]
+"""The `repro` command line: argument parsing and printing only, one error boundary
+(``repro.cli.main.main``; each command module exposes ``register(subparsers)``)."""

@@ -1,37 +1,145 @@
-"""The ``repro`` command line: plan, env, run, report, classify.
+"""The ``repro`` command line: builds the parser from the command modules and holds THE one
+error boundary.
 
-Errors in user input end as one line per problem on stderr and exit status 2
-(``repro.errors``); a run with red cases exits 1; a clean run exits 0.
+Contract for a command module (``repro/cli/<name>.py``): ``register(subparsers)`` adds its
+subcommand(s) with ``subparsers.add_parser(...)`` and ``parser.set_defaults(handler=FUNC)``,
+where ``FUNC(args: argparse.Namespace) -> int`` returns the exit status (0 ok, 1 red cases or
+a regression) and raises :class:`repro.errors.ConfigError` (2) or
+:class:`repro.errors.FatalError` (3) for everything else; it never catches them itself and
+never calls ``sys.exit``. :func:`main` dispatches ``args.handler(args)`` and turns every error
+into one line on stderr and its exit status (the table is :data:`repro.errors.EXIT_CODES`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import repro
-from repro.cli import docker_commands as cli_docker
+from repro.cli import docker
 from repro.config import matrix as matrix_mod
-from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
+from repro.errors import (
+    EXIT_CASES_FAILED,
+    EXIT_CODES,
+    EXIT_CONFIG,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ConfigError,
+    FatalError,
+    ReproError,
+    unexpected,
+)
 
 PROG = "repro"
+#: Set to 1 to get the traceback of an unexpected exception instead of its one line.
+DEBUG_ENV = "REPRO_DEBUG"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error (``repro run: error: ...``) and exit status 2,
+    like every other bad input; subparsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CONFIG, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
+def _epilog() -> str:
+    codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
+    return (
+        "Typical host run: repro run && repro report results -o .   (see README.md)\n\n"
+        f"exit status:\n{codes}\n\n"
+        f"Errors are one line on stderr; {DEBUG_ENV}=1 shows the traceback of an unexpected one."
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The ``repro`` parser: every subcommand sets ``handler`` (see the module docstring)."""
+    parser = Parser(
         prog=PROG,
         description="Reproduce machine-dependent PyTorch failures in isolated processes and merge the results into a compatibility matrix.",
-        epilog="Typical host run: repro run && repro report results -o .   (see README.md)",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"repro-matrix {repro.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # One register() per command module; the commands still defined below keep theirs here.
+    _register_plan(sub)
+    _register_env_doctor(sub)
+    _register_run(sub)
+    _register_report_compare(sub)
+    _register_classify(sub)
+    docker.register(sub)
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv``, run the command's handler, and map every outcome to an exit status.
+
+    The one error boundary: ReproError -> its line(s) and ``exit_code``; Ctrl-C -> 130;
+    a closed stdout pipe (``repro run --list | head``) -> 0; any other exception (an OSError
+    such as ENOSPC/EROFS/EACCES mid-run, or a bug) -> one line and 3, with the traceback only
+    when ``REPRO_DEBUG=1``.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.handler(args)
+        _flush_stdout()  # a full disk under `> out.json` fails here, inside the boundary
+        return code
+    except ReproError as exc:
+        return _fail(exc)
+    except KeyboardInterrupt:
+        _silence_stdout()
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader left, not an error
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        return _fail(unexpected(exc))
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise FatalError(f"cannot write standard output: {unexpected(exc)}") from None
+
+
+def _fail(exc: ReproError) -> int:
+    _silence_stdout()
+    hint = f"; {exc.hint}" if exc.hint else ""
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    for line in lines:
+        print(f"{PROG}: error: {line}{hint}", file=sys.stderr)
+    return exc.exit_code
+
+
+def _silence_stdout() -> None:
+    """Drop what is left in stdout's buffer when it cannot be written (a closed pipe, a full
+    disk), so the interpreter's exit does not fail on it a second time."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+# ---------------------------------------------------------------------------------------------
+# plan (moves to repro/cli/plan.py)
+
+
+def _register_plan(sub: argparse._SubParsersAction) -> None:
     plan = sub.add_parser("plan", help="print the selected variants, cases and effective settings")
     matrix_mod.add_config_argument(plan)
     plan.add_argument(
@@ -43,120 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--json", action="store_true", help="machine-readable output (for a CI job matrix)"
     )
-
-    env = sub.add_parser(
-        "env",
-        help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
-    )
-    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
-    env.add_argument(
-        "--python",
-        default=sys.executable,
-        help="interpreter whose torch is probed (default: this one)",
-    )
-
-    from repro.host import doctor as doctor_mod
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime",
-    )
-    doctor_mod.add_arguments(doctor)
-
-    run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
-    matrix_mod.add_config_argument(run)
-    matrix_mod.add_case_selector_argument(run)
-    run.add_argument("--list", action="store_true", help="list the selected case ids and exit")
-    run.add_argument(
-        "--variant",
-        metavar="ID",
-        help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build",
-    )
-    run.add_argument(
-        "--results",
-        metavar="DIR",
-        help="results root (default: defaults.results_dir in the matrix file, else 'results')",
-    )
-    run.add_argument(
-        "--python",
-        default=sys.executable,
-        help="interpreter that runs the cases (default: this one)",
-    )
-    run.add_argument(
-        "--timeout-scale",
-        type=float,
-        metavar="X",
-        help="multiply every case timeout by X (slow machines)",
-    )
-    run.add_argument(
-        "--host-fingerprint",
-        metavar="FILE",
-        help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)",
-    )
-    run.add_argument(
-        "--no-doctor",
-        action="store_true",
-        help="skip the health pre-flight (otherwise its findings are the run's 'doctor' testsuite)",
-    )
-    run.add_argument(
-        "--property",
-        dest="properties",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
-    )
-
-    from repro.report import compare as compare_mod
-    from repro.report import report as report_mod
-
-    report = sub.add_parser(
-        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
-    )
-    report_mod.add_arguments(report)
-    compare = sub.add_parser(
-        "compare",
-        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
-    )
-    compare_mod.add_arguments(compare)
-    classify = sub.add_parser(
-        "classify", help="classify a training log: signature, public source, workaround"
-    )
-    classify.add_argument(
-        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
-    )
-    classify.add_argument("--json", action="store_true", help="print JSON")
-    cli_docker.register(sub)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.command in cli_docker.COMMANDS:
-            return cli_docker.handle(args)
-        handler = {
-            "plan": cmd_plan,
-            "env": cmd_env,
-            "doctor": cmd_doctor,
-            "run": cmd_run,
-            "report": cmd_report,
-            "compare": cmd_compare,
-            "classify": cmd_classify,
-        }[args.command]
-        return handler(args)
-    except ReproError as exc:
-        for line in str(exc).splitlines():
-            hint = f"; {exc.hint}" if exc.hint else ""
-            print(f"{PROG}: error: {line}{hint}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `repro run --list | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    plan.set_defaults(handler=cmd_plan)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -204,6 +199,33 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------------------------
+# env, doctor (move to repro/cli/host.py)
+
+
+def _register_env_doctor(sub: argparse._SubParsersAction) -> None:
+    env = sub.add_parser(
+        "env",
+        help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
+    )
+    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
+    env.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter whose torch is probed (default: this one)",
+    )
+    env.set_defaults(handler=cmd_env)
+
+    from repro.host import doctor as doctor_mod
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime",
+    )
+    doctor_mod.add_arguments(doctor)
+    doctor.set_defaults(handler=cmd_doctor)
+
+
 def cmd_env(args: argparse.Namespace) -> int:
     from repro.host import fingerprint
 
@@ -219,6 +241,62 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from repro.host import doctor
 
     return doctor.run(args)
+
+
+# ---------------------------------------------------------------------------------------------
+# run (moves to repro/cli/run.py)
+
+
+def _register_run(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="run the scenario cases, each in an isolated child process")
+    matrix_mod.add_config_argument(run)
+    matrix_mod.add_case_selector_argument(run)
+    run.add_argument("--list", action="store_true", help="list the selected case ids and exit")
+    run.add_argument(
+        "--variant",
+        metavar="ID",
+        help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build",
+    )
+    run.add_argument(
+        "--results",
+        metavar="DIR",
+        help="results root (default: defaults.results_dir in the matrix file, else 'results')",
+    )
+    run.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        help="write into this existing, empty directory (its name is the run id) instead of a new one under --results; the container lane mounts only it",
+    )
+    run.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter that runs the cases (default: this one)",
+    )
+    run.add_argument(
+        "--timeout-scale",
+        type=float,
+        metavar="X",
+        help="multiply every case timeout by X (slow machines)",
+    )
+    run.add_argument(
+        "--host-fingerprint",
+        metavar="FILE",
+        help="fingerprint JSON collected on the host (inside a container: key the results by the real host, not the image)",
+    )
+    run.add_argument(
+        "--no-doctor",
+        action="store_true",
+        help="skip the health pre-flight (otherwise its findings are the run's 'doctor' testsuite)",
+    )
+    run.add_argument(
+        "--property",
+        dest="properties",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
+    )
+    run.set_defaults(handler=cmd_run)
 
 
 def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
@@ -287,6 +365,16 @@ def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) ->
     return merged
 
 
+def _given_run_dir(run_dir: Path) -> tuple[str, Path]:
+    """``--run-dir``: (run id = the directory's name, the directory), which must exist and be
+    empty, so a run never mixes into (or overwrites) another run's results."""
+    if not run_dir.is_dir():
+        raise ConfigError(f"--run-dir {run_dir}: not a directory")
+    if any(run_dir.iterdir()):
+        raise ConfigError(f"--run-dir {run_dir}: not empty; a run writes into a fresh directory")
+    return run_dir.name, run_dir
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from repro.host import fingerprint
     from repro.outcomes import OUTCOME_ORDER
@@ -315,13 +403,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         variant = dict(config.variant(args.variant).as_dict(), source="matrix")
     else:
         variant = _host_variant(fp)
-    results_root = Path(args.results or config.results_dir)
-    try:
-        run_id, run_dir = runner.new_run_dir(results_root, variant["id"])
-    except OSError as exc:
-        raise FatalError(
-            f"cannot create a run directory under {results_root}: {exc.strerror or exc}"
-        ) from None
+    if args.run_dir:
+        run_id, run_dir = _given_run_dir(Path(args.run_dir))
+    else:
+        results_root = Path(args.results or config.results_dir)
+        try:
+            run_id, run_dir = runner.new_run_dir(results_root, variant["id"])
+        except OSError as exc:
+            raise FatalError(
+                f"cannot create a run directory under {results_root}: {exc.strerror or exc}"
+            ) from None
 
     host_key = fingerprint.host_key(fp)
     (run_dir / "fingerprint.json").write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
@@ -387,6 +478,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
 
 
+# ---------------------------------------------------------------------------------------------
+# report, compare (move to repro/cli/report.py)
+
+
+def _register_report_compare(sub: argparse._SubParsersAction) -> None:
+    from repro.report import compare as compare_mod
+    from repro.report import report as report_mod
+
+    report = sub.add_parser(
+        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
+    )
+    report_mod.add_arguments(report)
+    report.set_defaults(handler=cmd_report)
+    compare = sub.add_parser(
+        "compare",
+        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
+    )
+    compare_mod.add_arguments(compare)
+    compare.set_defaults(handler=cmd_compare)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from repro.report import report
 
@@ -397,6 +509,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from repro.report import compare
 
     return compare.run(args)
+
+
+# ---------------------------------------------------------------------------------------------
+# classify (moves to repro/cli/classify.py)
+
+
+def _register_classify(sub: argparse._SubParsersAction) -> None:
+    classify = sub.add_parser(
+        "classify", help="classify a training log: signature, public source, workaround"
+    )
+    classify.add_argument(
+        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
+    )
+    classify.add_argument("--json", action="store_true", help="print JSON")
+    classify.set_defaults(handler=cmd_classify)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:

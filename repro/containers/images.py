@@ -11,9 +11,8 @@ with no network): the versions really installed (torch, CUDA/HIP, cuDNN, NCCL, P
 checked against the pin (an index silently handing out another build is a known failure, e.g. a
 CUDA wheel from PyPI instead of ``+cpu``) and recorded as ``io.repro-matrix.installed.*`` labels.
 
-Overrides for base image, wheel index URL, wheelhouse and Python come from the command line or
-``REPRO_BASE_IMAGE`` / ``REPRO_INDEX_URL`` / ``REPRO_WHEELHOUSE`` / ``REPRO_PYTHON``, so one
-matrix.yaml serves a laptop, an air-gapped runner and CI. Never imports torch.
+The effective settings (overrides applied) are ``repro.containers.build_settings``; offline
+wheelhouses are ``repro.containers.wheelhouse``. Never imports torch.
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import re
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -35,151 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import repro
 from repro.config.matrix import Variant
-from repro.errors import ConfigError, FatalError
+from repro.containers.build_settings import BuildSettings, project_requirements, source_version
+from repro.containers.wheelhouse import check_wheelhouse
+from repro.errors import FatalError
 
-DEFAULT_REPO = "repro-matrix"
 LABEL = "io.repro-matrix"
 LABEL_DIGEST = f"{LABEL}.context-digest"
 INSTALLED = f"{LABEL}.installed"
 USER_UID = 10001
-SOURCE_ROOT = Path(repro.__file__).resolve().parent.parent
-#: override name -> environment variable
-OVERRIDE_ENV = {
-    "base_image": "REPRO_BASE_IMAGE",
-    "index_url": "REPRO_INDEX_URL",
-    "wheelhouse": "REPRO_WHEELHOUSE",
-    "python": "REPRO_PYTHON",
-}
 _BUILD_TIMEOUT_S = 6 * 3600
 _SOURCE_SUFFIXES = {".py", ".j2", ".yaml", ".yml", ".json", ".txt", ".toml"}
 _MTIME = 946684800  # fixed tar mtimes: the context digest depends on content only
-
-
-# ---------------------------------------------------------------------------------------------
-# effective settings
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """Values that replace the matrix's, with where each came from (for the settings printout)."""
-
-    values: Mapping[str, str]
-    sources: Mapping[str, str]
-
-    @classmethod
-    def collect(
-        cls, cli: Mapping[str, str | None], environ: Mapping[str, str] | None = None
-    ) -> Overrides:
-        """Command-line values win over the environment; empty environment values are ignored."""
-        environ = os.environ if environ is None else environ
-        values, sources = {}, {}
-        for name, env_name in OVERRIDE_ENV.items():
-            if cli.get(name):
-                values[name], sources[name] = str(cli[name]), f"--{name.replace('_', '-')}"
-            elif environ.get(env_name):
-                values[name], sources[name] = environ[env_name], f"${env_name}"
-        return cls(values, sources)
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    """One variant with the overrides applied, the tag it gets and where its code comes from."""
-
-    variant: Variant
-    tag: str
-    wheelhouse: Path | None
-    source_root: Path
-    sources: Mapping[str, str]
-
-    @property
-    def torch_spec(self) -> str:
-        return f"torch=={self.variant.torch}"
-
-    def describe(self) -> list[tuple[str, str]]:
-        """(name, value with its source) lines for "print the effective settings"."""
-        v = self.variant
-
-        def src(name: str) -> str:
-            return f"  [{self.sources[name]}]" if name in self.sources else "  [matrix.yaml]"
-
-        rows = [
-            (
-                "variant",
-                f"{v.id} (runtime {v.runtime}, accelerator {v.accelerator}, torch {v.torch})",
-            ),
-            ("image", self.tag),
-            ("base image", v.base_image + src("base_image")),
-            ("python", v.python + src("python")),
-        ]
-        if self.wheelhouse:
-            rows.append(("wheelhouse", f"{self.wheelhouse} (offline: no index){src('wheelhouse')}"))
-        else:
-            rows.append(("index url", v.index_url + src("index_url")))
-        if v.extra_packages:
-            rows.append(("extra packages", " ".join(v.extra_packages)))
-        rows.append(
-            ("repro source", f"{self.source_root} (repro {source_version(self.source_root)})")
-        )
-        return rows
-
-
-def image_tag(variant_id: str, repo: str = DEFAULT_REPO) -> str:
-    """``repro-matrix:<variant-id>``."""
-    return f"{repo}:{variant_id}"
-
-
-def settings_for(
-    variant: Variant,
-    overrides: Overrides | None = None,
-    repo: str = DEFAULT_REPO,
-    source_root: Path | None = None,
-) -> BuildSettings:
-    """Apply ``overrides`` to ``variant``. Raises ConfigError for a wheelhouse that is not a directory."""
-    overrides = overrides or Overrides({}, {})
-    values = overrides.values
-    changes = {k: values[k] for k in ("base_image", "index_url", "python") if k in values}
-    if "index_url" in changes:
-        changes["index_url"] = changes["index_url"].replace("{runtime}", variant.runtime)
-    variant = dataclasses.replace(variant, **changes)
-    wheelhouse = None
-    if values.get("wheelhouse"):
-        wheelhouse = Path(values["wheelhouse"]).expanduser().resolve()
-        if not wheelhouse.is_dir():
-            raise ConfigError(
-                f"wheelhouse {values['wheelhouse']} ({overrides.sources.get('wheelhouse')}): not a directory",
-                hint="make one with `repro wheelhouse VARIANT DIR`",
-            )
-    return BuildSettings(
-        variant,
-        image_tag(variant.id, repo),
-        wheelhouse,
-        Path(source_root or SOURCE_ROOT).resolve(),
-        dict(overrides.sources),
-    )
-
-
-def source_version(source_root: Path) -> str:
-    """``__version__`` of the repro package under ``source_root`` (the one copied into images)."""
-    text = (source_root / "repro" / "__init__.py").read_text()
-    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
-    return match.group(1) if match else "unknown"
-
-
-def project_requirements(source_root: Path) -> list[str]:
-    """``[project].dependencies`` of the checkout's pyproject.toml."""
-    path = source_root / "pyproject.toml"
-    text = path.read_text()
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the list is simple enough to read without a TOML parser
-        match = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.MULTILINE | re.DOTALL)
-        if not match:
-            raise FatalError(f"{path}: no [project] dependencies list") from None
-        body = "\n".join(line.split("#", 1)[0] for line in match.group(1).splitlines())
-        return re.findall(r"['\"]([^'\"]+)['\"]", body)
-    return list(tomllib.loads(text).get("project", {}).get("dependencies", []))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,37 +154,6 @@ def write_context_dir(settings: BuildSettings, dest: Path) -> dict[str, str]:
         target.write_bytes(entry.data if entry.data is not None else entry.path.read_bytes())
     (dest / "build-args.json").write_text(json.dumps(args, indent=2) + "\n")
     return args
-
-
-def check_wheelhouse(settings: BuildSettings) -> None:
-    """The wheelhouse must hold a torch wheel for the pin and the image's Python (checked before
-    building, so the error names what is there instead of pip's "No matching distribution")."""
-    if not settings.wheelhouse:
-        return
-    v = settings.variant
-    wheels = sorted(p.name for p in settings.wheelhouse.glob("torch-*.whl"))
-    if not wheels:
-        raise ConfigError(
-            f"wheelhouse {settings.wheelhouse}: no torch wheel",
-            hint=f"repro wheelhouse {v.id} {settings.wheelhouse}",
-        )
-    pin_public = v.torch.split("+")[0]
-    tag = "cp" + v.python.replace(".", "").rstrip("t")
-    matching = [
-        w
-        for w in wheels
-        if w.split("-")[1].split("+")[0] == pin_public
-        and (v.torch == pin_public or w.split("-")[1] == v.torch)
-    ]
-    if not matching:
-        raise ConfigError(
-            f"wheelhouse {settings.wheelhouse}: no torch {v.torch} wheel (found {', '.join(wheels)})",
-            hint=f"repro wheelhouse {v.id} {settings.wheelhouse}",
-        )
-    if not any(f"-{tag}-" in w for w in matching):
-        raise ConfigError(
-            f"wheelhouse {settings.wheelhouse}: torch {v.torch} only for another Python ({', '.join(matching)}), the image's Python is {v.python} ({tag})"
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -612,54 +445,3 @@ def ensure_image(
         flush=True,
     )
     return ImageRecord(settings.tag, image.id, dict(image.labels or {}), installed, True, seconds)
-
-
-# ---------------------------------------------------------------------------------------------
-# wheelhouse
-
-
-def wheelhouse_commands(
-    settings: BuildSettings, dest: Path, python: str = sys.executable, index_url: str | None = None
-) -> list[list[str]]:
-    """``pip download`` command lines that fill ``dest`` for an offline build of this variant.
-
-    torch comes from the variant's index (or ``index_url``) as ``torch==<pin>+<runtime>`` so an
-    index cannot substitute another build; the project's dependencies and extra packages come
-    from pip's configured index. Wheels are for the image's Python (``--python-version``)."""
-    v = settings.variant
-    spec = (
-        f"torch=={v.torch}"
-        if "+" in v.torch or v.runtime == "none"
-        else f"torch=={v.torch}+{v.runtime}"
-    )
-    common = [
-        python,
-        "-m",
-        "pip",
-        "download",
-        "--dest",
-        str(dest),
-        "--only-binary=:all:",
-        "--python-version",
-        v.python.rstrip("t"),
-    ]
-    index = index_url or v.index_url
-    torch_cmd = [*common, "--index-url", index, spec]
-    deps_cmd = [*common, *project_requirements(settings.source_root), *v.extra_packages]
-    return [torch_cmd, deps_cmd]
-
-
-def download_wheelhouse(
-    settings: BuildSettings, dest: Path, index_url: str | None = None, out: IO[str] | None = None
-) -> list[str]:
-    """Run :func:`wheelhouse_commands`; returns the wheel names in ``dest``. FatalError on failure."""
-    out = out or sys.stderr
-    dest.mkdir(parents=True, exist_ok=True)
-    for command in wheelhouse_commands(settings, dest, index_url=index_url):
-        print("repro: " + " ".join(command), file=out, flush=True)
-        done = subprocess.run(command, stdin=subprocess.DEVNULL)
-        if done.returncode != 0:
-            raise FatalError(
-                f"pip download failed (exit status {done.returncode}) for {settings.variant.id}"
-            )
-    return sorted(p.name for p in dest.iterdir() if p.suffix == ".whl")

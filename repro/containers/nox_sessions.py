@@ -51,7 +51,7 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
             session.run(
                 python,
                 "-m",
-                "repro.cli.docker_commands",
+                "repro",
                 "build",
                 variant_id,
                 "--config",
@@ -65,7 +65,7 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
         session.run(
             python,
             "-m",
-            "repro.cli.docker_commands",
+            "repro",
             "docker-run",
             variant_id,
             "--config",

@@ -15,9 +15,11 @@ the passthrough for every host kind is unit-tested from fixture hosts:
 
 Always: never ``--privileged``; all capabilities dropped and no-new-privileges; read-only root
 filesystem with a private ``/tmp``; no network unless asked (loopback is enough for DDP);
-``--init`` (so the runner is not PID 1); the results directory the only writable mount; the
-host fingerprint and the matrix file mounted read-only; run as the host uid:gid so results are
-owned by the user; ``shm_size``/``ipc`` from the variant or the command line.
+``--init`` (so the runner is not PID 1); a pids limit and a memory limit (swap included); the
+run's own directory ``results/<run-id>`` the only writable mount (never the results root: a
+case cannot rewrite earlier runs); the host fingerprint and the matrix file mounted read-only;
+run as the user the caller chose (``repro.containers.job.container_user``: never 0:0);
+``shm_size``/``ipc`` from the variant or the command line.
 
 :func:`run_container` runs it with a hard timeout for the whole container and removes it
 afterwards unless asked to keep it. Results reach the host as each case ends (the runner
@@ -28,13 +30,12 @@ every finished case behind. Never imports torch.
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -49,6 +50,11 @@ LABEL_RUN = "io.repro-matrix.run"
 LABEL_VARIANT = "io.repro-matrix.variant.id"
 TMPFS_OPTIONS = "rw,exec,nosuid,nodev"
 GPU_MODES = ("auto", "toolkit", "cdi", "wsl")
+#: Processes + threads per container when the variant names no ``pids_limit``: a fork bomb
+#: stops here instead of at the host's pid_max; the heaviest case (DataLoader workers x
+#: torch's intra-op threads, torchrun ranks) stays far below it.
+DEFAULT_PIDS_LIMIT = 4096
+DEFAULT_MEM_LIMIT = "16g"
 
 
 @dataclass(frozen=True)
@@ -60,12 +66,15 @@ class RunOptions:
     toolkit's DeviceRequest, else CDI when only a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``.
     ``shm_size``: a Docker size (``8g``) or None for Docker's default (64 MB); ``ipc``: ``host``,
     ``private``, ``shareable`` or None. ``network``: ``none`` (default) or a Docker network.
+    ``run_dir``: the host's fresh ``results/<run-id>`` (mounted read-write at
+    ``/results/<run-id>``, the only writable mount). ``mem_limit``: a Docker size, also the
+    memory+swap limit; ``pids_limit``: processes and threads. ``user``: ``UID:GID``.
     ``command``: run this instead of ``repro run`` (``--shell``).
     """
 
     image: str
     variant_id: str
-    results_dir: str
+    run_dir: str
     config_file: str
     host_fingerprint_dir: str
     patterns: tuple[str, ...] = ()
@@ -77,6 +86,8 @@ class RunOptions:
     ipc: str | None = None
     network: str = "none"
     user: str | None = None
+    mem_limit: str = DEFAULT_MEM_LIMIT
+    pids_limit: int = DEFAULT_PIDS_LIMIT
     name: str | None = None
     timeout_scale: float | None = None
     keep: bool = False
@@ -146,8 +157,9 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "REPRO_PASSTHROUGH": kind,
     }
     env.update(dict(options.env))
+    container_run_dir = f"{CONTAINER_RESULTS}/{Path(options.run_dir).name}"
     volumes: dict[str, dict[str, str]] = {
-        options.results_dir: {"bind": CONTAINER_RESULTS, "mode": "rw"},
+        options.run_dir: {"bind": container_run_dir, "mode": "rw"},
         options.host_fingerprint_dir: {"bind": CONTAINER_HOST_DIR, "mode": "ro"},
         options.config_file: {"bind": CONTAINER_CONFIG, "mode": "ro"},
     }
@@ -209,8 +221,8 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
             CONTAINER_CONFIG,
             "--variant",
             options.variant_id,
-            "--results",
-            CONTAINER_RESULTS,
+            "--run-dir",
+            container_run_dir,
             "--host-fingerprint",
             CONTAINER_HOST_FP,
         ]
@@ -238,6 +250,9 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "cap_drop": ["ALL"],
         "security_opt": security_opt,
         "working_dir": "/tmp",
+        "mem_limit": options.mem_limit,
+        "memswap_limit": options.mem_limit,  # no swap beyond the limit: swapping is not a limit
+        "pids_limit": options.pids_limit,
     }
     if options.user:
         kwargs["user"] = options.user
@@ -271,6 +286,12 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         f"/tmp:{TMPFS_OPTIONS}",
         "--cap-drop",
         "ALL",
+        "--memory",
+        options.mem_limit,
+        "--memory-swap",
+        options.mem_limit,
+        "--pids-limit",
+        str(options.pids_limit),
     ]
     argv += [arg for opt in security_opt for arg in ("--security-opt", opt)]
     if "ipc_mode" in kwargs:
@@ -411,17 +432,3 @@ def _remove(container) -> bool:
                 return True
             time.sleep(1)
     return False
-
-
-def host_user() -> str | None:
-    """``uid:gid`` of this process (results on the bind mount are owned by the user)."""
-    if not hasattr(os, "getuid"):
-        return None
-    return f"{os.getuid()}:{os.getgid()}"
-
-
-def new_run_dirs(results_dir: Path, before: Sequence[str]) -> list[Path]:
-    """Run directories that appeared under ``results_dir`` since ``before`` was listed."""
-    if not results_dir.is_dir():
-        return []
-    return sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in set(before))

@@ -1,0 +1,475 @@
+"""The ``repro docker-run`` job: pre-flight, image, host fingerprint, parity probe, the run
+container with its limits, and the report afterwards.
+
+:func:`docker_run` runs the selected variants in turn; each gets a fresh ``results/<run-id>``
+created on the host, and that directory is the container's only writable mount (a case cannot
+touch earlier runs). The container runs with a pids limit and a memory limit (from the
+variant's ``pids_limit``/``mem_limit``, else :data:`repro.containers.spec.DEFAULT_PIDS_LIMIT` and
+:func:`default_mem_limit`), as an unprivileged user (:func:`container_user`), never privileged,
+without network unless asked. Progress goes through an :class:`Output` the CLI provides; errors
+are ``ConfigError`` / ``FatalError``. ``--dry-run`` needs neither the Docker SDK nor a daemon.
+Never imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from repro.config import matrix as matrix_mod
+from repro.containers import build_settings, images
+from repro.containers import hostkind as host_mod
+from repro.containers import spec as container_mod
+from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
+
+#: Seconds added to the sum of the case timeouts for the container's hard timeout (start-up,
+#: the in-container fingerprint, stack dumps).
+TIMEOUT_MARGIN_S = 180.0
+#: Working memory of a case besides /dev/shm (bytes): the heaviest scenarios (DBNet on CPU,
+#: DataLoader workers with 50 MB samples) fit with room.
+CASE_MEMORY_BYTES = 8 << 30
+#: The floor of the default memory limit (bytes).
+MIN_DEFAULT_MEMORY_BYTES = 16 << 30
+#: Share of the host's RAM a container may take by default: the container's own OOM killer
+#: fires before the host's, which could pick any process of the machine.
+HOST_MEMORY_SHARE = 0.75
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+class Output(Protocol):
+    """Where the job reports progress (the CLI prints it to stderr)."""
+
+    def line(self, text: str) -> None:
+        """One progress or warning line."""
+
+    def command(self, text: str) -> None:
+        """A command line to copy and paste."""
+
+    def settings(self, settings: build_settings.BuildSettings) -> None:
+        """The effective build settings of one variant."""
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How to run: host paths, the case selection and the container's settings.
+
+    ``timeout_s``: hard limit for each whole container in seconds (None: the sum of the case
+    timeouts plus :data:`TIMEOUT_MARGIN_S`). ``user``: ``UID:GID`` (None:
+    :func:`container_user`). ``shm_size``: a Docker size overriding the variant's.
+    """
+
+    config_file: Path
+    results: Path
+    patterns: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    timeout_scale: float | None = None
+    shm_size: str | None = None
+    ipc: str | None = None
+    network: str = "none"
+    gpus: str = "all"
+    gpu_mode: str = "auto"
+    user: str | None = None
+    keep: bool = False
+    dry_run: bool = False
+    no_build: bool = False
+    shell: bool = False
+    report_dir: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# limits and user
+
+
+def parse_size(text: str) -> int:
+    """Bytes in a Docker size string (``"16g"``, ``"512m"``, ``"1.5g"``; binary units, as
+    Docker reads them). Raises ValueError for anything else."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"not a Docker size: {text!r}")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def host_memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes (``sysconf``), or None where unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_mem_limit(shm_bytes: int, host_bytes: int | None) -> str:
+    """The memory limit when the variant names none, as a Docker size (``"24g"``).
+
+    /dev/shm is a tmpfs whose pages count against the container's memory cgroup, so the
+    limit is the variant's shm plus :data:`CASE_MEMORY_BYTES`, at least
+    :data:`MIN_DEFAULT_MEMORY_BYTES`, and at most :data:`HOST_MEMORY_SHARE` of the host's RAM.
+    """
+    limit = max(MIN_DEFAULT_MEMORY_BYTES, shm_bytes + CASE_MEMORY_BYTES)
+    if host_bytes:
+        limit = min(limit, int(host_bytes * HOST_MEMORY_SHARE))
+    return f"{max(1, limit >> 20)}m" if limit % (1 << 30) else f"{limit >> 30}g"
+
+
+def limits_for(
+    variant: matrix_mod.Variant, shm_size: str | None, ipc: str | None, host_bytes: int | None
+) -> tuple[str, int]:
+    """``(mem_limit, pids_limit)`` for a variant's container: the variant's own values
+    (``mem_limit``, ``pids_limit`` in matrix.yaml) or the defaults. Raises ConfigError for a
+    memory limit that is not a size or leaves no room beside /dev/shm."""
+    pids = getattr(variant, "pids_limit", None) or container_mod.DEFAULT_PIDS_LIMIT
+    shm_bytes = 0
+    if shm_size and ipc != "host":
+        with contextlib.suppress(ValueError):  # matrix.yaml validated it; docker says the rest
+            shm_bytes = parse_size(shm_size)
+    mem = getattr(variant, "mem_limit", None)
+    if not mem:
+        return default_mem_limit(shm_bytes, host_bytes), int(pids)
+    try:
+        mem_bytes = parse_size(mem)
+    except ValueError:
+        raise ConfigError(
+            f'variant {variant.id}: mem_limit: expected a Docker size like "16g", got {mem!r}'
+        ) from None
+    if mem_bytes <= shm_bytes:
+        raise ConfigError(
+            f"variant {variant.id}: mem_limit {mem} leaves no memory beside shm_size {shm_size} "
+            "(/dev/shm pages count against the container's memory limit)"
+        )
+    return str(mem), int(pids)
+
+
+def container_user(uid: int, gid: int) -> str:
+    """``UID:GID`` the container runs as: the caller's own ids so the results are theirs,
+    except for root, which gets the image's unprivileged user (``images.USER_UID``) instead of
+    0:0; device access comes from ``group_add`` (ROCm's video/render groups)."""
+    if uid == 0:
+        return f"{images.USER_UID}:{images.USER_UID}"
+    return f"{uid}:{gid}"
+
+
+def container_timeout(cases: Sequence[Any], scale: float) -> float:
+    """Seconds for a whole container: the cases' timeouts scaled, 5 s each, and a margin."""
+    return sum(c.timeout_s for c in cases) * scale + 5.0 * len(cases) + TIMEOUT_MARGIN_S
+
+
+# ---------------------------------------------------------------------------------------------
+# the job
+
+
+def preflight(
+    host: host_mod.Host,
+    all_settings: Sequence[build_settings.BuildSettings],
+    gpu_mode: str,
+    out: Output,
+    dry_run: bool = False,
+) -> None:
+    """Stop with FatalError before anything is built or written when the host cannot run a
+    selected variant; a dry run only warns (it prints the spec, even without a daemon)."""
+    for settings in all_settings:
+        check = host_mod.preflight(
+            host, settings.variant.id, settings.variant.accelerator, gpu_mode
+        )
+        for warning in check.warnings:
+            out.line(f"warning: {warning}")
+        if not check.ok and dry_run:
+            out.line(f"warning: a real run would stop here: {check.line()}")
+        elif not check.ok:
+            raise FatalError(check.line(), hint=host_mod.hint_for(check, host))
+
+
+def docker_run(
+    all_settings: Sequence[build_settings.BuildSettings],
+    host: host_mod.Host,
+    cases: Sequence[Any],
+    timeout_scale: float,
+    opts: JobOptions,
+    out: Output,
+) -> int:
+    """Run the cases in each variant's image in turn; the worst exit status (0, 1 or 3).
+
+    ``timeout_scale``: the effective scale for the container timeout (the matrix default
+    when the command line gives none). Refreshes ``opts.report_dir`` afterwards.
+    """
+    preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
+    timeout = opts.timeout_s or container_timeout(cases, timeout_scale)
+    client = None if opts.dry_run else images.client()
+    worst = EXIT_OK
+    for settings in all_settings:
+        worst = max(worst, run_one(settings, host, cases, timeout, client, opts, out))
+    if opts.report_dir and not opts.dry_run and not opts.shell:
+        done = subprocess.run(
+            [sys.executable, "-m", "repro", "report", str(opts.results), "-o", opts.report_dir]
+        )
+        if done.returncode not in (0, 1):
+            out.line(f"warning: `repro report` exited with status {done.returncode}")
+    return worst
+
+
+def write_host_fingerprint() -> Path:
+    """Collect the host fingerprint into a fresh directory mounted read-only at /repro/host."""
+    from repro.host import fingerprint
+
+    directory = Path(tempfile.mkdtemp(prefix="repro-host-fp-"))
+    directory.chmod(0o755)
+    fp = fingerprint.collect(python=sys.executable)
+    path = directory / "fingerprint.json"
+    path.write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
+    path.chmod(0o644)
+    return directory
+
+
+def _signature(exc: BaseException) -> str:
+    """`` [container_gpu_setup]`` when the daemon's error matches a known signature."""
+    from repro.signatures import engine as signatures
+
+    found = signatures.classify(str(exc))
+    return "" if found.name == signatures.UNKNOWN else f" [{found.name}]"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:400]
+
+
+def shm_text(shm_size: str | None, ipc: str | None) -> str:
+    """The /dev/shm a container gets, in words."""
+    if ipc == "host":
+        return "host /dev/shm (--ipc host)"
+    return shm_size or "64m (Docker's default)"
+
+
+def parity_probe(
+    client,
+    host: host_mod.Host,
+    variant: matrix_mod.Variant,
+    options: container_mod.RunOptions,
+    host_fp: dict,
+    out: Output,
+) -> str:
+    """Run the torch probe with the same passthrough; compare its GPUs with the host's.
+    Returns the ``container.gpu_parity`` text; FatalError when no container starts."""
+    from repro.host.fingerprint import _last_json_object
+
+    probe_options = dataclasses.replace(
+        options, command=("python", "-m", "repro.host.torch_probe"), name=None, keep=False
+    )
+    spec = container_mod.docker_run_spec(host, variant.accelerator, probe_options)
+    buffer = io.StringIO()
+    try:
+        container_mod.run_container(client, spec, timeout_s=180, out=buffer)
+    except Exception as exc:
+        raise FatalError(
+            f"the GPU passthrough failed to start a container{_signature(exc)}: {_one_line(exc)}",
+            hint=host_mod.HINTS.get(spec.passthrough, ""),
+        ) from None
+    ok, text = container_mod.gpu_parity(host_fp, _last_json_object(buffer.getvalue()))
+    if not ok:
+        out.line(f"warning: host/container GPU parity: {text}")
+    return ("" if ok else "warning: ") + text
+
+
+def _image_id(client, settings: build_settings.BuildSettings, opts: JobOptions, out: Output) -> str:
+    if opts.dry_run or opts.no_build:
+        image = images.find_image(client, settings.tag) if client is not None else None
+        if image is None and not opts.dry_run:
+            raise FatalError(
+                f"--no-build: image {settings.tag} does not exist",
+                hint=f"repro build {settings.variant.id}",
+            )
+        return image.id if image is not None else settings.tag
+    out.settings(settings)
+    return images.ensure_image(client, settings).id
+
+
+def _make_run_dir(results: Path, variant_id: str, user: str) -> Path:
+    """``results/<run-id>`` on the host, writable by the container's user."""
+    from repro.runner.executor import new_run_dir
+
+    try:
+        _, run_dir = new_run_dir(results, variant_id)
+    except OSError as exc:
+        raise FatalError(
+            f"cannot create a run directory under {results}: {exc.strerror or exc}"
+        ) from None
+    uid, _, gid = user.partition(":")
+    if os.geteuid() == 0 and uid.isdigit() and int(uid) != 0:
+        os.chown(run_dir, int(uid), int(gid) if gid.isdigit() else -1)
+    return run_dir
+
+
+def run_one(
+    settings: build_settings.BuildSettings,
+    host: host_mod.Host,
+    cases: Sequence[Any],
+    timeout: float,
+    client,
+    opts: JobOptions,
+    out: Output,
+) -> int:
+    """One variant: image, run directory, parity probe, the container (or ``--shell``)."""
+    variant = settings.variant
+    shm_size = opts.shm_size or variant.shm_size
+    mem_limit, pids_limit = limits_for(variant, shm_size, opts.ipc, host_memory_bytes())
+    image_id = _image_id(client, settings, opts, out)
+    user = opts.user or container_user(os.getuid(), os.getgid())
+    properties = {
+        "variant.image": image_id,
+        "variant.image_tag": settings.tag,
+        "variant.base_image": variant.base_image,
+        "variant.python": variant.python,
+        "variant.index_url": f"wheelhouse:{settings.wheelhouse}"
+        if settings.wheelhouse
+        else variant.index_url,
+        "container.host_kind": host.kind,
+        "container.passthrough": host_mod.passthrough_kind(host, variant.accelerator),
+        "container.shm_size": shm_text(shm_size, opts.ipc),
+        "container.ipc": opts.ipc or "private",
+        "container.network": opts.network,
+        "container.user": user,
+        "container.mem_limit": mem_limit,
+        "container.pids_limit": str(pids_limit),
+    }
+    run_dir = (
+        opts.results / "<run-id>" if opts.dry_run else _make_run_dir(opts.results, variant.id, user)
+    )
+    fp_dir = Path(tempfile.mkdtemp(prefix="repro-host-fp-")) if opts.dry_run else None
+    try:
+        fp_dir = fp_dir or write_host_fingerprint()
+        options = container_mod.RunOptions(
+            image=image_id,
+            variant_id=variant.id,
+            run_dir=str(run_dir),
+            config_file=str(opts.config_file.resolve()),
+            host_fingerprint_dir=str(fp_dir),
+            patterns=opts.patterns,
+            env=tuple(variant.env),
+            gpus=opts.gpus,
+            gpu_mode=opts.gpu_mode,
+            shm_size=shm_size,
+            ipc=opts.ipc,
+            network=opts.network,
+            user=user,
+            mem_limit=mem_limit,
+            pids_limit=pids_limit,
+            timeout_scale=opts.timeout_scale,
+            keep=opts.keep,
+        )
+        if not opts.dry_run and variant.accelerator != "cpu":
+            host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
+            properties["container.gpu_parity"] = parity_probe(
+                client, host, variant, options, host_fp, out
+            )
+        else:
+            properties["container.gpu_parity"] = (
+                "n/a (cpu variant)" if variant.accelerator == "cpu" else "not checked (dry run)"
+            )
+        options = dataclasses.replace(options, properties=tuple(properties.items()))
+        if opts.shell:
+            return shell(host, variant, options, opts.dry_run, out)
+        return _run_container(client, host, variant, options, len(cases), timeout, opts, out)
+    finally:
+        if fp_dir is not None:
+            shutil.rmtree(fp_dir, ignore_errors=True)
+        if not opts.dry_run:
+            with contextlib.suppress(OSError):  # keep it when anything was written
+                run_dir.rmdir()
+
+
+def _run_container(
+    client,
+    host: host_mod.Host,
+    variant: matrix_mod.Variant,
+    options: container_mod.RunOptions,
+    n_cases: int,
+    timeout: float,
+    opts: JobOptions,
+    out: Output,
+) -> int:
+    spec = container_mod.docker_run_spec(host, variant.accelerator, options)
+    out.line(
+        f"host kind {host.kind}, passthrough {spec.passthrough}; /dev/shm {shm_text(options.shm_size, opts.ipc)}; "
+        f"memory {options.mem_limit}, pids {options.pids_limit}; {n_cases} case(s); "
+        f"container timeout {timeout:g} s; results -> {options.run_dir}"
+    )
+    for note in spec.notes:
+        out.line(note)
+    out.line("docker command:")
+    out.command(spec.command_line)
+    if opts.dry_run:
+        return EXIT_OK
+    try:
+        outcome = container_mod.run_container(client, spec, timeout, keep=opts.keep)
+    except ReproError:
+        raise
+    except Exception as exc:
+        raise FatalError(
+            f"cannot run the container{_signature(exc)}: {_one_line(exc)}",
+            hint=host_mod.HINTS.get(spec.passthrough, ""),
+        ) from None
+    where = options.run_dir if any(Path(options.run_dir).iterdir()) else "(nothing was written)"
+    if opts.keep:
+        out.line(
+            f"kept container {outcome.name} (docker logs {outcome.name}; docker rm {outcome.name})"
+        )
+    if outcome.timed_out:
+        out.line(
+            f"error: container {outcome.name} killed after its {timeout:g} s timeout; every finished case is kept in {where}"
+            + ("" if outcome.removed or opts.keep else "; removing it failed")
+        )
+        return EXIT_FATAL
+    out.line(
+        f"container exited with status {outcome.exit_code} after {outcome.duration_s:.1f} s; results in {where}"
+    )
+    if outcome.exit_code in (EXIT_OK, EXIT_CASES_FAILED):
+        return int(outcome.exit_code)
+    return EXIT_FATAL
+
+
+def shell(
+    host: host_mod.Host,
+    variant: matrix_mod.Variant,
+    options: container_mod.RunOptions,
+    dry_run: bool,
+    out: Output,
+) -> int:
+    """``--shell``: the same image, passthrough, limits and mounts, with a shell instead."""
+    inner = container_mod.docker_run_spec(host, variant.accelerator, options).kwargs["command"]
+    shell_options = dataclasses.replace(
+        options,
+        interactive=True,
+        command=(
+            "/bin/sh",
+            "-c",
+            "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh",
+        ),
+    )
+    spec = container_mod.docker_run_spec(host, variant.accelerator, shell_options)
+    out.line("docker command (the same passthrough, limits and mounts as the run):")
+    out.command(spec.command_line)
+    out.line("inside, this reruns the selected case(s):")
+    out.command(shlex.join(inner))
+    if dry_run:
+        return EXIT_OK
+    if shutil.which(spec.argv[0]) is None:
+        raise FatalError(
+            "--shell needs the docker command-line client on PATH",
+            hint="run the docker command printed above where the client is installed",
+        )
+    if not sys.stdin.isatty():
+        raise ConfigError(
+            "--shell needs a terminal (stdin is not a TTY); the command is printed above"
+        )
+    return subprocess.call(spec.argv)
