@@ -366,6 +366,7 @@ def test_results_on_the_host_carry_variant_host_and_image_properties(lane, tmp_p
     assert suite["variant.base_image"] == BASE_IMAGE and suite["variant.python"] == "3.11"
     assert suite["runtime.torch"] == "2.13.0+cpu"
     # host.* is the host's fingerprint (mounted read-only), not the image's OS
+    from repro.containers import job
     from repro.host import fingerprint
 
     host_fp = fingerprint.collect(python=sys.executable)
@@ -378,8 +379,11 @@ def test_results_on_the_host_carry_variant_host_and_image_properties(lane, tmp_p
     assert suite["container.host_kind"] == "cpu" and suite["container.network"] == "none"
     assert suite["container.gpu_parity"].startswith("n/a")
     run_dir = next(p for p in results.iterdir() if p.is_dir())
+    # Written as the container's user: the caller's own uid, or the image's unprivileged user
+    # when the caller is root (never 0:0 inside the container).
+    expected_uid = int(job.container_user(os.getuid(), os.getgid()).split(":")[0])
     for path in [run_dir, *run_dir.rglob("*")]:
-        assert path.stat().st_uid == os.getuid()  # written as the host user
+        assert path.stat().st_uid == expected_uid
     assert "docker run --rm --init" in done.stderr  # the equivalent command is printed
     assert not _our_containers(lane["client"])
 
