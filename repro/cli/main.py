@@ -17,6 +17,7 @@ from typing import Any
 
 import repro
 from repro.cli import docker_commands as cli_docker
+from repro.cli import report as report_cmd
 from repro.config import matrix as matrix_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
 
@@ -107,18 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
     )
 
-    from repro.report import compare as compare_mod
-    from repro.report import report as report_mod
-
-    report = sub.add_parser(
-        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
-    )
-    report_mod.add_arguments(report)
-    compare = sub.add_parser(
-        "compare",
-        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
-    )
-    compare_mod.add_arguments(compare)
+    report_cmd.register(sub)
     classify = sub.add_parser(
         "classify", help="classify a training log: signature, public source, workaround"
     )
@@ -134,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "handler", None) is not None:
+            return args.handler(args)
         if args.command in cli_docker.COMMANDS:
             return cli_docker.handle(args)
         handler = {
@@ -141,8 +133,6 @@ def main(argv: list[str] | None = None) -> int:
             "env": cmd_env,
             "doctor": cmd_doctor,
             "run": cmd_run,
-            "report": cmd_report,
-            "compare": cmd_compare,
             "classify": cmd_classify,
         }[args.command]
         return handler(args)
@@ -385,18 +375,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from repro.report import report
-
-    return report.run(args)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from repro.report import compare
-
-    return compare.run(args)
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
