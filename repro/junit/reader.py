@@ -341,7 +341,7 @@ class FileReader:
         """A host key or variant id, stripped and capped (with a warning when it was cut)."""
         value = value.strip()
         if len(value) > MAX_KEY_CHARS:
-            self.warn(f"{what} of {len(value)} characters cut to {MAX_KEY_CHARS}")
+            self.warn(f"{what} longer than {MAX_KEY_CHARS} characters; cut")
             value = truncate(value, MAX_KEY_CHARS)
         return value
 
