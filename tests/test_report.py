@@ -1,4 +1,4 @@
-"""repro.report.report: reading JUnit from any producer, keying cells, rendering the matrix outputs.
+"""repro.report (merge, markdown, html) and repro.junit.reader: reading JUnit from any producer, keying cells, rendering the matrix outputs.
 
 Our own results are written with repro.junit.writer.write_junit (the real writer) plus a run.json sidecar;
 foreign files are captured-style fixtures under tests/fixtures/junit/. The golden files under

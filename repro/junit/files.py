@@ -71,5 +71,9 @@ def is_within(path: Path | str, root: Path | str) -> bool:
 
     Never raises: a symlink loop resolves to some path and fails later, when it is opened.
     """
-    real, top = os.path.realpath(path), os.path.realpath(root)
+    return is_under(os.path.realpath(path), os.path.realpath(root))
+
+
+def is_under(real: str, top: str) -> bool:
+    """True when the already resolved path ``real`` is ``top`` or lies inside it (no I/O)."""
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)

@@ -26,7 +26,7 @@ import defusedxml
 import defusedxml.ElementTree as DET
 
 from repro.errors import ConfigError
-from repro.junit.files import InputRefused, is_within, read_capped
+from repro.junit.files import InputRefused, is_under, is_within, read_capped
 from repro.junit.sidecar import SIDECAR_NAME, read_sidecar
 from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
 from repro.outcomes import Outcome
@@ -303,6 +303,7 @@ class FileReader:
         self.warnings: list[str] = []
         self.log_files: dict[str, Path] = {}
         self.counters = _Counters()
+        self.root_real = os.path.realpath(source.root)
 
     def warn(self, text: str, kind: str | None = None) -> None:
         if kind is None or self.counters.first(kind):
@@ -496,6 +497,8 @@ class FileReader:
             return None
         target = self.path.parent / log_rel
         log = display(target)
-        if is_within(target, self.source.root) and target.is_file():
-            self.log_files[log] = Path(os.path.realpath(target))
+        if target.is_file():
+            real = os.path.realpath(target)
+            if is_under(real, self.root_real):  # a log symlinked out of the tree is not linked
+                self.log_files[log] = Path(real)
         return log

@@ -19,6 +19,7 @@ from typing import Any
 
 from repro import data as shipped_data
 from repro.compat import predictions as compat
+from repro.junit.files import is_under
 from repro.outcomes import SEVERITY_RANK, Outcome
 from repro.report.labels import case_label, cell_label, cell_marks, css_class
 from repro.report.merge import totals_line
@@ -43,20 +44,20 @@ from repro.report.plot import throughput_svg
 #: Above this many cells, matrix.html starts with every cell's drill-down closed.
 HTML_MAX_OPEN = 60
 #: Budget for the per-case rows of the drill-downs (bytes, estimated from the texts shown).
-HTML_MAX_CASE_BYTES = 48 * 1024 * 1024
+HTML_MAX_CASE_BYTES = 64 * 1024 * 1024
 #: Matrix table cells (hosts x variants) shown; further host rows are left out.
 HTML_MAX_TABLE_CELLS = 50_000
 #: Signatures offered in the filter's list.
 HTML_MAX_SIGNATURES = 1000
-#: Markup around one case row, beyond its texts (bytes, measured on the template).
-_CASE_ROW_OVERHEAD = 400
+#: Markup around one case row, beyond its texts (bytes; about 250 measured on the template).
+_CASE_ROW_OVERHEAD = 300
 
 
 def _log_href(target: Path, out_abs: Path) -> str | None:
-    """A relative href to ``target`` (a resolved log path) when it lies inside ``out_abs``;
-    None otherwise: no link in matrix.html leaves the output tree."""
-    real = os.path.realpath(target)
-    if not real.startswith(str(out_abs).rstrip(os.sep) + os.sep):
+    """A relative href to ``target`` (a resolved log path, see ``Report.log_files``) when it lies
+    inside ``out_abs``; None otherwise: no link in matrix.html leaves the output tree."""
+    real = str(target)
+    if not is_under(real, str(out_abs)) or real == str(out_abs):
         return None
     rel = os.path.relpath(real, out_abs)
     return "./" + urllib.parse.quote(Path(rel).as_posix())
@@ -95,9 +96,9 @@ def _cell_title(report: Report, cell: Cell | None, host: str, variant: str) -> s
 
 
 def _case_size(view: Mapping[str, Any]) -> int:
-    """Estimated bytes of one case row in the page (texts, escaped at most ~1.2x, plus markup)."""
+    """Estimated bytes of one case row in the page (its texts plus markup)."""
     texts = (view["label"], view["signature"], view["message"], view["excerpt"], view["metrics"])
-    return sum(len(text) for text in texts) * 6 // 5 + _CASE_ROW_OVERHEAD
+    return sum(len(text) for text in texts) + _CASE_ROW_OVERHEAD
 
 
 def _metrics_text(metrics: Mapping[str, float | None]) -> str:
