@@ -73,3 +73,20 @@ class CaseResult:
     metrics: dict[str, float] = field(default_factory=dict)
     properties: dict[str, str] = field(default_factory=dict)
     log_path: str = ""
+
+
+#: Severity, worst first: the order of a cell's cases and count summaries in the report, and
+#: which outcome a duplicated case id keeps in ``repro compare``. A hang hides more than a crash,
+#: a crash more than an error, an error more than a failed check.
+SEVERITY_ORDER = (
+    Outcome.HUNG,
+    Outcome.CRASHED,
+    Outcome.ERROR,
+    Outcome.FAILED,
+    Outcome.PASSED,
+    Outcome.SKIPPED,
+)
+#: Outcome (or its string value; ``Outcome`` is a ``str`` enum) -> rank in SEVERITY_ORDER.
+SEVERITY_RANK = {outcome: rank for rank, outcome in enumerate(SEVERITY_ORDER)}
+#: The problem outcomes' values, worst first (what makes a run red, see ``Outcome.is_problem``).
+PROBLEM_VALUES = tuple(o.value for o in SEVERITY_ORDER if o.is_problem)

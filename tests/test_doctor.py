@@ -18,7 +18,7 @@ from repro.host import doctor
 from repro.host.doctor import DEV_SHM, DRIVER_VS_RUNTIME, NVIDIA_SMI, NVML, ROCM_SMI, Finding
 from repro.junit import writer as junit
 from repro.outcomes import Outcome
-from repro.report import report
+from repro.report import merge as report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""repro.report.report: reading JUnit from any producer, keying cells, rendering the matrix outputs.
+"""repro.report (merge, markdown, html) and repro.junit.reader: reading JUnit from any producer, keying cells, rendering the matrix outputs.
 
 Our own results are written with repro.junit.writer.write_junit (the real writer) plus a run.json sidecar;
 foreign files are captured-style fixtures under tests/fixtures/junit/. The golden files under
@@ -18,20 +18,22 @@ from pathlib import Path
 import pytest
 
 from repro import data as shipped_data
+from repro.cli.main import main as repro_main
 from repro.errors import ConfigError
+from repro.junit import reader as reader_mod
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.report import report as report_mod
-from repro.report.report import (
-    GENERATOR,
-    build_report,
-    main,
-    render_html,
-    render_json,
-    render_markdown,
-    totals_line,
-    write_outputs,
-)
+from repro.report.html import render_html
+from repro.report.markdown import render_markdown
+from repro.report.merge import build_report, totals_line
+from repro.report.model import GENERATOR
+from repro.report.outputs import render_json, write_outputs
+
+
+def main(argv: list[str]) -> int:
+    """``repro report ARGV...`` through the one command-line entry point."""
+    return repro_main(["report", *argv])
+
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 GOLDEN = FIXTURES / "golden"
@@ -517,7 +519,7 @@ def test_external_entity_and_entity_expansion_never_reach_the_outputs(tmp_path):
 
 def test_file_over_size_cap_is_invalid_not_cut(tmp_path, monkeypatch):
     xml = copy_fixture("pytest.xml", tmp_path / "big" / "junit.xml")
-    monkeypatch.setattr(report_mod, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(reader_mod, "MAX_FILE_BYTES", 100)
     report = build_report([xml], now=NOW)
     assert report.matrix["inputs"][0]["state"] == "invalid"
     assert report.problems[0][1].startswith("over size cap")
@@ -639,18 +641,26 @@ def test_markdown_stays_under_the_step_summary_limit(tmp_path):
 
 
 def test_html_is_one_self_contained_file_with_relative_log_links(tmp_path):
+    # Logs are linked only inside the output tree (``repro report results -o .``), see
+    # tests/test_report_hostile.py for logs outside it.
+    out = tmp_path / "site"
+    results = out / "results"
     write_run(
-        tmp_path / "results" / "run-1",
+        results / "run-1",
         sample_results(),
         host_key=GPU_HOST,
         variant_id="cu128-torch2.8",
     )
-    (tmp_path / "results" / "run-1" / "logs" / "cudnn-1.log").unlink()  # one log went missing
-    copy_fixture("pytest.xml", tmp_path / "results" / "pytest" / "junit.xml")
-    copy_fixture("nunit.xml", tmp_path / "results" / "nunit" / "junit.xml")
-    out = tmp_path / "site"
-    written = write_outputs(build_report([tmp_path / "results"], now=NOW), out)
-    assert sorted(p.name for p in out.iterdir()) == ["matrix.html", "matrix.json", "matrix.md"]
+    (results / "run-1" / "logs" / "cudnn-1.log").unlink()  # one log went missing
+    copy_fixture("pytest.xml", results / "pytest" / "junit.xml")
+    copy_fixture("nunit.xml", results / "nunit" / "junit.xml")
+    written = write_outputs(build_report([results], now=NOW), out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "matrix.html",
+        "matrix.json",
+        "matrix.md",
+        "results",
+    ]
     assert written == [out / "matrix.json", out / "matrix.md", out / "matrix.html"]
     page = (out / "matrix.html").read_text(encoding="utf-8")
 
@@ -735,8 +745,7 @@ def test_main_missing_input_exits_2_with_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert (
-        captured.err
-        == f"repro report: error: {tmp_path / 'does-not-exist'}: no such file or directory\n"
+        captured.err == f"repro: error: {tmp_path / 'does-not-exist'}: no such file or directory\n"
     )
     assert not (tmp_path / "out").exists()
 
@@ -973,8 +982,8 @@ def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
     assert main([str(tmp_path / "in"), "-o", str(out), "--config", str(bad)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"repro report: error: {bad}: expect[0].outcome: expected one of failed, hung, crashed, error, any-problem, got 'broken'",
-        f"repro report: error: {bad}: expect[0].reason: expected a non-empty string saying why the case fails (the known incompatibility), got nothing (null)",
+        f"repro: error: {bad}: expect[0].outcome: expected one of failed, hung, crashed, error, any-problem, got 'broken'",
+        f"repro: error: {bad}: expect[0].reason: expected a non-empty string saying why the case fails (the known incompatibility), got nothing (null)",
     ]
 
 

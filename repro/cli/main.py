@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 import repro
 from repro.cli import docker
+from repro.cli import report as report_cmd
 from repro.config import matrix as matrix_mod
 from repro.errors import (
     EXIT_CASES_FAILED,
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_plan(sub)
     _register_env_doctor(sub)
     _register_run(sub)
-    _register_report_compare(sub)
+    report_cmd.register(sub)
     _register_classify(sub)
     docker.register(sub)
     return parser
@@ -476,39 +477,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
-
-
-# ---------------------------------------------------------------------------------------------
-# report, compare (move to repro/cli/report.py)
-
-
-def _register_report_compare(sub: argparse._SubParsersAction) -> None:
-    from repro.report import compare as compare_mod
-    from repro.report import report as report_mod
-
-    report = sub.add_parser(
-        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
-    )
-    report_mod.add_arguments(report)
-    report.set_defaults(handler=cmd_report)
-    compare = sub.add_parser(
-        "compare",
-        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
-    )
-    compare_mod.add_arguments(compare)
-    compare.set_defaults(handler=cmd_compare)
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from repro.report import report
-
-    return report.run(args)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from repro.report import compare
-
-    return compare.run(args)
 
 
 # ---------------------------------------------------------------------------------------------
