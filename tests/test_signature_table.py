@@ -60,11 +60,11 @@ def emitted_names(source: str, filename: str = "<source>") -> dict[str, list[str
     """Signature names a module's source can emit -> where (``file:line``).
 
     What counts: a ``signature=``/``predicts=`` keyword; the second argument of ``.fail(...)``,
-    JUnit ``Failure(...)``/``Error(...)``
-    and ``CaseFailed(...)``, the fifth of ``Finding(...)``; a value assigned to a name containing
-    "signature"; the value of a ``"signature"`` dict key; the second item of a tuple starting
-    with ``Outcome.X`` (a verdict); (property names, ``PROP_*``, are not signatures); ``SIGNATURE_BY_NAME["x"]``; any literal starting with
-    ``hang.`` or equal to ``hang_timeout``; ``INFRA_PREFIX + check`` (:data:`INFRA_FAMILY`).
+    ``CaseFailed(...)`` and JUnit ``Failure(...)``/``Error(...)``; the fifth of ``Finding(...)``;
+    a value assigned to a name containing "signature" (not the ``PROP_*`` property names); the
+    value of a ``"signature"`` dict key; the second item of a tuple starting with ``Outcome.X``
+    (a verdict); ``SIGNATURE_BY_NAME["x"]``; any literal starting with ``hang.`` or equal to
+    ``hang_timeout``; ``INFRA_PREFIX + check`` (:data:`INFRA_FAMILY`).
     A name held in a variable is followed to the literals assigned to that variable.
     """
     tree = ast.parse(source, filename)
