@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro.cli import classify as classify_cmd
 from repro.cli import docker_commands as cli_docker
 from repro.config import matrix as matrix_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError, ReproError
@@ -119,13 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare two result sets: regressions, fixes, new signatures, throughput drops",
     )
     compare_mod.add_arguments(compare)
-    classify = sub.add_parser(
-        "classify", help="classify a training log: signature, public source, workaround"
-    )
-    classify.add_argument(
-        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
-    )
-    classify.add_argument("--json", action="store_true", help="print JSON")
+    classify_cmd.register(sub)
     cli_docker.register(sub)
     return parser
 
@@ -134,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "handler", None) is not None:
+            return args.handler(args)
         if args.command in cli_docker.COMMANDS:
             return cli_docker.handle(args)
         handler = {
@@ -143,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
             "run": cmd_run,
             "report": cmd_report,
             "compare": cmd_compare,
-            "classify": cmd_classify,
         }[args.command]
         return handler(args)
     except ReproError as exc:
@@ -397,39 +393,3 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from repro.report import compare
 
     return compare.run(args)
-
-
-def cmd_classify(args: argparse.Namespace) -> int:
-    from repro.signatures import engine as signatures
-
-    out = []
-    for name in args.logs:
-        if name == "-":
-            text = sys.stdin.read()
-        else:
-            try:
-                text = Path(name).read_text(errors="replace")
-            except OSError as exc:
-                raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
-        found = signatures.classify(text)
-        out.append(
-            {
-                "log": name,
-                "signature": found.name,
-                "message": found.message,
-                "line": found.line_no,
-                "source": found.source,
-                "workaround": found.workaround,
-            }
-        )
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-    else:
-        for item in out:
-            where = f" (line {item['line']})" if item["line"] else ""
-            print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
-            if item["source"]:
-                print(f"  source: {item['source']}")
-            if item["workaround"]:
-                print(f"  workaround: {item['workaround']}")
-    return EXIT_OK
