@@ -3,8 +3,8 @@
 The runner hands :func:`classify` the text a non-passing case left behind (stderr, stdout, rank
 logs, a DataLoader worker's ``Original Traceback``, a torchrun summary, a faulthandler dump, host
 kernel-log lines) and gets back one signature name, the line that decided it, and every match.
-Hung cases are named :data:`HANG` by the watchdog and killed ones by :func:`signal_signature`;
-this module only reads text and never imports torch.
+Hung cases are named by the watchdog (``hang_timeout``, ``hang.*``) and killed ones by
+:func:`signal_signature`; this module only reads text and never imports torch.
 
 The table (rows, sources, workarounds) is :mod:`repro.signatures.table`; this module matches its
 pattern rows (:data:`~repro.signatures.table.SIGNATURES`) line by line, in precedence order.
@@ -36,11 +36,12 @@ Precedence (the cases each rule comes from are cited at the code that applies it
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line.
 
-Memory is bounded whatever the input size: :func:`classify_stream` reads a byte stream in chunks
-of :data:`~repro.signatures.lines.CHUNK_BYTES`, lines longer than :data:`~repro.signatures.lines.MAX_LINE_CHARS` are cut, and a "line" longer
-than :data:`~repro.signatures.lines.MAX_LINE_SKIP_CHARS` (``/dev/zero``, a binary file) ends the read with a note. The
-verdict is the same as reading the whole text at once; only :attr:`Classification.matches` keeps
-at most :data:`MAX_KEPT_MATCHES` matches (the earliest).
+Memory is bounded whatever the input size (issue 9): :func:`classify_stream` reads a byte stream
+in chunks, lines longer than ``lines.MAX_LINE_CHARS`` are cut, and a "line" longer than
+``lines.MAX_LINE_SKIP_CHARS`` (``/dev/zero``, a binary file) ends the read with a note
+(:mod:`repro.signatures.lines`). The verdict is the same as reading the whole text at once (rules
+1-4 need only the earliest match of each signature); :attr:`Classification.matches` keeps at most
+:data:`MAX_KEPT_MATCHES` matches, the earliest.
 """
 
 from __future__ import annotations
@@ -230,8 +231,8 @@ def classify_stream(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Classif
     """:func:`classify` over a byte stream (a file opened ``"rb"``, ``sys.stdin.buffer``).
 
     Reads ``chunk_bytes`` at a time and decodes UTF-8 (invalid bytes become U+FFFD); memory stays
-    bounded by a few chunks plus :data:`~repro.signatures.lines.MAX_LINE_CHARS`, whatever the stream's size. Reading
-    stops at end of stream or at a line longer than :data:`~repro.signatures.lines.MAX_LINE_SKIP_CHARS` (then
+    bounded by a few chunks plus ``lines.MAX_LINE_CHARS``, whatever the stream's size. Reading
+    stops at end of stream or at a line longer than ``lines.MAX_LINE_SKIP_CHARS`` (then
     ``notes`` says so). Raises OSError if the stream cannot be read.
     """
     scanner = _Scanner()
