@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import repro
+from repro.cli import classify as classify_cmd
 from repro.cli import docker
 from repro.cli import report as report_cmd
 from repro.config import matrix as matrix_mod
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_env_doctor(sub)
     _register_run(sub)
     report_cmd.register(sub)
-    _register_classify(sub)
+    classify_cmd.register(sub)
     docker.register(sub)
     return parser
 
@@ -477,54 +478,3 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
-
-
-# ---------------------------------------------------------------------------------------------
-# classify (moves to repro/cli/classify.py)
-
-
-def _register_classify(sub: argparse._SubParsersAction) -> None:
-    classify = sub.add_parser(
-        "classify", help="classify a training log: signature, public source, workaround"
-    )
-    classify.add_argument(
-        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
-    )
-    classify.add_argument("--json", action="store_true", help="print JSON")
-    classify.set_defaults(handler=cmd_classify)
-
-
-def cmd_classify(args: argparse.Namespace) -> int:
-    from repro.signatures import engine as signatures
-
-    out = []
-    for name in args.logs:
-        if name == "-":
-            text = sys.stdin.read()
-        else:
-            try:
-                text = Path(name).read_text(errors="replace")
-            except OSError as exc:
-                raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
-        found = signatures.classify(text)
-        out.append(
-            {
-                "log": name,
-                "signature": found.name,
-                "message": found.message,
-                "line": found.line_no,
-                "source": found.source,
-                "workaround": found.workaround,
-            }
-        )
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-    else:
-        for item in out:
-            where = f" (line {item['line']})" if item["line"] else ""
-            print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
-            if item["source"]:
-                print(f"  source: {item['source']}")
-            if item["workaround"]:
-                print(f"  workaround: {item['workaround']}")
-    return EXIT_OK
