@@ -594,7 +594,8 @@ def test_totals_line_text(tmp_path):
     report = build_report([tmp_path], now=NOW)
     assert (
         totals_line(report)
-        == "tests: 10, passed: 2, failed: 2, errors: 2, crashed: 1, hung: 1, skipped: 2"
+        == "problems: 6 (1 hung, 1 crashed, 2 errors, 2 failed) · expected reproductions: 0"
+        " · passed: 2 · skipped: 2"
     )
 
 
@@ -736,7 +737,8 @@ def test_main_exits_zero_with_problems_and_prints_them(tmp_path, capsys):
         str(out / "matrix.json"),
         str(out / "matrix.md"),
         str(out / "matrix.html"),
-        "tests: 6, passed: 1, failed: 1, errors: 1, crashed: 1, hung: 1, skipped: 1",
+        "problems: 4 (1 hung, 1 crashed, 1 error, 1 failed) · expected reproductions: 0"
+        " · passed: 1 · skipped: 1",
     ]
 
 
@@ -937,7 +939,9 @@ def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_pat
         f"{config.path}: coverage: runtime cu128 has no result (cu128-torch2.8)",
         f"{config.path}: expect[3] (scenario 'cudnn', variant 'rocm*') matched no case in these results",
     ]
-    assert totals_line(report).endswith(", expected: 3, unexpectedly passing: 1")
+    assert totals_line(report) == (
+        "problems: 0 · expected reproductions: 3 · passed: 4 · skipped: 0 · unexpectedly passing: 1"
+    )
 
 
 def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
@@ -952,7 +956,7 @@ def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
     assert "## Expected failures (matrix.yaml `expect`)" in md
     assert "([link](https://github.com/wandb/wandb/issues/12079))" in md
     assert "| 🟨 unexpectedly passing | ddp\\[backend=gloo,fault=port\\_in\\_use\\] |" in md
-    assert "1 expected failure not listed." in md
+    assert "| 🟦 expected reproduction | " in md
     assert "## Warnings" in md and "coverage: variant cu128-torch2.8 has no result" in md
     page = render_html(report, tmp_path)
     assert 'class="cell s-unexpectedly-passing"' in page
@@ -976,7 +980,9 @@ def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
         f"repro report: warning: {config}: coverage: variant cu128-torch2.8 has no result"
         in captured.err
     )
-    assert captured.out.splitlines()[-1].endswith("expected: 2, unexpectedly passing: 0")
+    assert captured.out.splitlines()[-1] == (
+        "problems: 1 (1 failed) · expected reproductions: 2 · passed: 2 · skipped: 0"
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nexpect:\n  - {case: x, outcome: broken}\n")
     assert main([str(tmp_path / "in"), "-o", str(out), "--config", str(bad)]) == 2

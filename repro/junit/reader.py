@@ -30,6 +30,7 @@ from repro.junit.files import InputRefused, is_under, is_within, read_capped
 from repro.junit.sidecar import SIDECAR_NAME, read_sidecar
 from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
 from repro.outcomes import Outcome
+from repro.report.excerpt import log_excerpt
 from repro.report.model import (
     MAX_EXCERPT_CHARS,
     MAX_KEY_CHARS,
@@ -236,14 +237,11 @@ def _message(element: ET.Element | None) -> str:
     return truncate(message)
 
 
-def _excerpt(element: ET.Element | None) -> str:
-    """The tail of a result element's body (a trimmed log in our files), capped."""
+def _excerpt(element: ET.Element | None, signature: str | None = None) -> str:
+    """The part of a result element's body a person reads first (``repro.report.excerpt``)."""
     if element is None or _local(element.tag) == "skipped":
         return ""
-    text = (element.text or "").strip()
-    if len(text) > MAX_EXCERPT_CHARS:
-        text = "…" + text[-(MAX_EXCERPT_CHARS - 1) :]
-    return text
+    return log_excerpt((element.text or "").strip(), signature, MAX_EXCERPT_CHARS)
 
 
 def safe_log(log: str) -> PurePosixPath | None:
@@ -483,7 +481,7 @@ class FileReader:
             outcome=outcome,
             signature=truncate(signature, MAX_SIGNATURE_CHARS) if signature else None,
             message=_message(element),
-            excerpt=_excerpt(element),
+            excerpt=_excerpt(element, signature),
             time_s=time_s,
             metrics=metrics,
             log=self._log(props.get(PROP_LOG)),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -40,6 +40,7 @@ MAX_DETAIL_CHARS = 16_000
 
 #: What stands in for a character XML 1.0 cannot carry.
 REPLACEMENT = "\ufffd"
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 # The complement of XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets):
 # #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
 _NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -113,14 +114,30 @@ def build_xml(
     return xml
 
 
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Open a new, unique temporary file beside ``path`` with mode 0o666 less the umask.
+
+    ``tempfile.mkstemp`` always creates 0600, which would leave results unreadable to the group
+    and others however the user's umask is set (issue 12); ``os.open`` lets the kernel apply it.
+    """
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary file name for {path.name}")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so a reader (or a crash) sees either the old or the new file.
 
-    Writes a temporary file in the same directory, fsyncs it, then ``os.replace``s it.
-    Raises OSError if the directory is not writable.
+    Writes a temporary file in the same directory, created with the user's umask (0644 under the
+    usual 022), fsyncs it, then ``os.replace``s it. Raises OSError if the directory is not
+    writable.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

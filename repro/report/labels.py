@@ -26,12 +26,64 @@ EMOJI = {
     Outcome.CRASHED.value: "🟫",
     Outcome.HUNG.value: "🟪",
     Outcome.SKIPPED.value: "⬜",
-    STATE_NO_TESTS: "⬜",
-    STATE_INVALID: "⚠️",
+    STATE_NO_TESTS: "⚪",
+    STATE_INVALID: "❗",
     STATE_MISSING: "➖",
     STATE_EXPECTED: "🟦",
     STATE_XPASS: "🟨",
 }
+
+
+#: What each state means, in the order a legend lists them (Markdown and HTML).
+LEGEND = (
+    (Outcome.PASSED.value, "passed"),
+    (Outcome.FAILED.value, "failed (the bug reproduced)"),
+    (Outcome.ERROR.value, "error"),
+    (Outcome.CRASHED.value, "crashed (signal)"),
+    (Outcome.HUNG.value, "hung (watchdog)"),
+    (STATE_EXPECTED, "expected reproduction (matrix.yaml expect)"),
+    (STATE_XPASS, "unexpectedly passing"),
+    (Outcome.SKIPPED.value, "skipped"),
+    (STATE_NO_TESTS, "no tests in the file"),
+    (STATE_INVALID, "invalid input file"),
+    (STATE_MISSING, "missing (no result)"),
+)
+#: The marks beside a cell (``cell_marks``), for the legend.
+MARK_LEGEND = (
+    ("🆕", "newly red"),
+    ("✅", "newly green"),
+    ("🔁", "red several runs in a row"),
+    ("⚠️", "prediction disagrees"),
+)
+
+
+def legend_line() -> str:
+    """``🟩 passed · 🟥 failed (the bug reproduced) · …``: one line explaining every emoji."""
+    states = [f"{EMOJI[state]} {text}" for state, text in LEGEND]
+    return " · ".join(states + [f"{emoji} {text}" for emoji, text in MARK_LEGEND])
+
+
+def skip_groups(cases: list[CaseRecord]) -> list[tuple[str, int]]:
+    """(reason, count) of the skipped cases, most frequent first (then by reason)."""
+    counts: dict[str, int] = {}
+    for case in cases:
+        if case.outcome is Outcome.SKIPPED and case.expect_status != "expected":
+            reason = case.message or "no reason given"
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def skip_line(cases: list[CaseRecord], limit: int = 10) -> str:
+    """``62 skipped: 60 no CUDA/ROCm device visible, 2 needs docker`` ("" when none skipped);
+    past ``limit`` reasons: ``, … 3 more reasons``."""
+    groups = skip_groups(cases)
+    if not groups:
+        return ""
+    total = sum(n for _, n in groups)
+    parts = [f"{n} {reason}" for reason, n in groups[:limit]]
+    if len(groups) > limit:
+        parts.append(f"… {plural(len(groups) - limit, 'more reason')}")
+    return f"{total} skipped: " + ", ".join(parts)
 
 
 def cell_label(cell: Cell | None) -> tuple[str, str]:

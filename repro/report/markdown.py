@@ -14,12 +14,21 @@ from collections import Counter
 
 from repro.compat import predictions as compat
 from repro.outcomes import Outcome
-from repro.report.labels import EMOJI, case_label, cell_label, cell_marks, plural
+from repro.report.labels import (
+    EMOJI,
+    case_label,
+    cell_label,
+    cell_marks,
+    legend_line,
+    plural,
+    skip_line,
+)
 from repro.report.merge import totals_line
 from repro.report.model import (
     EXPECT_EXPECTED,
     EXPECT_OTHER,
     EXPECT_XPASS,
+    STATE_EXPECTED,
     STATE_INVALID,
     STATE_XPASS,
     CaseRecord,
@@ -239,11 +248,11 @@ def render_markdown(report: Report) -> str:
     dropped, largest sections last, once the fixed sections have taken their share."""
     host_keys = [h["key"] for h in report.hosts]
     variant_ids = [v["id"] for v in report.variants]
-    lines = ["# repro-matrix compatibility matrix", "", totals_line(report), ""]
+    lines = ["# repro-matrix compatibility matrix", "", f"**{totals_line(report)}**", ""]
     invalid = sum(1 for r in report.inputs if r.state == STATE_INVALID)
     lines.append(
-        f"{len(report.inputs)} input files, {len(report.cells)} cells"
-        + (f", {invalid} invalid input{'' if invalid == 1 else 's'}" if invalid else "")
+        f"{plural(len(report.inputs), 'input file')}, {plural(len(report.cells), 'cell')}"
+        + (f", {plural(invalid, 'invalid input')}" if invalid else "")
         + f" · generated {report.generated_at}"
     )
     lines.append("")
@@ -255,12 +264,11 @@ def render_markdown(report: Report) -> str:
                 0,
                 "_Large matrix: cells show their state as an emoji only (legend below the table); matrix.html has the counts._\n",
             )
-            table.append("\n" + " · ".join(f"{emoji} {state}" for state, emoji in EMOJI.items()))
         if sum(len(line.encode()) + 1 for line in table) > MD_MAX_BYTES * 3 // 4:
             table = [
                 f"_The {len(host_keys)} x {len(variant_ids)} matrix does not fit a step summary; see matrix.html._"
             ]
-        lines += [*table, ""]
+        lines += [*table, "", f"_Legend:_ {legend_line()}", ""]
     else:
         lines += ["No JUnit inputs found.", ""]
     lines += _md_warnings(report)
@@ -277,10 +285,12 @@ def render_markdown(report: Report) -> str:
         listed = [
             case
             for case in cell.sorted_cases()
-            if (case.outcome is not Outcome.PASSED or case.expect_status == EXPECT_XPASS)
-            and case.expect_status != EXPECT_EXPECTED
+            if (
+                case.outcome not in (Outcome.PASSED, Outcome.SKIPPED)
+                or case.expect_status == EXPECT_XPASS
+            )
         ]
-        if not listed:
+        if not listed and not skip_line(cell.cases):
             continue
         section = _md_cell_section(report, cell, listed)
         size = len(section.encode()) + 1
@@ -290,7 +300,12 @@ def render_markdown(report: Report) -> str:
         budget -= size
         sections.append(section)
     if sections or omitted:
-        lines += ["## Cases that did not pass", ""]
+        lines += [
+            "## Cases that did not pass",
+            "",
+            "Problems first, then expected reproductions; skips are grouped by reason.",
+            "",
+        ]
         lines += sections
         if omitted:
             lines += [
@@ -302,31 +317,43 @@ def render_markdown(report: Report) -> str:
 
 
 def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> str:
+    """One cell's ``<details>``: its problem cases and expected reproductions (one row each,
+    problems first) and one line for its skips grouped by reason."""
     state, text = cell_label(cell)
     summary = html.escape(f"{EMOJI[state]} {cell.host} · {cell.variant} — {text}")
     out = [f"<details><summary>{summary}</summary>", ""]
     view = report.predictions.get((cell.host, cell.variant))
     if view is not None and view.disagreement:
         out += [f"⚠️ {md_escape(view.disagreement)}: {md_escape(view.prediction.summary())}", ""]
-    out += ["| outcome | case | signature | message |", "|---|---|---|---|"]
+    # Unexpected outcomes before expected reproductions; each group worst first.
+    listed = sorted(listed, key=lambda case: case.expect_status == EXPECT_EXPECTED)
+    if listed:
+        out += ["| outcome | case | signature | message |", "|---|---|---|---|"]
     for case in listed[:MD_MAX_CASES_PER_CELL]:
         label = case.outcome.value
         note = ""
-        if case.expect_status == EXPECT_XPASS:
+        if case.expect_status == EXPECT_EXPECTED:
+            label = "expected reproduction"
+            note = f" (expected: {case.expect['reason']})"
+            emoji = EMOJI[STATE_EXPECTED]
+        elif case.expect_status == EXPECT_XPASS:
             label, note = (
                 STATE_XPASS,
                 f" (expected {case.expect['outcome']}: {case.expect['reason']})",
             )
-        elif case.expect_status == EXPECT_OTHER:
-            note = f" (expected {case.expect['outcome']}: {case.expect['reason']})"
+            emoji = EMOJI[STATE_XPASS]
+        else:
+            emoji = EMOJI.get(label, "")
+            if case.expect_status == EXPECT_OTHER:
+                note = f" (expected {case.expect['outcome']}: {case.expect['reason']})"
         out.append(
-            f"| {EMOJI.get(label, '')} {label} | {md_escape(case_label(case))} "
+            f"| {emoji} {label} | {md_escape(case_label(case))} "
             f"| {md_escape(case.signature or '')} | {md_escape(case.message + note)} |"
         )
     if len(listed) > MD_MAX_CASES_PER_CELL:
         out.append(f"| | … and {len(listed) - MD_MAX_CASES_PER_CELL} more | | |")
-    expected = sum(1 for case in cell.cases if case.expect_status == EXPECT_EXPECTED)
-    if expected:
-        out += ["", f"{plural(expected, 'expected failure')} not listed."]
+    skips = skip_line(cell.cases)
+    if skips:
+        out += ["", f"{EMOJI['skipped']} {md_escape(skips)}"]
     out += ["", "</details>", ""]
     return "\n".join(out)

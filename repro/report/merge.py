@@ -27,7 +27,7 @@ from typing import Any
 from repro.compat import predictions as compat
 from repro.config.matrix import Expectation, Matrix, glob_match
 from repro.junit.reader import Budget, FileReader, find_files
-from repro.outcomes import OUTCOME_ORDER, Outcome
+from repro.outcomes import Outcome, Totals
 from repro.report.model import (
     EXPECT_EXPECTED,
     EXPECT_OTHER,
@@ -51,17 +51,6 @@ from repro.report.model import (
 #: Above this many (host, variant) pairs only the pairs with a result are predicted: the
 #: prediction list of matrix.json grows with hosts x variants, not with the input.
 MAX_PREDICTED_PAIRS = 20_000
-
-#: Labels of the totals line, in OUTCOME_ORDER.
-_TOTALS_LABELS = {
-    Outcome.PASSED: "passed",
-    Outcome.FAILED: "failed",
-    Outcome.ERROR: "errors",
-    Outcome.CRASHED: "crashed",
-    Outcome.HUNG: "hung",
-    Outcome.SKIPPED: "skipped",
-}
-
 
 def _iso(now: datetime | None) -> str:
     now = now or datetime.now(timezone.utc)
@@ -409,15 +398,18 @@ def _expectation_json(rule: Expectation, cells: list[Cell]) -> dict[str, Any]:
     }
 
 
+def report_totals(report: Report) -> Totals:
+    """Every case of the report counted once (``repro.outcomes.Totals``): problems apart from
+    expected reproductions, doctor checks apart from scenario cases."""
+    totals = Totals()
+    for cell in report.cells:
+        for case in cell.cases:
+            totals.add(case.scenario, case.outcome, case.expect_status)
+    return totals
+
+
 def totals_line(report: Report) -> str:
-    """``tests: N, passed: N, failed: N, errors: N, crashed: N, hung: N, skipped: N``, plus
-    ``expected: N, unexpectedly passing: N`` when ``expect:`` entries were applied."""
-    parts = [f"tests: {report.totals.get('tests', 0)}"]
-    parts += [f"{_TOTALS_LABELS[o]}: {report.totals.get(o.value, 0)}" for o in OUTCOME_ORDER]
-    if report.expectations:
-        statuses = Counter(
-            case.expect_status for cell in report.cells for case in cell.cases if case.expect
-        )
-        parts.append(f"expected: {statuses[EXPECT_EXPECTED]}")
-        parts.append(f"unexpectedly passing: {statuses[EXPECT_XPASS]}")
-    return ", ".join(parts)
+    """The report's totals line, in the same words as ``repro run``'s
+    (``repro.outcomes.Totals.line``): ``problems: 0 · expected reproductions: 8 · passed: 41 ·
+    skipped: 62``."""
+    return report_totals(report).line()
