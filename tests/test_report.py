@@ -756,11 +756,46 @@ def test_main_missing_input_exits_2_with_one_line(tmp_path, capsys):
 # Golden files
 
 
+#: A hung case's log as repro.runner.executor writes it: the case's output, the watchdog's
+#: per-process stack dumps (faulthandler format), then 40 lines of kernel log tail.
+HUNG_LOG = (
+    "dataloader: start_method=fork workers=4 persistent=0 cuda_init=1\n"
+    "phase: first_batch\n"
+    "\n# repro watchdog: dumping stacks of 2 process(es)\n"
+    "# --- stacks of pid 41877 (wchan futex_wait_queue): python -m repro.runner.harness ---\n"
+    "Thread 0x00007f1c2effd6c0 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n'
+    '  File "/usr/lib/python3.12/queue.py", line 180 in get\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py", line 52 in do_one_step\n'
+    "\n"
+    "Current thread 0x00007f1c3a5b2740 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/multiprocessing/connection.py", line 1136 in wait\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py", line 1284 in _try_get_data\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py", line 1457 in _next_data\n'
+    '  File "/work/repro/scenarios/dataloader.py", line 141 in run\n'
+    "# --- stacks of pid 41902 (wchan futex_wait_queue): python (DataLoader worker 0) ---\n"
+    "Thread 0x00007f1c3a5b2740 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/logging/__init__.py", line 1022 in acquire\n'
+    "# repro watchdog: process tree killed\n"
+    "# repro watchdog: kernel log tail\n"
+    + "".join(
+        f'[{81234.5 + i:.6f}] audit: type=1400 apparmor="ALLOWED" operation="open" '
+        f'profile="snap.code" name="/proc/{4000 + i}/status" pid={4000 + i}\n'
+        for i in range(40)
+    )
+)
+
+
 def make_golden_inputs(root: Path) -> None:
     """The fixed inputs of the golden test (rewritten only with REPRO_UPDATE_GOLDEN=1)."""
     if root.exists():
         shutil.rmtree(root)
-    write_run(root / "run-a", sample_results(), host_key=GPU_HOST, variant_id="cu128-torch2.8")
+    results = sample_results()
+    for result in results:
+        if result.outcome is Outcome.HUNG:
+            result.detail = HUNG_LOG
+    write_run(root / "run-a", results, host_key=GPU_HOST, variant_id="cu128-torch2.8")
+    (root / "run-a" / "logs" / "dataloader-fork-4.log").write_text(HUNG_LOG, encoding="utf-8")
     cpu_results = [
         CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 0.5),
         CaseResult("model", "model[device=cpu]", Outcome.PASSED, 12.0, metrics={"it_per_s": 3.5}),

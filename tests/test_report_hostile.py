@@ -312,7 +312,7 @@ def test_html_and_markdown_say_so_when_something_was_cut(tmp_path, monkeypatch):
     write_outputs(build_report([results], predict=False), out)
     page = (out / "matrix.html").read_text()
     assert "This page was cut to stay under its size limit" in page
-    shown = page.count('<td class="mono" title=')
+    shown = page.count('<td class="case">')
     assert 0 < shown < 400
     assert f"{400 - shown} cases not shown" in page
     assert len(page) < 400_000

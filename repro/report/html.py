@@ -21,7 +21,15 @@ from repro import data as shipped_data
 from repro.compat import predictions as compat
 from repro.junit.files import is_under
 from repro.outcomes import SEVERITY_RANK, Outcome
-from repro.report.labels import case_label, cell_label, cell_marks, css_class
+from repro.report.labels import (
+    LEGEND,
+    case_label,
+    cell_label,
+    cell_marks,
+    css_class,
+    skip_groups,
+    skip_line,
+)
 from repro.report.merge import totals_line
 from repro.report.model import (
     EFFECTIVE_STATE_ORDER,
@@ -30,6 +38,7 @@ from repro.report.model import (
     EXPECT_XPASS,
     GENERATOR,
     STATE_EXPECTED,
+    STATE_INVALID,
     STATE_MISSING,
     STATE_NO_TESTS,
     STATE_XPASS,
@@ -93,6 +102,30 @@ def _cell_title(report: Report, cell: Cell | None, host: str, variant: str) -> s
     if trend is not None and trend.note():
         lines.append(trend.note())
     return "\n".join(lines)
+
+
+def _top_note(cell: Cell | None, invalid: list[str]) -> str:
+    """The one line a cell shows under its counts: an invalid input's error, else the most
+    frequent signature of its worst problem outcome (expected reproductions after unexpected
+    problems), else the most frequent skip reason."""
+    if invalid:
+        return truncate(invalid[0], 140)
+    if cell is None:
+        return ""
+    # An unclassified failure shows its first line instead of the word "unknown".
+    ranked: Counter[tuple[int, int, str]] = Counter()
+    for case in cell.cases:
+        if case.outcome.is_problem:
+            expected = int(case.expect_status == EXPECT_EXPECTED)
+            known = case.signature and case.signature != "unknown"
+            note = case.signature if known else case.message or case.signature or ""
+            if note:
+                ranked[(expected, SEVERITY_RANK[case.outcome], note)] += 1
+    if ranked:
+        best = min(ranked, key=lambda key: (key[0], key[1], -ranked[key], key[2]))
+        return truncate(best[2], 80)
+    groups = skip_groups(cell.cases)
+    return truncate(groups[0][0], 80) if groups else ""
 
 
 def _case_size(view: Mapping[str, Any]) -> int:
@@ -168,6 +201,12 @@ def render_html(report: Report, out_dir: Path) -> str:
     hosts = report.hosts[: max(1, HTML_MAX_TABLE_CELLS // max(1, len(variant_ids)))]
     if len(hosts) < len(report.hosts):
         cuts.append(f"{len(report.hosts) - len(hosts)} host rows left out of the table")
+    invalid: dict[tuple[str, str], list[str]] = {}
+    for record in report.inputs:
+        if record.state == STATE_INVALID:
+            invalid.setdefault((record.host, record.variant), []).append(
+                record.reason or "invalid"
+            )
     rows = []
     for host in hosts:
         row_cells = []
@@ -180,6 +219,7 @@ def render_html(report: Report, out_dir: Path) -> str:
                     "css": css_class(state),
                     "state": state,
                     "label": text,
+                    "note": _top_note(cell, invalid.get((host["key"], variant), [])),
                     "title": _cell_title(report, cell, host["key"], variant),
                     "anchor": anchors.get((host["key"], variant)),
                     "sigs": _signatures(cell),
@@ -228,12 +268,24 @@ def render_html(report: Report, out_dir: Path) -> str:
                     STATE_EXPECTED,
                 ),
                 "files": cell.files,
+                "invalid": invalid.get(key, []),
+                "skips": skip_line(cell.cases),
                 "sigs": _signatures(cell),
                 "flags": " ".join(flag for flag, _, _ in flags),
-                "problem_cases": [
+                # Unexpected outcomes first, then expected reproductions; skips as one line.
+                "problem_cases": sorted(
+                    (
+                        c
+                        for c in cases
+                        if c["outcome"] not in (Outcome.PASSED.value, Outcome.SKIPPED.value)
+                        or c["state"] == STATE_XPASS
+                    ),
+                    key=lambda c: c["state"] == STATE_EXPECTED,
+                ),
+                "skipped_cases": [
                     c
                     for c in cases
-                    if c["outcome"] != Outcome.PASSED.value or c["state"] == STATE_XPASS
+                    if c["outcome"] == Outcome.SKIPPED.value and c["state"] != STATE_XPASS
                 ],
                 "passed_cases": [
                     c
@@ -285,11 +337,12 @@ def render_html(report: Report, out_dir: Path) -> str:
         problems=report.problems,
         warnings=report.warnings,
         legend=[
-            css_class(s)
-            for s in states
-            if s not in (STATE_EXPECTED, STATE_XPASS) or report.expectations
+            (css_class(state), text)
+            for state, text in LEGEND
+            if state not in (STATE_EXPECTED, STATE_XPASS) or report.expectations
         ],
         filter_states=[(s, css_class(s)) for s in states],
+        all_states=[css_class(s) for s in states],
         signatures=sorted(
             {c.signature for cell in report.cells for c in cell.cases if c.signature}
         )[:HTML_MAX_SIGNATURES],

@@ -74,12 +74,15 @@ def skip_groups(cases: list[CaseRecord]) -> list[tuple[str, int]]:
 
 
 def skip_line(cases: list[CaseRecord], limit: int = 10) -> str:
-    """``62 skipped: 60 no CUDA/ROCm device visible, 2 needs docker`` ("" when none skipped);
+    """``62 skipped: 60 no CUDA/ROCm device visible, 2 needs docker`` (``50 skipped: REASON``
+    with one reason; "" when none skipped);
     past ``limit`` reasons: ``, … 3 more reasons``."""
     groups = skip_groups(cases)
     if not groups:
         return ""
     total = sum(n for _, n in groups)
+    if len(groups) == 1:
+        return f"{total} skipped: {groups[0][0]}"
     parts = [f"{n} {reason}" for reason, n in groups[:limit]]
     if len(groups) > limit:
         parts.append(f"… {plural(len(groups) - limit, 'more reason')}")

@@ -354,6 +354,10 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
         out.append(f"| | … and {len(listed) - MD_MAX_CASES_PER_CELL} more | | |")
     skips = skip_line(cell.cases)
     if skips:
-        out += ["", f"{EMOJI['skipped']} {md_escape(skips)}"]
+        out += (
+            ["", f"{EMOJI['skipped']} {md_escape(skips)}"]
+            if listed
+            else [f"{EMOJI['skipped']} {md_escape(skips)}"]
+        )
     out += ["", "</details>", ""]
     return "\n".join(out)

@@ -52,6 +52,7 @@ from repro.report.model import (
 #: prediction list of matrix.json grows with hosts x variants, not with the input.
 MAX_PREDICTED_PAIRS = 20_000
 
+
 def _iso(now: datetime | None) -> str:
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
