@@ -171,7 +171,7 @@ class Totals:
         ]
         if self.doctor_problems:
             breakdown.append(
-                f"{self.doctor_problems} doctor check{'' if self.doctor_problems == 1 else 's'}"
+                f"{self.doctor_problems} failed doctor check{'' if self.doctor_problems == 1 else 's'}"
             )
         problems = f"problems: {self.problem_count}"
         if breakdown:

@@ -593,8 +593,11 @@ def test_doctor_suite_merges_into_the_report_with_the_usual_totals(tmp_path):
     junit.write_junit(run_dir / "junit.xml", doctor.to_results(FINDINGS), properties)
     merged = report.build_report([tmp_path / "results"], predict=False, coverage=False)
     assert merged.problems == []
+    # Doctor checks are counted in their own place, apart from scenario cases; a failed check
+    # is still a problem.
     assert report.totals_line(merged) == (
-        "tests: 5, passed: 2, failed: 0, errors: 1, crashed: 0, hung: 0, skipped: 2"
+        "problems: 1 (1 failed doctor check) · expected reproductions: 0 · passed: 0"
+        " · skipped: 0 · doctor checks: 5"
     )
     [cell] = merged.matrix["cells"]
     by_case = {c["case"]: c for c in cell["cases"]}

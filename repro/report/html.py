@@ -204,9 +204,7 @@ def render_html(report: Report, out_dir: Path) -> str:
     invalid: dict[tuple[str, str], list[str]] = {}
     for record in report.inputs:
         if record.state == STATE_INVALID:
-            invalid.setdefault((record.host, record.variant), []).append(
-                record.reason or "invalid"
-            )
+            invalid.setdefault((record.host, record.variant), []).append(record.reason or "invalid")
     rows = []
     for host in hosts:
         row_cells = []
