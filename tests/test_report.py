@@ -988,7 +988,7 @@ def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
     report = build_report([tmp_path / "in"], now=NOW, config=config)
     md = render_markdown(report)
     assert "🟨 1 unexpectedly passing · 1 expected · 2 passed" in md
-    assert "## Expected failures (matrix.yaml `expect`)" in md
+    assert "## Expected reproductions (matrix.yaml `expect`)" in md
     assert "([link](https://github.com/wandb/wandb/issues/12079))" in md
     assert "| 🟨 unexpectedly passing | ddp\\[backend=gloo,fault=port\\_in\\_use\\] |" in md
     assert "| 🟦 expected reproduction | " in md

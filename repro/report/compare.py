@@ -345,7 +345,11 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         f"- candidate: {_md(cand['name'])} ({cand['cells']} cells, {cand['cases']} cases, generated {_md(cand['generated_at'])})",
         "",
         f"**{s['regressions']} regressions**"
-        + (f" (+{s['expected_regressions']} expected)" if s["expected_regressions"] else "")
+        + (
+            f" (+{s['expected_regressions']} expected reproductions, counted apart)"
+            if s["expected_regressions"]
+            else ""
+        )
         + f", {s['fixes']} fixes, {s['signature_changes']} signature changes, "
         f"{s['new_signatures']} new signatures, {s['appeared']} cases appeared, {s['vanished']} vanished, "
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "

@@ -188,7 +188,7 @@ def _md_expectations(report: Report) -> list[str]:
     if not report.expectations:
         return []
     lines = [
-        "## Expected failures (matrix.yaml `expect`)",
+        "## Expected reproductions (matrix.yaml `expect`)",
         "",
         "| entry | outcome | reason | expected | unexpectedly passing | other outcome |",
         "|---|---|---|---|---|---|",
