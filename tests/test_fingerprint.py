@@ -659,3 +659,69 @@ def test_format_text_of_a_fixture_tree():
     )
     assert "torch: cannot run /nonexistent/bin/python3" in text
     assert "  none found" in text
+
+
+# --- the typed model and its JSON -------------------------------------------------------------
+
+
+def test_json_round_trip_is_exact_for_every_fixture_and_example():
+    for fp in [fixture_fp(case) for case in ("wsl2", "docker", "rocm", "native")] + [
+        H100_FP,
+        wsl2_rtx3060_fp(),
+    ]:
+        assert Fingerprint.from_json(fp).to_json() == fp
+
+
+def test_collect_returns_typed_sections():
+    fp = fingerprint.collect(
+        NO_PYTHON, 30.0, FIXTURES / "native", environ={}, nvml=FakeNVML(TWO_H100), run=no_smi
+    )
+    assert isinstance(fp, Fingerprint)
+    assert [gpu.compute_capability for gpu in fp.gpus] == ["9.0", "9.0"]
+    assert (fp.driver.nvidia, fp.driver.cuda_driver_api) == ("570.86.15", "12.8")
+    assert fp.host.os == "Ubuntu 22.04.4 LTS" and fp.host.wsl2 is False
+    assert fp.runtime.torch is None and fp.container is None
+    assert fingerprint.host_key(fp) == fingerprint.host_key(fp.to_json())
+
+
+def test_an_old_fingerprint_with_missing_keys_still_loads():
+    # What an early fingerprint.json (or a hand-written --host-fingerprint) may hold.
+    old = {"host": {"os": "Ubuntu 20.04.6 LTS"}, "driver": {"nvidia": "470.256.02"}}
+    fp = Fingerprint.from_json(old)
+    assert fp.host.os == "Ubuntu 20.04.6 LTS"
+    assert fp.host.cpu_count == 0 and fp.host.wsl_evidence == ()
+    assert fp.gpus == () and fp.runtime.arch_list == () and fp.unreadable == ()
+    assert fingerprint.host_key(old) == "CPU only · Ubuntu 20.04.6 LTS"
+    assert fingerprint.runtime_tag(old) == "none"
+    assert set(fp.to_json()) == set(H100_FP)
+    assert fingerprint.to_properties(old)["host.os"] == "Ubuntu 20.04.6 LTS"
+
+
+def test_sections_of_the_wrong_type_read_as_empty_and_numbers_as_text():
+    fp = Fingerprint.from_json(
+        {
+            "host": ["not", "a", "section"],
+            "gpus": "none",
+            "runtime": {"cudnn": 91002, "devices": [7, {"index": "1", "name": "X"}]},
+            "unreadable": [{"what": "nvml"}],
+        }
+    )
+    assert fp.host.os is None and fp.gpus == ()
+    assert fp.runtime.cudnn == "91002"
+    assert [(d.index, d.name) for d in fp.runtime.devices] == [(None, None), (1, "X")]
+    assert fp.unreadable[0].what == "nvml" and fp.unreadable[0].why == "None"
+
+
+def test_a_container_run_keeps_its_container_section():
+    merged = dict(
+        H100_FP,
+        container={
+            "os": "Debian GNU/Linux 12",
+            "glibc": "2.36",
+            "python": "3.11.2",
+            "container": "docker",
+        },
+    )
+    fp = Fingerprint.from_json(merged)
+    assert fp.container is not None and fp.container.glibc == "2.36"
+    assert fp.to_json() == merged

@@ -93,8 +93,6 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(f"host   {fingerprint.host_key(fp)}")
-        print(
-            f"python {python} (torch {fp.runtime.torch or '-'} [{fingerprint.runtime_tag(fp)}])"
-        )
+        print(f"python {python} (torch {fp.runtime.torch or '-'} [{fingerprint.runtime_tag(fp)}])")
         print(doctor.format_table(findings))
     return EXIT_CASES_FAILED if doctor.failed(findings) else EXIT_OK
