@@ -44,7 +44,6 @@ _SMI_SOURCE = "nvidia-smi(1) RETURN VALUE; exit 14 accepted: pytorch/pytorch PR 
 _NVML_SOURCE = "repro.host.nvidia NVML read (unreadable nvml*)"
 _ROCM_SOURCE = "rocm-smi/amd-smi and the KFD topology (repro.host.amd); field reports Watchdog §3"
 _DRIVER_SOURCE = "F3-8 pytorch/pytorch PR #162531"
-_PYNVML_MISSING = "pynvml not installed"
 _NVML_FATAL = re.compile(r"nvml\.(?:device_count|driver_version|device\.\d+)")
 
 
@@ -179,7 +178,7 @@ def nvml(fp: Fingerprint, evidence: str | None) -> Finding:
     if not evidence:
         return Finding(NVML, NA, "no NVIDIA GPU on this host", _NVML_SOURCE)
     init = next((u for u in entries if u.what == "nvml"), None)
-    if init is not None and _PYNVML_MISSING in init.why:
+    if init is not None and nvidia.PYNVML_MISSING in init.why:
         detail = (
             f"pynvml is not installed, NVML was not read although this host has {evidence}: the "
             "fingerprint has no GPU list and no CUDA driver API version; pip install nvidia-ml-py"

@@ -29,6 +29,9 @@ from repro.host.model import Gpu
 #: Where Windows puts the CUDA user-space libraries and nvidia-smi inside WSL2.
 WSL_LIB = "/usr/lib/wsl/lib"
 PROC_VERSION = "proc/driver/nvidia/version"
+#: How the ``nvml`` unreadable entry begins when the Python binding is missing (the doctor's
+#: cue to say "pip install nvidia-ml-py" rather than "the driver is broken").
+PYNVML_MISSING = "pynvml not installed"
 
 SMI_QUERY = ("--query-gpu=index,name,driver_version,memory.total", "--format=csv,noheader")
 #: nvidia-smi exit statuses that still mean "the GPUs answered": 14 is "infoROM is corrupted",
@@ -127,7 +130,7 @@ def load_nvml(unreadable: Unreadable) -> ModuleType | None:
         unreadable.append(
             {
                 "what": "nvml",
-                "why": f"pynvml not installed ({files.why(exc)}); pip install nvidia-ml-py",
+                "why": f"{PYNVML_MISSING} ({files.why(exc)}); pip install nvidia-ml-py",
             }
         )
         return None
