@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 import repro
 from repro.cli import classify as classify_cmd
 from repro.cli import docker
+from repro.cli import host as host_cmd
 from repro.cli import report as report_cmd
 from repro.config import matrix as matrix_mod
 from repro.errors import (
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # One register() per command module; the commands still defined below keep theirs here.
     _register_plan(sub)
-    _register_env_doctor(sub)
+    host_cmd.register(sub)
     _register_run(sub)
     report_cmd.register(sub)
     classify_cmd.register(sub)
@@ -199,50 +200,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for kind, labels in config.runners.items():
             print(f"  {kind:<12} {', '.join(labels)}")
     return EXIT_OK
-
-
-# ---------------------------------------------------------------------------------------------
-# env, doctor (move to repro/cli/host.py)
-
-
-def _register_env_doctor(sub: argparse._SubParsersAction) -> None:
-    env = sub.add_parser(
-        "env",
-        help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
-    )
-    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
-    env.add_argument(
-        "--python",
-        default=sys.executable,
-        help="interpreter whose torch is probed (default: this one)",
-    )
-    env.set_defaults(handler=cmd_env)
-
-    from repro.host import doctor as doctor_mod
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime",
-    )
-    doctor_mod.add_arguments(doctor)
-    doctor.set_defaults(handler=cmd_doctor)
-
-
-def cmd_env(args: argparse.Namespace) -> int:
-    from repro.host import fingerprint
-
-    fp = fingerprint.collect(python=args.python)
-    if args.json:
-        print(json.dumps(fp, indent=2, sort_keys=True))
-    else:
-        print(fingerprint.format_text(fp))
-    return EXIT_OK
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    from repro.host import doctor
-
-    return doctor.run(args)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,7 +355,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     extra_properties = _parse_properties(args.properties)
     print(f"{PROG}: fingerprinting {args.python} ...", file=sys.stderr, flush=True)
-    fp = fingerprint.collect(python=args.python)
+    fp = fingerprint.collect(python=args.python).to_json()
     if args.host_fingerprint:
         fp = merge_host_fingerprint(_read_json(args.host_fingerprint, "--host-fingerprint"), fp)
     if args.variant:
