@@ -46,7 +46,9 @@ from repro.host.torch_probe import last_json_object
 PROBE_MODULE = "repro.host.torch_probe"
 
 #: Directory that contains the ``repro`` package; the probe child imports it from here.
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+# The folder holding the `repro` package (the checkout or site-packages): the probe child imports
+# repro from there even when its interpreter has no repro installed.
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 _WSL_ENV = ("WSL_DISTRO_NAME", "WSL_INTEROP")
 
