@@ -7,6 +7,7 @@ client: no daemon, no image, no GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -176,20 +177,14 @@ def test_a_new_enough_driver_or_an_unknown_one_starts_the_container():
     variant = matrix_mod.Variant(
         "cu128-torch2.9", "cu128", "cuda", "2.9.0", "", "nvidia/cuda:12.8.1", "3.12"
     )
-    cu130 = dataclass_replace(variant, id="cu130-torch2.9", runtime="cu130")
+    cu130 = dataclasses.replace(variant, id="cu130-torch2.9", runtime="cu130")
     r570 = host_mod.load_fixture(R570)
     assert start_failure.driver_check(r570, variant) is None  # 12.x needs >= 525.60.13
     assert start_failure.driver_check(r570, cu130).signature == "driver_too_old"
     broken = host_mod.load_fixture(HOSTS / "nvidia-linux-driver-broken")
     assert start_failure.driver_check(broken, cu130) is None  # unknown driver: let the run say
-    cpu = dataclass_replace(variant, id="cpu-torch2.9", runtime="cpu", accelerator="cpu")
+    cpu = dataclasses.replace(variant, id="cpu-torch2.9", runtime="cpu", accelerator="cpu")
     assert start_failure.driver_check(r570, cpu) is None
-
-
-def dataclass_replace(obj, **changes):
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +290,7 @@ def test_dry_run_reports_the_driver_verdict_and_writes_nothing(tmp_path, capsys)
     assert not results.exists() or not any(results.iterdir())
 
 
-def test_start_failure_module_stays_small_and_job_uses_it():
+def test_job_does_not_restate_the_driver_minimum():
     # job.py must not grow its own copy of the driver rule: the minimum comes from compat.
     source = Path(job.__file__).read_text()
     assert "580" not in source and "family_min" not in source
