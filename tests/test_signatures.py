@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,10 +16,13 @@ from repro.signatures.engine import (
     signal_name,
     signal_signature,
 )
+from repro.signatures.hostfacts import HostFacts
 from repro.signatures.table import HANG, KINDS, SIGNATURE_BY_NAME, SIGNATURES, UNKNOWN
 
 # Every category of the field reports' overview table and machine-readable block.
 CATEGORIES = {
+    "cuda_init_failed",  # family 7, native hosts only (repro.signatures.hostfacts)
+    "cuda_device_busy",  # family 7, native hosts only
     "cuda_illegal_instruction",
     "cuda_illegal_memory_access",
     "cudnn_execution_failed",
@@ -321,8 +325,26 @@ def test_single_line_is_classified(expected: str, line: str) -> None:
     assert result.workaround == SIGNATURE_BY_NAME[expected].workaround
 
 
+# Family 7 texts whose cause depends on the host (repro.signatures.hostfacts): on a native host.
+CAPTURED = Path(__file__).resolve().parent / "fixtures" / "captured"
+NATIVE_LINES = [
+    ("cuda_init_failed", "cuda-802-fabric-manager.log"),
+    ("cuda_init_failed", "cuda-802-samples.log"),
+    ("cuda_init_failed", "cuda-803-mismatch.log"),
+    ("cuda_device_busy", "cuda-busy-exclusive-process.log"),
+]
+
+
+@pytest.mark.parametrize(("expected", "name"), NATIVE_LINES)
+def test_captured_family_7_text_is_classified_on_a_native_host(expected: str, name: str) -> None:
+    result = classify((CAPTURED / name).read_text(), HostFacts(wsl2=False))
+    assert result.name == expected
+    assert result.source == SIGNATURE_BY_NAME[expected].source
+
+
 def test_every_category_has_a_quoted_example() -> None:
-    assert {expected for expected, _ in SINGLE_LINES} == CATEGORIES
+    examples = {expected for expected, _ in SINGLE_LINES} | {e for e, _ in NATIVE_LINES}
+    assert examples == CATEGORIES
 
 
 # -- The table ------------------------------------------------------------------------------------
@@ -374,6 +396,8 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "rocm_no_code_object",
         "wsl_gpu_unavailable",
         "container_gpu_setup",
+        "cuda_init_failed",
+        "cuda_device_busy",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {

@@ -4,6 +4,11 @@ Argument parsing and printing only; the matching is :mod:`repro.signatures.engin
 streamed (``classify_stream``), so a 1 GB log or a pipe on stdin (``-``) is read in bounded
 memory. Only regular files and stdin are read: a FIFO, device or directory given by name is a
 clear error (exit 2), never a hang or an endless read.
+
+Some texts name different causes on different hosts ("Unexpected error from cudaGetDeviceCount()"
+is a WSL2 failure on WSL2, Fabric Manager or a driver mismatch on native Linux):
+``--fingerprint FILE`` (a run's ``fingerprint.json``) or ``--wsl2`` / ``--native`` say which host
+the log came from (:mod:`repro.signatures.hostfacts`); without them the verdict is host-neutral.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from repro.errors import EXIT_OK, ConfigError
 from repro.signatures import engine
+from repro.signatures.hostfacts import HostFacts
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,23 +33,58 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    host = parser.add_mutually_exclusive_group()
+    host.add_argument(
+        "--fingerprint",
+        metavar="FILE",
+        help="the fingerprint.json of the host the log came from (WSL2 vs native causes)",
+    )
+    host.add_argument("--wsl2", action="store_true", help="the log came from a WSL2 host")
+    host.add_argument("--native", action="store_true", help="the log came from a native Linux host")
     parser.set_defaults(handler=run)
     return parser
 
 
-def classify_log(name: str) -> engine.Classification:
-    """Classify one log: a path to a regular file, or ``"-"`` for standard input.
+def host_facts(args: argparse.Namespace) -> HostFacts | None:
+    """The host facts ``--fingerprint`` / ``--wsl2`` / ``--native`` give (None: none given).
+
+    Raises ConfigError (exit 2) for a fingerprint file that cannot be read or is not a JSON object.
+    """
+    if getattr(args, "wsl2", False):
+        return HostFacts(wsl2=True)
+    if getattr(args, "native", False):
+        return HostFacts(wsl2=False)
+    path = getattr(args, "fingerprint", None)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(16 << 20))
+    except OSError as exc:
+        raise ConfigError(f"--fingerprint {path}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"--fingerprint {path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
+        raise ConfigError(
+            f"--fingerprint {path}: expected a fingerprint.json object with a 'host' section"
+        )
+    return HostFacts.from_fingerprint(data)
+
+
+def classify_log(name: str, host: HostFacts | None = None) -> engine.Classification:
+    """Classify one log: a path to a regular file, or ``"-"`` for standard input; ``host``: the
+    facts of the host it came from.
 
     Raises ConfigError (exit 2) when the path is missing, unreadable or not a regular file.
     """
     if name == "-":
-        return engine.classify_stream(sys.stdin.buffer)
+        return engine.classify_stream(sys.stdin.buffer, host=host)
     try:
         mode = os.stat(name).st_mode
         if not stat.S_ISREG(mode):
             raise ConfigError(f"{name}: not a regular file (a log file, or '-' for standard input)")
         with open(name, "rb") as handle:
-            return engine.classify_stream(handle)
+            return engine.classify_stream(handle, host=host)
     except OSError as exc:
         raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
@@ -52,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
     """Print each log's verdict (text, or ``--json``); cut lines and stopped reads go to stderr
     as notes. Returns the exit status (0); raises ConfigError for a log that cannot be read."""
     out = []
+    host = host_facts(args)
     for name in args.logs:
-        found = classify_log(name)
+        found = classify_log(name, host)
         for note in found.notes:
             print(f"repro classify: note: {name}: {note}", file=sys.stderr)
         out.append(

@@ -8,7 +8,12 @@ variant's ``pids_limit``/``mem_limit``, else :data:`repro.containers.spec.DEFAUL
 :func:`default_mem_limit`), as an unprivileged user (:func:`container_user`), never privileged,
 without network unless asked. Progress goes through an :class:`Output` the CLI provides; errors
 are ``ConfigError`` / ``FatalError``. ``--dry-run`` needs neither the Docker SDK nor a daemon.
-Never imports torch.
+
+A variant whose container cannot start (its CUDA runtime needs a newer driver than the host's,
+checked before anything is built; or docker refuses the parity probe or the run container) gets
+a red cell, not a missing one: its run directory holds one ``error`` case naming why
+(:mod:`repro.containers.start_failure`), and the job goes on with the next variant and exits
+non-zero at the end. Never imports torch.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro.config import matrix as matrix_mod
-from repro.containers import build_settings, images
+from repro.containers import build_settings, images, start_failure
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
@@ -206,10 +211,14 @@ def docker_run(
     """
     preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
     timeout = opts.timeout_s or container_timeout(cases, timeout_scale)
-    client = None if opts.dry_run else images.client()
+    too_old = {s.variant.id: start_failure.driver_check(host, s.variant) for s in all_settings}
+    # No client (and no daemon) is needed when no variant will start a container.
+    needs_docker = not opts.dry_run and (opts.shell or not all(too_old.values()))
+    client = images.client() if needs_docker else None
     worst = EXIT_OK
     for settings in all_settings:
-        worst = max(worst, run_one(settings, host, cases, timeout, client, opts, out))
+        failure = None if opts.shell else too_old[settings.variant.id]
+        worst = max(worst, run_one(settings, host, cases, timeout, client, opts, out, failure))
     if opts.report_dir and not opts.dry_run and not opts.shell:
         done = subprocess.run(
             [sys.executable, "-m", "repro", "report", str(opts.results), "-o", opts.report_dir]
@@ -232,16 +241,12 @@ def write_host_fingerprint() -> Path:
     return directory
 
 
-def _signature(exc: BaseException) -> str:
-    """`` [container_gpu_setup]`` when the daemon's error matches a known signature."""
-    from repro.signatures import engine as signatures
+class DidNotStart(Exception):
+    """Docker could not start a container of this variant; ``failure`` says why."""
 
-    found = signatures.classify(str(exc))
-    return "" if found.name == signatures.UNKNOWN else f" [{found.name}]"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:400]
+    def __init__(self, failure: start_failure.StartFailure):
+        super().__init__(failure.message)
+        self.failure = failure
 
 
 def shm_text(shm_size: str | None, ipc: str | None) -> str:
@@ -260,7 +265,7 @@ def parity_probe(
     out: Output,
 ) -> str:
     """Run the torch probe with the same passthrough; compare its GPUs with the host's.
-    Returns the ``container.gpu_parity`` text; FatalError when no container starts."""
+    Returns the ``container.gpu_parity`` text; :class:`DidNotStart` when docker cannot start it."""
     from repro.host.torch_probe import last_json_object
 
     probe_options = dataclasses.replace(
@@ -270,11 +275,11 @@ def parity_probe(
     buffer = io.StringIO()
     try:
         container_mod.run_container(client, spec, timeout_s=180, out=buffer)
+    except ReproError:
+        raise
     except Exception as exc:
-        raise FatalError(
-            f"the GPU passthrough failed to start a container{_signature(exc)}: {_one_line(exc)}",
-            hint=host_mod.HINTS.get(spec.passthrough, ""),
-        ) from None
+        failure = start_failure.from_exception(exc, host, variant, "the parity probe")
+        raise DidNotStart(failure) from None
     ok, text = container_mod.gpu_parity(host_fp, last_json_object(buffer.getvalue()))
     if not ok:
         out.line(f"warning: host/container GPU parity: {text}")
@@ -318,13 +323,25 @@ def run_one(
     client,
     opts: JobOptions,
     out: Output,
+    too_old: start_failure.StartFailure | None = None,
 ) -> int:
-    """One variant: image, run directory, parity probe, the container (or ``--shell``)."""
+    """One variant: image, run directory, parity probe, the container (or ``--shell``).
+
+    ``too_old``: the pre-start driver check's verdict (:func:`start_failure.driver_check`):
+    nothing is built or started, the run directory gets its red cell. The same happens when
+    docker cannot start the parity probe or the run container. Returns 0, 1 or 3.
+    """
     variant = settings.variant
     shm_size = opts.shm_size or variant.shm_size
     mem_limit, pids_limit = limits_for(variant, shm_size, opts.ipc, host_memory_bytes())
-    image_id = _image_id(client, settings, opts, out)
     user = opts.user or container_user(os.getuid(), os.getgid())
+    if too_old is not None:
+        out.line(f"error: {variant.id}: {too_old.message}")
+        if opts.dry_run:
+            out.line("a real run would write this as the variant's one error case")
+            return EXIT_CASES_FAILED
+        return _red_cell(opts.results, variant, user, too_old, {}, out)
+    image_id = _image_id(client, settings, opts, out)
     properties = {
         "variant.image": image_id,
         "variant.image_tag": settings.tag,
@@ -380,12 +397,53 @@ def run_one(
         if opts.shell:
             return shell(host, variant, options, opts.dry_run, out)
         return _run_container(client, host, variant, options, len(cases), timeout, opts, out)
+    except DidNotStart as exc:
+        out.line(f"error: {variant.id}: {exc.failure.message}")
+        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
+        _write_cell(run_dir, exc.failure, variant, host_fp, properties, out)
+        return EXIT_CASES_FAILED
     finally:
         if fp_dir is not None:
             shutil.rmtree(fp_dir, ignore_errors=True)
         if not opts.dry_run:
             with contextlib.suppress(OSError):  # keep it when anything was written
                 run_dir.rmdir()
+
+
+def _red_cell(
+    results: Path,
+    variant: matrix_mod.Variant,
+    user: str,
+    failure: start_failure.StartFailure,
+    properties: dict[str, str],
+    out: Output,
+) -> int:
+    """A fresh run directory with the host's fingerprint and the one error case; 1."""
+    run_dir = _make_run_dir(results, variant.id, user)
+    fp_dir = write_host_fingerprint()
+    try:
+        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
+    finally:
+        shutil.rmtree(fp_dir, ignore_errors=True)
+    _write_cell(run_dir, failure, variant, host_fp, properties, out)
+    return EXIT_CASES_FAILED
+
+
+def _write_cell(
+    run_dir: Path,
+    failure: start_failure.StartFailure,
+    variant: matrix_mod.Variant,
+    host_fp: dict,
+    properties: dict[str, str],
+    out: Output,
+) -> None:
+    try:
+        junit = start_failure.write_cell(
+            run_dir, run_dir.name, failure, variant, host_fp, properties
+        )
+    except OSError as exc:
+        raise FatalError(f"cannot write {run_dir}: {exc.strerror or exc}") from None
+    out.line(f"{variant.id}: error [{failure.signature}] written to {junit}")
 
 
 def _run_container(
@@ -415,9 +473,8 @@ def _run_container(
     except ReproError:
         raise
     except Exception as exc:
-        raise FatalError(
-            f"cannot run the container{_signature(exc)}: {_one_line(exc)}",
-            hint=host_mod.HINTS.get(spec.passthrough, ""),
+        raise DidNotStart(
+            start_failure.from_exception(exc, host, variant, "the run container")
         ) from None
     where = options.run_dir if any(Path(options.run_dir).iterdir()) else "(nothing was written)"
     if opts.keep:

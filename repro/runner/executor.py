@@ -34,6 +34,7 @@ from repro.runner import watchdog
 from repro.runner.watchdog import Heartbeats
 from repro.scenarios import Case, skip_reason
 from repro.signatures import engine as signatures
+from repro.signatures.hostfacts import HostFacts
 
 #: Seconds between asking a hung case for its stacks (SIGUSR1) and killing its tree.
 STACK_DUMP_WAIT_S = 2.0
@@ -100,7 +101,11 @@ def _phase_text(events: Events) -> str:
 
 
 def classify(
-    returncode: int | None, watchdog: tuple[Outcome, str, str] | None, events: Events, log_text: str
+    returncode: int | None,
+    watchdog: tuple[Outcome, str, str] | None,
+    events: Events,
+    log_text: str,
+    host: HostFacts | None = None,
 ) -> tuple[Outcome, str, str]:
     """Decide ``(outcome, signature, message)`` for a finished case.
 
@@ -112,7 +117,7 @@ def classify(
     """
     if watchdog is not None:
         return watchdog
-    found = signatures.classify(log_text)
+    found = signatures.classify(log_text, host)  # host facts: WSL2 vs native causes
     result = events.result
 
     if returncode is not None and returncode < 0:
@@ -275,7 +280,10 @@ def run_case(
         )
     shutil.rmtree(workdir, ignore_errors=True)
     log_text = _read_tail(log_path)
-    outcome, signature, message = classify(proc.returncode, watchdog_verdict, events, log_text)
+    host = HostFacts.from_fingerprint(ctx.fingerprint)
+    outcome, signature, message = classify(
+        proc.returncode, watchdog_verdict, events, log_text, host
+    )
     message = xml_safe(message)  # a dying process can leave NULs and escapes in its last line
 
     properties = dict(events.properties)

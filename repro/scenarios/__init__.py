@@ -40,6 +40,7 @@ BUILTIN = (
     "cuda_ipc",
     "ddp",
     "noop",
+    "cuda_fault",
 )
 
 

@@ -20,7 +20,8 @@ counts as ``nan_detected`` only when the traceback it is in ends in ``AssertionE
 Precedence (the cases each rule comes from are cited at the code that applies it):
 
 1. ``environment`` rows (driver too old, forward compatibility, no kernel image and its hint,
-   no ROCm code object, WSL GPU unavailable, container GPU setup) pre-empt everything else; the
+   no ROCm code object, CUDA init failed / device busy on a native host, WSL GPU unavailable,
+   container GPU setup) pre-empt everything else; the
    earliest wins, except that ``no_kernel_image`` beats the ``no_kernel_image_hint`` warning
    printed before it.
 2. Otherwise the earliest ``root`` error wins, with demotions: an illegal instruction / illegal
@@ -53,6 +54,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from repro.signatures.hostfacts import HostFacts
 from repro.signatures.lines import CHUNK_BYTES, LineReader
 from repro.signatures.table import (
     ENVIRONMENT,
@@ -217,25 +219,31 @@ _TIER_DEMOTED_ENVIRONMENT = 1
 _TIER_WEAK = 5
 
 
-def classify(text: str) -> Classification:
+def classify(text: str, host: HostFacts | None = None) -> Classification:
     """Name the cause of a failure from its output (see the module docstring for the rules).
 
-    ``text`` may be several MB. There is no per-line loop in Python: a row's pattern scans the
+    ``host``: what is known about the host the text came from; rows with a ``when`` condition
+    apply only where it holds (``cuda_init_failed`` only on a host known to be native, so the
+    same "Unexpected error from cudaGetDeviceCount()" is ``wsl_gpu_unavailable`` on WSL2 and
+    with ``host=None``, today's verdict). ``text`` may be several MB. There is no per-line loop in Python: a row's pattern scans the
     text once, and only if the text contains one of the literals every match of that row must
     contain (most rows are skipped at memory speed); then only matching lines are examined.
     """
-    return _scan_text(text).result()
+    return _scan_text(text, host).result()
 
 
-def classify_stream(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Classification:
+def classify_stream(
+    stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, host: HostFacts | None = None
+) -> Classification:
     """:func:`classify` over a byte stream (a file opened ``"rb"``, ``sys.stdin.buffer``).
 
     Reads ``chunk_bytes`` at a time and decodes UTF-8 (invalid bytes become U+FFFD); memory stays
     bounded by a few chunks plus ``lines.MAX_LINE_CHARS``, whatever the stream's size. Reading
     stops at end of stream or at a line longer than ``lines.MAX_LINE_SKIP_CHARS`` (then
-    ``notes`` says so). Raises OSError if the stream cannot be read.
+    ``notes`` says so). ``host`` as for :func:`classify`. Raises OSError if the stream cannot
+    be read.
     """
-    scanner = _Scanner()
+    scanner = _Scanner(host)
     reader = LineReader(scanner.feed_block)
     reader.feed_stream(stream, chunk_bytes)
     reader.close()
@@ -318,8 +326,8 @@ def _lines_from(text: str, pos: int) -> Iterator[str]:
         pos = nxt + 1
 
 
-def _scan_text(text: str) -> _Scanner:
-    scanner = _Scanner()
+def _scan_text(text: str, host: HostFacts | None = None) -> _Scanner:
+    scanner = _Scanner(host)
     reader = LineReader(scanner.feed_block)
     reader.feed(text)
     reader.close()
@@ -356,7 +364,10 @@ class _Scanner:
     the earliest match of each signature (enough to pick the winner: see :meth:`_tier`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, host: HostFacts | None = None) -> None:
+        facts = host or HostFacts()
+        # Rows whose host condition does not hold are never matched (repro.signatures.hostfacts).
+        self._active = tuple(facts.applies(sig.when) for sig in SIGNATURES)
         self.notes: list[str] = []
         self.lines = 0  # line breaks seen: the next block starts at line self.lines + 1
         self._kept: list[Match] = []
@@ -422,6 +433,8 @@ class _Scanner:
         """Attribute each line of ``block`` some row matches to the first such row."""
         hits: dict[int, tuple[int, int]] = {}  # line start offset -> (row index, line end)
         for index, sig in enumerate(SIGNATURES):
+            if not self._active[index]:
+                continue
             needles = _NEEDLES[index]
             if needles is not None and not any(needle in block for needle in needles):
                 continue

@@ -9,9 +9,11 @@
   ``signal_*`` family), scenarios, the doctor (``infra.<check>``, a row per check), the runner.
 
 ``source`` names the public issues, origin reports (O1-O3) or field-report sections (F1-1 ...) a
-row comes from. No row depends on host facts yet (the WSL2-only reading of "all CUDA-capable
-devices are busy or unavailable", family 7, is still one row). Look names up with :func:`row` /
-:func:`known`; tests/test_signature_table.py fails when code can emit a name without a row.
+row comes from. A row may depend on host facts (``when``, :mod:`repro.signatures.hostfacts`):
+"Unexpected error from cudaGetDeviceCount()" is ``wsl_gpu_unavailable`` on WSL2 but
+``cuda_init_failed`` on a native host (family 7). Named rows live in :mod:`repro.signatures.named`.
+Look names up with :func:`row` / :func:`known`; tests/test_signature_table.py fails when code can
+emit a name without a row.
 """
 
 from __future__ import annotations
@@ -20,18 +22,47 @@ import re
 import signal
 from dataclasses import dataclass
 
-#: Signature the runner gives a case its watchdog killed when no stack fingerprint matches.
-HANG = "hang_timeout"
-#: Signature of a failure no row matched.
-UNKNOWN = "unknown"
-#: Signature of a case whose events file broke the protocol (repro.runner's events reader).
-EVENTS_PROTOCOL = "events_protocol"
-#: Prefix of the doctor's failed checks: ``infra.nvidia_smi``.
-INFRA_PREFIX = "infra."
-#: Prefix of the hang sub-types the watchdog reads from stack dumps: ``hang.nccl``.
-HANG_PREFIX = "hang."
-#: Prefix of signals without a row of their own: ``signal_sigusr1``, ``signal_99``.
-SIGNAL_PREFIX = "signal_"
+from repro.signatures.hostfacts import HOST_ROWS
+from repro.signatures.named import (
+    DOCTOR,
+    EVENTS_PROTOCOL,
+    EXIT_STATUS,
+    HANG,
+    HANG_PREFIX,
+    INFRA_PREFIX,
+    NAMED_KINDS,
+    NAMED_ROWS,
+    RUNNER,
+    SCENARIO,
+    SIGNAL_PREFIX,
+    UNKNOWN,
+    WATCHDOG,
+)
+
+# The named rows' constants are re-exported: callers use table.HANG, table.INFRA_PREFIX, ...
+__all__ = [
+    "DOCTOR",
+    "EVENTS_PROTOCOL",
+    "EXIT_STATUS",
+    "HANG",
+    "HANG_PREFIX",
+    "INFRA_PREFIX",
+    "NAMED_KINDS",
+    "RUNNER",
+    "SCENARIO",
+    "SIGNAL_PREFIX",
+    "UNKNOWN",
+    "WATCHDOG",
+    "KINDS",
+    "NAMED",
+    "ROWS",
+    "SIGNATURES",
+    "SIGNATURE_BY_NAME",
+    "SIGNAL_SIGNATURES",
+    "Signature",
+    "known",
+    "row",
+]
 
 # Kinds of pattern rows, in the order the engine considers them (see repro.signatures.engine).
 ENVIRONMENT = "environment"
@@ -41,13 +72,6 @@ WRAPPER = "wrapper"
 WARNING = "warning"
 EVIDENCE = "evidence"
 KINDS = (ENVIRONMENT, ROOT, SECONDARY, WRAPPER, WARNING, EVIDENCE)
-# Kinds of named rows: who gives the name.
-WATCHDOG = "watchdog"
-EXIT_STATUS = "exit_status"
-SCENARIO = "scenario"
-DOCTOR = "doctor"
-RUNNER = "runner"
-NAMED_KINDS = (WATCHDOG, EXIT_STATUS, SCENARIO, DOCTOR, RUNNER)
 
 
 @dataclass(frozen=True)
@@ -61,6 +85,8 @@ class Signature:
         source: the public issues / origin reports it came from, e.g. ``"O1; pytorch/pytorch#32881"``.
         kind: one of :data:`KINDS` (pattern rows) or :data:`NAMED_KINDS` (named rows).
         workaround: the known workaround in one sentence, ``""`` if the reports give none.
+        when: the hosts the row applies on (``None``: all; ``"native"``: hosts known not to be
+            WSL2), see :meth:`repro.signatures.hostfacts.HostFacts.applies`.
     """
 
     name: str
@@ -68,6 +94,7 @@ class Signature:
     source: str
     kind: str
     workaround: str
+    when: str | None = None
 
 
 # The table. One row per category: (name, kind, pattern, source, workaround). Order matters only
@@ -75,21 +102,30 @@ class Signature:
 _PATTERN_ROWS: tuple[tuple[str, str, str, str, str], ...] = (
     # -- Environment: the host/driver/wheel combination cannot work; explains what follows. ------
     (
-        "container_gpu_setup",
-        ENVIRONMENT,
-        r"nvidia-container-cli: (?:mount error|initialization error)|OCI runtime create failed",
-        "NVIDIA/nvidia-docker#1225; NVIDIA/nvidia-container-toolkit#289",
-        "",
-    ),
-    (
+        # Above container_gpu_setup: docker prints the requirement error inside its "OCI runtime
+        # create failed" line, and the driver is the cause (compat-facts.md section 0, rule 2).
         "driver_too_old",
         ENVIRONMENT,
         r"CUDA driver version is insufficient for CUDA runtime version"
-        r"|The NVIDIA driver on your system is too old \(found version (\d+)\)",
+        r"|The NVIDIA driver on your system is too old \(found version (\d+)\)"
+        r"|nvidia-container-cli: requirement error: unsatisfied condition: cuda>=",
         "pytorch/pytorch#162531 (PR); NVIDIA/nvidia-docker#700; NVIDIA/nvidia-docker#781; "
-        "NVIDIA/nvidia-docker#414; wuhuikai/FastFCN#37",
-        "Use a wheel built for a CUDA runtime the host driver supports, or a newer driver "
+        "NVIDIA/nvidia-docker#414; wuhuikai/FastFCN#37; NVIDIA/nvidia-docker#1442; "
+        "NVIDIA/nvidia-container-toolkit#152",
+        "Use a wheel/image built for a CUDA runtime the host driver supports, or a newer driver "
         "(a newer driver runs older runtimes, not the reverse).",
+    ),
+    (
+        "container_gpu_setup",
+        ENVIRONMENT,
+        r"nvidia-container-cli: (?:mount error|initialization error)|OCI runtime create failed"
+        r"|could not select device driver .* with capabilities: \[\[gpu\]\]"
+        r"|error gathering device information while adding custom device",
+        "NVIDIA/nvidia-docker#1225; NVIDIA/nvidia-container-toolkit#289; "
+        "NVIDIA/nvidia-docker#1034; NVIDIA/nvidia-docker#1352; "
+        "l1na-forever/stable-diffusion-rocm-docker#8; hydrian/stable-diffusion-webui-rocm#17",
+        "Install the NVIDIA Container Toolkit and run `sudo nvidia-ctk runtime configure "
+        "--runtime=docker` (or generate a CDI spec); for ROCm make /dev/kfd and /dev/dri exist.",
     ),
     (
         "forward_compat_unsupported",
@@ -430,129 +466,22 @@ _PATTERN_ROWS: tuple[tuple[str, str, str, str, str], ...] = (
 )
 
 
-_STACKS = "Read the stacks the watchdog dumped into the case log (every thread of every process)."
-_NCCL_FIX = (
-    "Find the earliest failing rank first; for P2P hangs try NCCL_P2P_DISABLE=1 or a newer driver "
-    "(dmlc/xgboost#11242: 560 hangs, 570 works)."
-)
-
-# Named rows by kind: (name, source, workaround).
-_NAMED_ROWS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    WATCHDOG: (
-        (HANG, "field reports: Watchdog, hang_timeout row; O2, F1-3, F2-2, F5-8", _STACKS),
-        (
-            "hang.wandb_fork_finalizer",
-            "wandb/wandb#12079 (F2-2)",
-            "Upgrade wandb past PR #12114, use forkserver/spawn, or create no wandb.Api() before forking.",
-        ),
-        (
-            "hang.fork_finalizer",
-            "F2-2 wandb/wandb#12079 (the mechanism, in any library)",
-            "Use multiprocessing_context='forkserver' or 'spawn' for DataLoader workers.",
-        ),
-        ("hang.nccl", "F5-8", _NCCL_FIX),
-        (
-            "hang.hsa_wait",
-            "ROCm/legacy-rocm-build#6530; charlie12345/ROCmFPX PR #39",
-            "Set HSA_ENABLE_INTERRUPT=0 (ROCm/legacy-rocm-build#6530).",
-        ),
-        (
-            "hang.dataloader_wait",
-            "pytorch#39570, RolnickLab/ami-data-companion#140",
-            "Pass DataLoader(timeout=N) so a stuck worker raises; check the workers' own stacks.",
-        ),
-        (
-            "hang.fork_blocked",
-            "ROCm/legacy-rocm-build#6630",
-            "Use num_workers=0 or persistent_workers=True to avoid re-forking a large address space (F1-4).",
-        ),
-        (
-            "timeout_slow_progress",
-            "field reports: Watchdog, hang vs slow (point 2)",
-            "The case was still beating: raise its timeout_s (or --timeout-scale).",
-        ),
-    ),
-    EXIT_STATUS: (
-        (
-            "sigabrt",
-            "field reports: Exit status conventions (-6/134); F1-3, F5-8",
-            "Look above the abort for the C++ exception or NCCL watchdog line that caused it.",
-        ),
-        (
-            "sigbus",
-            "field reports: Exit status conventions (-7/135); pytorch/pytorch#5040",
-            "Give the container a larger /dev/shm (--shm-size=1g) or --ipc=host.",
-        ),
-        (
-            "sigkill",
-            "field reports: Exit status conventions (-9/137); F1-6, F5-5",
-            "Check the kernel log / docker inspect OOMKilled: SIGKILL not sent by the watchdog is often the OOM killer.",
-        ),
-        ("sigterm", "field reports: Exit status conventions (-15/143); F5-5", ""),
-        (SIGNAL_PREFIX + "*", "field reports: Exit status conventions; signal(7)", ""),
-    ),
-    SCENARIO: (
-        (
-            "exit_code_masked",
-            "F5-5; O3; pytorch/pytorch#20728; huggingface/accelerate#996",
-            "Parse the launcher's failure summary; never trust a wrapper's exit status.",
-        ),
-        (
-            "accelerator_unavailable",
-            "F3-8 (warning-only driver check: silent CPU fallback)",
-            "Install a wheel whose CUDA runtime the host driver supports (repro doctor: driver_vs_runtime).",
-        ),
-    ),
-    DOCTOR: (
-        (
-            INFRA_PREFIX + "nvidia_smi",
-            "nvidia-smi(1) RETURN VALUE; exit 14 accepted: pytorch/pytorch PR #87464, NVIDIA/gpu-operator#285",
-            "Fix the NVIDIA driver install (nvidia-smi must list the GPUs) before reading any torch result.",
-        ),
-        (
-            INFRA_PREFIX + "nvml",
-            "NVML through pynvml (repro.host fingerprint); F7-1..F7-4",
-            "Fix the driver / Fabric Manager until NVML answers (F7-1: start nvidia-fabricmanager).",
-        ),
-        (
-            INFRA_PREFIX + "rocm_smi",
-            "rocm-smi/amd-smi and the KFD topology; field reports Watchdog §3",
-            "Fix the amdgpu/KFD install until rocm-smi or amd-smi lists the GPUs.",
-        ),
-        (
-            INFRA_PREFIX + "dev_shm",
-            "pytorch/pytorch#5040; NVIDIA/nccl#290 (DESIGN.md measurement)",
-            "Give the container a larger /dev/shm (--shm-size=1g) or --ipc=host.",
-        ),
-        (
-            INFRA_PREFIX + "driver_vs_runtime",
-            "F3-8 pytorch/pytorch PR #162531",
-            "Use a wheel built for a CUDA runtime the host driver supports, or a newer driver.",
-        ),
-    ),
-    RUNNER: (
-        (
-            EVENTS_PROTOCOL,
-            "issue 9 (hostile input): repro.runner's events protocol",
-            "The case wrote a bad record to its events file: fix the scenario (use repro.runner.case_api).",
-        ),
-        (
-            UNKNOWN,
-            "no row matched; the message is the first meaningful line of the output",
-            "Add a row to repro/signatures/table.py when the failure is understood.",
-        ),
-    ),
-}
-
 #: The ordered pattern table (order decides which row takes a line two rows match).
+def _pattern_rows() -> tuple[tuple[str, str, str, str, str, str | None], ...]:
+    """The rows in precedence order: host-dependent rows just above the WSL2 row they pre-empt."""
+    rows = [(*entry, None) for entry in _PATTERN_ROWS]
+    at = next(i for i, entry in enumerate(rows) if entry[0] == "wsl_gpu_unavailable")
+    return (*rows[:at], *HOST_ROWS, *rows[at:])
+
+
 SIGNATURES: tuple[Signature, ...] = tuple(
-    Signature(name=name, pattern=re.compile(pattern), source=source, kind=kind, workaround=fix)
-    for name, kind, pattern, source, fix in _PATTERN_ROWS
+    Signature(name, re.compile(pattern), source, kind, fix, when)
+    for name, kind, pattern, source, fix, when in _pattern_rows()
 )
 #: Rows of names given by code rather than read from output.
 NAMED: tuple[Signature, ...] = tuple(
     Signature(name=name, pattern=None, source=source, kind=kind, workaround=fix)
-    for kind, rows in _NAMED_ROWS.items()
+    for kind, rows in NAMED_ROWS.items()
     for name, source, fix in rows
 )
 #: Every row, pattern rows first.
