@@ -13,9 +13,8 @@ from conftest import REPO, cases_by_name, only_run_dir, run_cli, write_matrix
 
 torch = pytest.importorskip("torch")
 
-from repro import scenarios  # noqa: E402
-from repro.compat import predictions as compat  # noqa: E402
-from repro.compat.predictions import gfx_from_override, match_arch  # noqa: E402
+from repro import compat, scenarios  # noqa: E402
+from repro.compat import gfx_from_override, match_arch  # noqa: E402
 from repro.scenarios import _dbnet, arch, data_validation, losses  # noqa: E402
 
 # torch.cuda.get_arch_list() of published wheels, copied from the shipped facts

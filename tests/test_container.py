@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from repro.cli.main import main as repro_main
-from repro.config.matrix import Variant
+from repro.config import Variant
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod

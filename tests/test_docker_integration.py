@@ -439,7 +439,7 @@ def test_touching_repro_rebuilds_only_the_top_layers_in_seconds(lane, tmp_path):
     source = tmp_path / "checkout"
     shutil.copytree(lane["source"], source)
     client = lane["client"]
-    from repro.config.matrix import load
+    from repro.config import load
 
     variant = load(lane["project"] / "matrix.yaml").variant(VARIANT)
     overrides = build_settings.Overrides(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.config import runtime_tag_of
 from repro.host import fingerprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fingerprint"
@@ -436,7 +437,7 @@ def test_collect_on_this_machine_runs_the_real_probe():
         assert runtime["accelerator"] is None
         assert runtime["accelerator_count"] == 0
         assert runtime["arch_list"] == []
-        assert fingerprint.runtime_tag(fp) == "cpu"
+        assert runtime_tag_of(fp.get("runtime")) == "cpu"
     if not any(gpu["source"] == "nvml" for gpu in fp["gpus"]):  # this machine: no libnvidia-ml
         [entry] = [u for u in fp["unreadable"] if u["what"] == "nvml"]
         assert entry["why"]
@@ -452,7 +453,7 @@ def test_python_without_torch_is_recorded_not_raised(tmp_path):
     assert fp["runtime"]["accelerator_count"] == 0
     assert fp["runtime"]["start_methods"]  # the probe itself ran
     assert fp["host"]["python"] == platform.python_version()
-    assert fingerprint.runtime_tag(fp) == "none"
+    assert runtime_tag_of(fp.get("runtime")) == "none"
 
 
 def test_nonexistent_python_does_not_raise(tmp_path):
@@ -463,7 +464,7 @@ def test_nonexistent_python_does_not_raise(tmp_path):
     assert fp["host"]["python"] is None
     assert fp["host"]["python_executable"] == missing
     assert fp["runtime"]["torch"] is None
-    assert fingerprint.runtime_tag(fp) == "none"
+    assert runtime_tag_of(fp.get("runtime")) == "none"
 
 
 def fake_python(tmp_path: Path, body: str) -> str:
@@ -508,7 +509,7 @@ def test_probe_errors_become_unreadable_entries(tmp_path):
     ]
     assert fp["runtime"]["torch"] == "2.8.0+cu128"
     assert fp["host"]["python"] == "3.12.8"
-    assert fingerprint.runtime_tag(fp) == "cu128"
+    assert runtime_tag_of(fp.get("runtime")) == "cu128"
 
 
 def test_collect_never_imports_torch_in_the_calling_process():
@@ -546,7 +547,7 @@ def test_collect_never_imports_torch_in_the_calling_process():
     ],
 )
 def test_runtime_tag(runtime, tag):
-    assert fingerprint.runtime_tag({"runtime": runtime}) == tag
+    assert runtime_tag_of(runtime) == tag
 
 
 def test_host_key_examples():

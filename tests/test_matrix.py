@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_cli, write_matrix
 
-from repro.config import matrix
+from repro import config as matrix
 from repro.errors import ConfigError
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import repro
+from repro import config as matrix_mod
 from repro.cli import docker
-from repro.config import matrix as matrix_mod
 from repro.errors import (
     EXIT_CASES_FAILED,
     EXIT_CODES,
@@ -301,7 +301,6 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
 
 def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
     """The variant a host-lane run belongs to, derived from the interpreter's torch build."""
-    from repro.host import fingerprint
 
     torch_version = (fp.get("runtime") or {}).get("torch")
     if not torch_version:
@@ -313,7 +312,7 @@ def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
             f"the interpreter under test has no usable torch ({why})",
             hint="install the torch build to test, e.g. pip install torch==2.13.0",
         )
-    runtime = fingerprint.runtime_tag(fp)
+    runtime = matrix_mod.runtime_tag_of(fp.get("runtime"))
     return {
         "id": matrix_mod.canonical_id(runtime, torch_version),
         "runtime": runtime,

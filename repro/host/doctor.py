@@ -53,8 +53,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repro import proctree
-from repro.compat import predictions as compat
+from repro import compat, proctree
+from repro.config import runtime_tag_of
 from repro.containers import hostkind as host
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, ReproError
 from repro.host import fingerprint
@@ -471,7 +471,7 @@ def _driver_vs_runtime(
 ) -> Finding:
     runtime = fp.get("runtime") or {}
     torch_version = runtime.get("torch")
-    tag = fingerprint.runtime_tag(dict(fp))
+    tag = runtime_tag_of(runtime)
     if not torch_version:
         return Finding(
             DRIVER_VS_RUNTIME, NA, "no torch in the interpreter under test", _DRIVER_SOURCE
@@ -728,7 +728,7 @@ def run(args: argparse.Namespace) -> int:
         out = {
             "host_key": fingerprint.host_key(fp),
             "python": python,
-            "runtime": fingerprint.runtime_tag(fp),
+            "runtime": runtime_tag_of(fp.get("runtime")),
             "failed": failed(findings),
             "findings": [f.to_json() for f in findings],
         }
@@ -737,7 +737,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"host   {fingerprint.host_key(fp)}")
         print(
             f"python {python} (torch {(fp.get('runtime') or {}).get('torch') or '-'} "
-            f"[{fingerprint.runtime_tag(fp)}])"
+            f"[{runtime_tag_of(fp.get('runtime'))}])"
         )
         print(format_table(findings))
     return EXIT_CASES_FAILED if failed(findings) else EXIT_OK

@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from repro import proctree
+from repro.config import runtime_tag_of
 
 SCHEMA = 1
 PROBE_MODULE = "repro.host.torch_probe"
@@ -484,20 +485,6 @@ def collect(python: str = sys.executable, timeout_s: float = 120.0, root: str = 
     return _collect(python, timeout_s, root, os.environ, None)
 
 
-def runtime_tag(fp: dict) -> str:
-    """The wheel flavour of the torch build: "cu128", "cu130", "rocm6.4", "cpu"; "none" without torch."""
-    runtime = fp.get("runtime") or {}
-    if not runtime.get("torch"):
-        return "none"
-    if runtime.get("cuda"):
-        major, minor = str(runtime["cuda"]).split(".")[:2]
-        return f"cu{major}{minor}"
-    if runtime.get("hip"):
-        major, minor = str(runtime["hip"]).split(".")[:2]
-        return f"rocm{major}.{minor}"
-    return "cpu"
-
-
 def _gpu_labels(fp: dict) -> list[str]:
     """One label per GPU in index order: its name; AMD as "AMD gfx90a" whatever the source."""
     gpus = fp.get("gpus") or _gpus_from_runtime(fp.get("runtime") or {})
@@ -650,7 +637,7 @@ def format_text(fp: dict) -> str:
         f"driver        nvidia {_or_dash(driver.get('nvidia'))}, CUDA driver API "
         f"{_or_dash(driver.get('cuda_driver_api'))}, ROCm {_or_dash(driver.get('rocm'))}, "
         f"amdgpu {_or_dash(driver.get('amdgpu'))}",
-        f"torch         {_or_dash(runtime.get('torch'))} [{runtime_tag(fp)}]  cuda "
+        f"torch         {_or_dash(runtime.get('torch'))} [{runtime_tag_of(fp.get('runtime'))}]  cuda "
         f"{_or_dash(runtime.get('cuda'))}  hip {_or_dash(runtime.get('hip'))}  cudnn "
         f"{_or_dash(runtime.get('cudnn'))}  nccl {_or_dash(runtime.get('nccl'))}",
         f"arch list     {_or_dash(', '.join(runtime.get('arch_list') or []))}",

@@ -519,7 +519,7 @@ def run(args: argparse.Namespace) -> int:
             )
         config = None
         if args.config is not None:
-            from repro.config import matrix as matrix_mod
+            from repro import config as matrix_mod
 
             config = matrix_mod.load(args.config)
         base = load_side(args.base, config)

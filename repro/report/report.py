@@ -42,10 +42,9 @@ from typing import Any
 import defusedxml
 import defusedxml.ElementTree as DET
 
-from repro import __version__
+from repro import __version__, compat
 from repro import data as shipped_data
-from repro.compat import predictions as compat
-from repro.config.matrix import Expectation, Matrix, glob_match
+from repro.config import Expectation, Matrix, glob_match
 from repro.errors import ConfigError, FatalError, ReproError
 from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE, write_atomic
 from repro.outcomes import OUTCOME_ORDER, Outcome
@@ -2043,7 +2042,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = None
         if args.config is not None:
-            from repro.config import matrix as matrix_mod
+            from repro import config as matrix_mod
 
             config = matrix_mod.load(args.config)
         history, previous, notes = None, None, []
