@@ -18,6 +18,8 @@ from repro.errors import ConfigError, FatalError
 
 DEFAULT_REPO = "repro-matrix"
 SOURCE_ROOT = Path(repro.__file__).resolve().parent.parent
+
+
 @dataclass(frozen=True)
 class BuildSettings:
     """One variant with the overrides applied, the tag it gets and where its code comes from."""
