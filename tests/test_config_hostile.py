@@ -216,17 +216,19 @@ def test_scenario_contract_is_a_protocol_and_the_case_api_is_importable_from_sce
         scenarios.load("absent")
 
 
-def test_mem_and_pids_limits_default_and_must_leave_room_for_shm(tmp_path):
+def test_mem_and_pids_limits_are_optional_and_must_leave_room_for_shm(tmp_path):
     path = tmp_path / "matrix.yaml"
     path.write_text(
         HEAD
         + '  - {runtime: cu128, torch: "2.8.0", base_image: b, mem_limit: "8g", pids_limit: 64}\n'
     )
     variants = config.load(path).variants
-    assert (variants[0].mem_limit, variants[0].pids_limit) == ("16g", 4096)
+    assert (variants[0].mem_limit, variants[0].pids_limit) == (None, None)  # containers' defaults
     assert (variants[1].mem_limit, variants[1].pids_limit) == ("8g", 64)
     path.write_text(
-        HEAD.replace('base_image: "python:3.12-slim"', 'base_image: b, shm_size: "16g"')
+        HEAD.replace(
+            'base_image: "python:3.12-slim"', 'base_image: b, shm_size: "16g", mem_limit: "16g"'
+        )
     )
     with pytest.raises(
         ConfigError, match=r"variants\[0\]\.mem_limit: expected a size above shm_size 16g"

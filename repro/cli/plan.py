@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for v in plan["variants"]:
         print(
             f"  {v['id']:<22} torch {v['torch']:<8} {v['accelerator']:<4} python {v['python']:<5} "
-            f"{v['base_image']}  index {v['index_url']}  mem {v['mem_limit']}  pids {v['pids_limit']}"
+            f"{v['base_image']}  index {v['index_url']}  mem {v['mem_limit'] or 'default'}  pids {v['pids_limit'] or 'default'}"
         )
     print(f"scenarios ({plan['cases']} cases):")
     for s in plan["scenarios"]:

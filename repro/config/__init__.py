@@ -11,8 +11,6 @@ Never imports torch.
 from repro.config.ids import accelerator_of, canonical_id, runtime_tag, runtime_tag_of
 from repro.config.load import SCHEMA_VERSION, load, parse, size_bytes
 from repro.config.model import (
-    DEFAULT_MEM_LIMIT,
-    DEFAULT_PIDS_LIMIT,
     EXPECT_OUTCOMES,
     Expectation,
     Matrix,
@@ -32,8 +30,6 @@ from repro.config.select import (
 
 __all__ = [
     "DEFAULT_FILE",
-    "DEFAULT_MEM_LIMIT",
-    "DEFAULT_PIDS_LIMIT",
     "EXPECT_OUTCOMES",
     "OVERRIDE_ENV",
     "SCHEMA_VERSION",

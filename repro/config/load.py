@@ -20,8 +20,6 @@ from typing import Any
 from repro import scenarios
 from repro.config.ids import accelerator_of, canonical_id
 from repro.config.model import (
-    DEFAULT_MEM_LIMIT,
-    DEFAULT_PIDS_LIMIT,
     EXPECT_OUTCOMES,
     Expectation,
     Matrix,
@@ -338,15 +336,16 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
         for key in _SIZE_KEYS:
             value = item.get(key, defaults.get(key))
             sizes[key] = value if key not in item else _size(value, f"{where}.{key}", problems)
-        mem_limit = sizes["mem_limit"] or DEFAULT_MEM_LIMIT
-        if sizes["shm_size"] and size_bytes(sizes["shm_size"]) >= size_bytes(mem_limit):
+        mem_limit = sizes["mem_limit"]
+        shm = sizes["shm_size"]
+        if mem_limit and shm and size_bytes(shm) >= size_bytes(mem_limit):
             problems.add(
                 f"{where}.mem_limit",
-                f"a size above shm_size {sizes['shm_size']} (/dev/shm pages count against the "
-                f"container's memory limit; default {DEFAULT_MEM_LIMIT})",
+                f"a size above shm_size {shm} (/dev/shm pages count against the container's "
+                "memory limit; leave mem_limit out for shm_size + 8g)",
                 mem_limit,
             )
-        pids = item.get("pids_limit", defaults.get("pids_limit", DEFAULT_PIDS_LIMIT))
+        pids = item.get("pids_limit", defaults.get("pids_limit"))
         if "pids_limit" in item:
             pids = _pids(pids, f"{where}.pids_limit", problems)
         if not (runtime and torch and base_image and index_url):
@@ -375,7 +374,7 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
                 env=tuple(sorted(env.items())),
                 shm_size=sizes["shm_size"],
                 mem_limit=mem_limit,
-                pids_limit=int(pids or DEFAULT_PIDS_LIMIT),
+                pids_limit=int(pids) if pids else None,
             )
         )
     return variants

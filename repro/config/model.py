@@ -19,12 +19,6 @@ from repro.errors import ConfigError
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
-#: A container's memory limit when neither the variant nor ``defaults`` sets ``mem_limit``.
-#: Docker size string; /dev/shm pages count against it, so it must exceed ``shm_size``.
-DEFAULT_MEM_LIMIT = "16g"
-#: A container's process limit (``--pids-limit``) when neither the variant nor ``defaults`` sets
-#: ``pids_limit``: room for DataLoader workers and DDP ranks, not for a fork bomb.
-DEFAULT_PIDS_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -34,6 +28,9 @@ class Variant:
     ``shm_size`` and ``mem_limit`` are Docker size strings (``"8g"``); ``pids_limit`` is the
     container's process count limit; ``env`` is passed into the container (never a name of the
     deny-list: ``LD_PRELOAD``, ``LD_LIBRARY_PATH``, ``PYTHON*``, ``REPRO_*``, ``HOME``).
+    ``None`` limits get the container's defaults, which live in one place,
+    ``repro.containers.job.limits_for``: memory = shm_size + 8 GiB, at least 16 GiB, at most
+    3/4 of the host's RAM; pids 4096.
     """
 
     id: str
@@ -46,8 +43,8 @@ class Variant:
     extra_packages: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     shm_size: str | None = None
-    mem_limit: str = DEFAULT_MEM_LIMIT
-    pids_limit: int = DEFAULT_PIDS_LIMIT
+    mem_limit: str | None = None
+    pids_limit: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields (``extra_packages`` a list, ``env`` a dict)."""
