@@ -13,6 +13,7 @@ import pytest
 from conftest import cli_env
 
 from repro.cli import main as cli_main
+from repro.cli import plan as plan_cmd
 from repro.errors import EXIT_CODES, EXIT_CONFIG, EXIT_FATAL, EXIT_INTERRUPTED, FatalError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -148,7 +149,7 @@ def test_unexpected_oserror_is_one_line_unless_repro_debug(monkeypatch, capsys):
     def handler(_args):
         raise OSError(30, "Read-only file system", "results/x/junit.xml")
 
-    monkeypatch.setattr(cli_main, "cmd_plan", handler)
+    monkeypatch.setattr(plan_cmd, "run", handler)
     monkeypatch.delenv("REPRO_DEBUG", raising=False)
     assert cli_main.main(["plan"]) == EXIT_FATAL
     err = capsys.readouterr().err
@@ -171,7 +172,7 @@ def test_error_hint_follows_the_message_on_the_same_line(monkeypatch, capsys):
     def handler(_args):
         raise FatalError("no torch here", hint="pip install torch")
 
-    monkeypatch.setattr(cli_main, "cmd_plan", handler)
+    monkeypatch.setattr(plan_cmd, "run", handler)
     assert cli_main.main(["plan"]) == EXIT_FATAL
     assert capsys.readouterr().err == "repro: error: no torch here; pip install torch\n"
 
