@@ -44,7 +44,7 @@ MAX_CASE_ID = 200
 #: Longest string value anywhere a string reaches a case id, an environment or a command.
 MAX_STRING = 1000
 #: Longest per-case timeout (seconds) and largest timeout scale accepted.
-MAX_TIMEOUT_S = 86_400.0
+MAX_TIMEOUT_S = scenarios.MAX_TIMEOUT_S
 MAX_TIMEOUT_SCALE = 100.0
 #: Bounds of a container's process limit.
 PIDS_LIMIT_RANGE = (16, 1_000_000)

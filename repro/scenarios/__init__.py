@@ -49,6 +49,8 @@ __all__ = [
 #: A scenario name (the key under ``scenarios:``) and a module path a user may name.
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: Longest default case timeout a module may declare (seconds; matrix.yaml's bound too).
+MAX_TIMEOUT_S = 86_400.0
 #: Most cases one scenario may expand into (the product of its axes, before ``valid``).
 MAX_CASES = 10_000
 
@@ -170,9 +172,12 @@ def contract_problem(mod: object) -> str | None:
         isinstance(timeout, bool)
         or not isinstance(timeout, (int, float))
         or not math.isfinite(timeout)
-        or timeout <= 0
+        or not 0 < timeout <= MAX_TIMEOUT_S
     ):
-        return f"TIMEOUT_S: expected a finite positive number of seconds, got {timeout!r:.60}"
+        return (
+            f"TIMEOUT_S: expected a finite positive number of seconds (at most {MAX_TIMEOUT_S:g}), "
+            f"got {timeout!r:.60}"
+        )
     if not isinstance(getattr(mod, "QUIET_DEFAULTS", {}), dict):
         return "QUIET_DEFAULTS: expected a dict of axis name to value"
     for attr, required in (("run", True), ("valid", False), ("requires", False)):
