@@ -151,7 +151,8 @@ def generate(root: Path, files: int, cases: int, hosts: int, variants: int) -> N
 def merge(inputs: Path, out: Path) -> None:
     """The measured part (runs in a child process): build_report + write_outputs."""
     from repro.config import Expectation
-    from repro.report.report import build_report, write_outputs
+    from repro.report.merge import build_report
+    from repro.report.outputs import write_outputs
 
     expectations = (
         Expectation(0, "fork with a held lock", "hung", case="fork_safety[*"),

@@ -3,6 +3,7 @@ each with one line on stderr and never a traceback (the real CLI in a subprocess
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -13,7 +14,6 @@ import pytest
 from conftest import cli_env
 
 from repro.cli import main as cli_main
-from repro.cli import plan as plan_cmd
 from repro.errors import EXIT_CODES, EXIT_CONFIG, EXIT_FATAL, EXIT_INTERRUPTED, FatalError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -145,26 +145,35 @@ def test_docker_run_dry_run_prints_the_spec_without_sdk_or_daemon(project):
     assert not results.exists()  # a dry run writes nothing
 
 
+def _parser_with(handler):
+    """A parser with one command whose handler is ``handler``: drives main()'s one boundary."""
+    parser = argparse.ArgumentParser(prog="repro")
+    parser.add_subparsers(dest="command", required=True).add_parser("boom").set_defaults(
+        handler=handler
+    )
+    return parser
+
+
 def test_unexpected_oserror_is_one_line_unless_repro_debug(monkeypatch, capsys):
     def handler(_args):
         raise OSError(30, "Read-only file system", "results/x/junit.xml")
 
-    monkeypatch.setattr(plan_cmd, "run", handler)
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _parser_with(handler))
     monkeypatch.delenv("REPRO_DEBUG", raising=False)
-    assert cli_main.main(["plan"]) == EXIT_FATAL
+    assert cli_main.main(["boom"]) == EXIT_FATAL
     err = capsys.readouterr().err
     assert err == "repro: error: results/x/junit.xml: Read-only file system (EROFS)\n"
     monkeypatch.setenv("REPRO_DEBUG", "1")
     with pytest.raises(OSError):
-        cli_main.main(["plan"])
+        cli_main.main(["boom"])
 
 
 def test_ctrl_c_exits_130(monkeypatch, capsys):
     def handler(_args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_main, "cmd_classify", handler)
-    assert cli_main.main(["classify", "x.log"]) == EXIT_INTERRUPTED
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _parser_with(handler))
+    assert cli_main.main(["boom"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "repro: interrupted\n"
 
 
@@ -172,8 +181,8 @@ def test_error_hint_follows_the_message_on_the_same_line(monkeypatch, capsys):
     def handler(_args):
         raise FatalError("no torch here", hint="pip install torch")
 
-    monkeypatch.setattr(plan_cmd, "run", handler)
-    assert cli_main.main(["plan"]) == EXIT_FATAL
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _parser_with(handler))
+    assert cli_main.main(["boom"]) == EXIT_FATAL
     assert capsys.readouterr().err == "repro: error: no torch here; pip install torch\n"
 
 

@@ -7,11 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from repro.cli.main import main as repro_main
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.report import compare as compare_mod
-from repro.report.compare import compare, main
-from repro.report.report import build_report, write_outputs
+from repro.report.compare import compare
+from repro.report.merge import build_report
+from repro.report.outputs import write_outputs
+
+
+def main(argv: list[str]) -> int:
+    """``repro compare ARGV...`` through the one command-line entry point."""
+    return repro_main(["compare", *argv])
+
 
 HOST = "NVIDIA H100 80GB HBM3 · driver 570.86.15 · Ubuntu 24.04.1 LTS"
 VARIANT = "cu128-torch2.8"
@@ -250,7 +258,7 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path, capsys, make
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("repro compare: error: ")
+    assert len(lines) == 1 and lines[0].startswith("repro: error: ")
     assert fragment in lines[0]
     assert "Traceback" not in captured.err
 
@@ -260,7 +268,7 @@ def test_threshold_out_of_range_is_bad_input(tmp_path, capsys):
     assert main([str(good), str(good), "--threshold", "0"]) == 2
     assert (
         capsys.readouterr().err
-        == "repro compare: error: --threshold: expected a percentage between 0 and 100, got 0\n"
+        == "repro: error: --threshold: expected a percentage between 0 and 100, got 0\n"
     )
 
 

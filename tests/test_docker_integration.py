@@ -370,8 +370,8 @@ def test_results_on_the_host_carry_variant_host_and_image_properties(lane, tmp_p
     from repro.host import fingerprint
 
     host_fp = fingerprint.collect(python=sys.executable)
-    assert suite["host.hostname"] == host_fp["host"]["hostname"]
-    assert suite["host.python"] == host_fp["host"]["python"]
+    assert suite["host.hostname"] == host_fp.host.hostname
+    assert suite["host.python"] == host_fp.host.python
     assert suite["host.key"] == fingerprint.host_key(host_fp)
     assert (
         suite["container.python"].startswith("3.11.") and suite["container.container"] == "docker"

@@ -13,12 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from repro.cli.main import main as repro_main
 from repro.errors import EXIT_CONFIG
-from repro.host import doctor
+from repro.host import doctor, smi
 from repro.host.doctor import DEV_SHM, DRIVER_VS_RUNTIME, NVIDIA_SMI, NVML, ROCM_SMI, Finding
 from repro.junit import writer as junit
 from repro.outcomes import Outcome
-from repro.report import report
+from repro.report import merge as report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
 REPO = Path(__file__).resolve().parent.parent
@@ -304,11 +305,11 @@ def test_run_command_kills_a_hung_tool_at_its_timeout(tmp_path):
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     started = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
-        doctor.run_command([str(script)], timeout=0.5)
+        smi.run_command([str(script)], timeout=0.5)
     assert time.monotonic() - started < 5
     with pytest.raises(FileNotFoundError):
-        doctor.run_command([str(tmp_path / "absent")], timeout=5)
-    done = doctor.run_command(["/bin/sh", "-c", "echo out; echo err >&2; exit 14"], timeout=5)
+        smi.run_command([str(tmp_path / "absent")], timeout=5)
+    done = smi.run_command(["/bin/sh", "-c", "echo out; echo err >&2; exit 14"], timeout=5)
     assert (done.returncode, done.stdout, done.stderr) == (14, "out\n", "err\n")
 
 
@@ -593,8 +594,11 @@ def test_doctor_suite_merges_into_the_report_with_the_usual_totals(tmp_path):
     junit.write_junit(run_dir / "junit.xml", doctor.to_results(FINDINGS), properties)
     merged = report.build_report([tmp_path / "results"], predict=False, coverage=False)
     assert merged.problems == []
+    # Doctor checks are counted in their own place, apart from scenario cases; a failed check
+    # is still a problem.
     assert report.totals_line(merged) == (
-        "tests: 5, passed: 2, failed: 0, errors: 1, crashed: 0, hung: 0, skipped: 2"
+        "problems: 1 (1 failed doctor check) · expected reproductions: 0 · passed: 0"
+        " · skipped: 0 · doctor checks: 5"
     )
     [cell] = merged.matrix["cells"]
     by_case = {c["case"]: c for c in cell["cases"]}
@@ -639,7 +643,7 @@ def test_format_table_has_one_row_per_check_and_sources_under_problems():
 
 
 def test_main_on_this_machine(capsys):
-    code = doctor.main([])
+    code = repro_main(["doctor"])
     out = capsys.readouterr().out
     rows = {
         line.split()[0]: line for line in out.splitlines()[3:] if line and not line.startswith(" ")
@@ -655,19 +659,23 @@ def test_main_on_this_machine(capsys):
 
 
 def test_main_json_and_bad_python(capsys, tmp_path):
-    code = doctor.main(["--json"])
+    code = repro_main(["doctor", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [f["check"] for f in data["findings"]] == list(doctor.CHECKS)
     assert code == (1 if data["failed"] else 0)
-    assert doctor.main(["--python", str(tmp_path / "no-such-python")]) == EXIT_CONFIG
+    assert repro_main(["doctor", "--python", str(tmp_path / "no-such-python")]) == EXIT_CONFIG
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"repro doctor: error: --python {tmp_path / 'no-such-python'}: no such file"]
+    assert err == [f"repro: error: --python {tmp_path / 'no-such-python'}: no such file"]
+    not_executable = tmp_path / "python3"
+    not_executable.write_text("")
+    assert repro_main(["doctor", "--python", str(not_executable)]) == EXIT_CONFIG
+    assert capsys.readouterr().err.strip().endswith("python3: not executable")
 
 
 def test_doctor_never_imports_torch():
     code = (
         "import sys\n"
-        "from repro import doctor\n"
+        "from repro.host import doctor\n"
         "fp = {'runtime': {'torch': '2.8.0+cu128', 'cuda': '12.8'}, 'driver': {'nvidia': '570.86.15'}}\n"
         "doctor.run_checks(fp)\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.config import runtime_tag_of
-from repro.host import fingerprint
+from repro.host import amd, fingerprint, nvidia, torch_probe
+from repro.host.model import Fingerprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fingerprint"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -91,9 +91,20 @@ TWO_H100 = [
 NO_NVML = FakeNVML(fail={"nvmlInit": "NVML Shared Library Not Found"})
 
 
+def no_smi(argv, **kwargs):
+    """A tool runner on a machine without nvidia-smi, rocm-smi or amd-smi."""
+    raise FileNotFoundError(2, "No such file or directory", argv[0])
+
+
+def collect_json(python, timeout_s, root, nvml, environ=None, run=no_smi) -> dict:
+    """``collect`` on a captured tree, as the JSON written to fingerprint.json."""
+    fp = fingerprint.collect(python, timeout_s, root, environ=environ or {}, nvml=nvml, run=run)
+    return fp.to_json()
+
+
 def fixture_fp(case: str, nvml=NO_NVML, environ=None, python=NO_PYTHON) -> dict:
     root = FIXTURES / case if isinstance(case, str) else case
-    return fingerprint._collect(python, 30.0, root, environ or {}, nvml)
+    return collect_json(python, 30.0, root, nvml, environ)
 
 
 # A fingerprint shaped like collect() output on a 2×H100 box (cu128 torch).
@@ -199,20 +210,20 @@ def wsl2_rtx3060_fp() -> dict:
     ],
 )
 def test_gfx_target_version_maps_to_llvm_target(version, name):
-    assert fingerprint._gfx_name(version) == name
+    assert amd.gfx_name(version) == name
 
 
 @pytest.mark.parametrize(
     ("raw", "text"), [(12080, "12.8"), (13000, "13.0"), (12020, "12.2"), (11080, "11.8")]
 )
 def test_cuda_driver_api_integer_becomes_major_minor(raw, text):
-    assert fingerprint._cuda_api(raw) == text
+    assert nvidia.cuda_api(raw) == text
 
 
 def test_last_json_object_skips_library_noise_on_stdout():
     out = 'some library banner\n{"not": json\n{"torch": "2.8.0"}\ntrailing words\n'
-    assert fingerprint._last_json_object(out) == {"torch": "2.8.0"}
-    assert fingerprint._last_json_object("no json here\n") is None
+    assert torch_probe.last_json_object(out) == {"torch": "2.8.0"}
+    assert torch_probe.last_json_object("no json here\n") is None
 
 
 # --- file trees --------------------------------------------------------------------------------
@@ -412,7 +423,7 @@ def test_nvml_that_fails_mid_way_is_still_shut_down():
 
 def test_pynvml_not_installed_is_recorded(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # makes `import pynvml` raise ImportError
-    fp = fingerprint._collect(NO_PYTHON, 30.0, FIXTURES / "docker", {}, None)
+    fp = collect_json(NO_PYTHON, 30.0, FIXTURES / "docker", None)
     [entry] = [u for u in fp["unreadable"] if u["what"] == "nvml"]
     assert "nvidia-ml-py" in entry["why"]
 
@@ -425,7 +436,7 @@ def test_collect_on_this_machine_runs_the_real_probe():
         expected_torch = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("torch is not installed in this interpreter")
-    fp = fingerprint.collect()
+    fp = fingerprint.collect().to_json()
     runtime = fp["runtime"]
     assert runtime["torch"] == expected_torch
     assert set(runtime["start_methods"]) >= {"spawn", "fork"}
@@ -437,7 +448,7 @@ def test_collect_on_this_machine_runs_the_real_probe():
         assert runtime["accelerator"] is None
         assert runtime["accelerator_count"] == 0
         assert runtime["arch_list"] == []
-        assert runtime_tag_of(fp.get("runtime")) == "cpu"
+        assert fingerprint.runtime_tag(fp) == "cpu"
     if not any(gpu["source"] == "nvml" for gpu in fp["gpus"]):  # this machine: no libnvidia-ml
         [entry] = [u for u in fp["unreadable"] if u["what"] == "nvml"]
         assert entry["why"]
@@ -447,24 +458,24 @@ def test_python_without_torch_is_recorded_not_raised(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    fp = fingerprint._collect(python, 60.0, FIXTURES / "native", {}, NO_NVML)
+    fp = collect_json(python, 60.0, FIXTURES / "native", NO_NVML)
     assert {"what": "torch", "why": "No module named 'torch'"} in fp["unreadable"]
     assert fp["runtime"]["torch"] is None
     assert fp["runtime"]["accelerator_count"] == 0
     assert fp["runtime"]["start_methods"]  # the probe itself ran
     assert fp["host"]["python"] == platform.python_version()
-    assert runtime_tag_of(fp.get("runtime")) == "none"
+    assert fingerprint.runtime_tag(fp) == "none"
 
 
 def test_nonexistent_python_does_not_raise(tmp_path):
     missing = str(tmp_path / "no-such-python")
-    fp = fingerprint.collect(python=missing, timeout_s=10)
+    fp = fingerprint.collect(python=missing, timeout_s=10).to_json()
     [entry] = [u for u in fp["unreadable"] if u["what"] == "torch"]
     assert entry["why"].startswith(f"cannot run {missing}")
     assert fp["host"]["python"] is None
     assert fp["host"]["python_executable"] == missing
     assert fp["runtime"]["torch"] is None
-    assert runtime_tag_of(fp.get("runtime")) == "none"
+    assert fingerprint.runtime_tag(fp) == "none"
 
 
 def fake_python(tmp_path: Path, body: str) -> str:
@@ -477,7 +488,7 @@ def fake_python(tmp_path: Path, body: str) -> str:
 def test_probe_that_hangs_is_killed_at_the_timeout(tmp_path):
     python = fake_python(tmp_path, "sleep 60 & sleep 60")  # a grandchild too: the group is killed
     start = time.monotonic()
-    fp = fingerprint._collect(python, 0.5, FIXTURES / "native", {}, NO_NVML)
+    fp = collect_json(python, 0.5, FIXTURES / "native", NO_NVML)
     assert time.monotonic() - start < 10
     [entry] = [u for u in fp["unreadable"] if u["what"] == "torch"]
     assert "timed out after 0.5 s" in entry["why"]
@@ -487,7 +498,7 @@ def test_probe_that_crashes_names_the_signal(tmp_path):
     python = fake_python(
         tmp_path, "echo 'Fatal Python error: Segmentation fault' >&2; kill -SEGV $$"
     )
-    fp = fingerprint._collect(python, 10.0, FIXTURES / "native", {}, NO_NVML)
+    fp = collect_json(python, 10.0, FIXTURES / "native", NO_NVML)
     [entry] = [u for u in fp["unreadable"] if u["what"] == "torch"]
     assert "killed by SIGSEGV" in entry["why"]
     assert entry["why"].endswith("Fatal Python error: Segmentation fault")
@@ -503,20 +514,20 @@ def test_probe_errors_become_unreadable_entries(tmp_path):
         "errors": [{"what": "torch.cuda", "why": "The NVIDIA driver on your system is too old"}],
     }
     python = fake_python(tmp_path, f"echo '{json.dumps(reply)}'")
-    fp = fingerprint._collect(python, 10.0, FIXTURES / "native", {}, NO_NVML)
+    fp = collect_json(python, 10.0, FIXTURES / "native", NO_NVML)
     assert {"what": "torch.cuda", "why": "The NVIDIA driver on your system is too old"} in fp[
         "unreadable"
     ]
     assert fp["runtime"]["torch"] == "2.8.0+cu128"
     assert fp["host"]["python"] == "3.12.8"
-    assert runtime_tag_of(fp.get("runtime")) == "cu128"
+    assert fingerprint.runtime_tag(fp) == "cu128"
 
 
 def test_collect_never_imports_torch_in_the_calling_process():
     code = (
         "import sys, repro.host.fingerprint as f\n"
         "fp = f.collect()\n"
-        "print(fp['runtime']['torch'] is not None, 'torch' in sys.modules)\n"
+        "print(fp.runtime.torch is not None, 'torch' in sys.modules)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     out = subprocess.run(
@@ -547,7 +558,7 @@ def test_collect_never_imports_torch_in_the_calling_process():
     ],
 )
 def test_runtime_tag(runtime, tag):
-    assert runtime_tag_of(runtime) == tag
+    assert fingerprint.runtime_tag({"runtime": runtime}) == tag
 
 
 def test_host_key_examples():
@@ -648,3 +659,69 @@ def test_format_text_of_a_fixture_tree():
     )
     assert "torch: cannot run /nonexistent/bin/python3" in text
     assert "  none found" in text
+
+
+# --- the typed model and its JSON -------------------------------------------------------------
+
+
+def test_json_round_trip_is_exact_for_every_fixture_and_example():
+    for fp in [fixture_fp(case) for case in ("wsl2", "docker", "rocm", "native")] + [
+        H100_FP,
+        wsl2_rtx3060_fp(),
+    ]:
+        assert Fingerprint.from_json(fp).to_json() == fp
+
+
+def test_collect_returns_typed_sections():
+    fp = fingerprint.collect(
+        NO_PYTHON, 30.0, FIXTURES / "native", environ={}, nvml=FakeNVML(TWO_H100), run=no_smi
+    )
+    assert isinstance(fp, Fingerprint)
+    assert [gpu.compute_capability for gpu in fp.gpus] == ["9.0", "9.0"]
+    assert (fp.driver.nvidia, fp.driver.cuda_driver_api) == ("570.86.15", "12.8")
+    assert fp.host.os == "Ubuntu 22.04.4 LTS" and fp.host.wsl2 is False
+    assert fp.runtime.torch is None and fp.container is None
+    assert fingerprint.host_key(fp) == fingerprint.host_key(fp.to_json())
+
+
+def test_an_old_fingerprint_with_missing_keys_still_loads():
+    # What an early fingerprint.json (or a hand-written --host-fingerprint) may hold.
+    old = {"host": {"os": "Ubuntu 20.04.6 LTS"}, "driver": {"nvidia": "470.256.02"}}
+    fp = Fingerprint.from_json(old)
+    assert fp.host.os == "Ubuntu 20.04.6 LTS"
+    assert fp.host.cpu_count == 0 and fp.host.wsl_evidence == ()
+    assert fp.gpus == () and fp.runtime.arch_list == () and fp.unreadable == ()
+    assert fingerprint.host_key(old) == "CPU only · Ubuntu 20.04.6 LTS"
+    assert fingerprint.runtime_tag(old) == "none"
+    assert set(fp.to_json()) == set(H100_FP)
+    assert fingerprint.to_properties(old)["host.os"] == "Ubuntu 20.04.6 LTS"
+
+
+def test_sections_of_the_wrong_type_read_as_empty_and_numbers_as_text():
+    fp = Fingerprint.from_json(
+        {
+            "host": ["not", "a", "section"],
+            "gpus": "none",
+            "runtime": {"cudnn": 91002, "devices": [7, {"index": "1", "name": "X"}]},
+            "unreadable": [{"what": "nvml"}],
+        }
+    )
+    assert fp.host.os is None and fp.gpus == ()
+    assert fp.runtime.cudnn == "91002"
+    assert [(d.index, d.name) for d in fp.runtime.devices] == [(None, None), (1, "X")]
+    assert fp.unreadable[0].what == "nvml" and fp.unreadable[0].why == "None"
+
+
+def test_a_container_run_keeps_its_container_section():
+    merged = dict(
+        H100_FP,
+        container={
+            "os": "Debian GNU/Linux 12",
+            "glibc": "2.36",
+            "python": "3.11.2",
+            "container": "docker",
+        },
+    )
+    fp = Fingerprint.from_json(merged)
+    assert fp.container is not None and fp.container.glibc == "2.36"
+    assert fp.to_json() == merged

@@ -9,6 +9,7 @@ import pytest
 
 from repro.cli.main import main as repro_main
 from repro.containers import hostkind as host_mod
+from repro.host import nvidia
 
 HOSTS = Path(__file__).resolve().parent / "fixtures" / "hosts"
 
@@ -149,7 +150,7 @@ def test_passthrough_kind_follows_the_variant_not_the_host():
     ],
 )
 def test_nvidia_smi_replies_are_parsed(stdout, rc, ok, detail):
-    query = host_mod.parse_nvidia_smi(stdout, rc)
+    query = nvidia.parse_smi(stdout, rc)
     assert query.ok is ok
     assert detail in (query.gpus[0] if ok else query.error)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from xml.etree import ElementTree
 
 import pytest
 from conftest import cases_by_name, run_cli
@@ -46,12 +48,74 @@ def test_writer_maps_outcomes_to_junit_elements_and_keeps_crashed_and_hung_disti
     cases = cases_by_name(path)
     assert cases["a"][1]["metric.it_per_s"] == "12.5" and cases["a"][0].time == 1.25
     assert (
-        cases["b"][0].result[0].type == "nan_detected" and cases["b"][0].result[0].text == "logtail"
+        cases["b"][0].result[0].type == "nan_detected"
+        and cases["b"][0].result[0].text == "log\ufffdtail"
     )
     assert [cases[k][1]["repro.outcome"] for k in "cde"] == ["crashed", "hung", "skipped"]
     assert (
         cases["c"][0].result[0].type == "segfault" and cases["e"][0].result[0].message == "no GPU"
     )
+
+
+HOSTILE = {
+    "ctrl-a": "case[\x01]",
+    "escape": "case[\x1b[31mred]",
+    "nul": "case[\x00]",
+    "fffe": "case[\ufffe\uffff]",
+    "surrogate": os.fsdecode(b"case[\xff]"),
+}
+
+
+def _parse_both(path):
+    """The file parses with junitparser and with the standard library's ElementTree."""
+    JUnitXml.fromfile(str(path))
+    return ElementTree.parse(path).getroot()
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_strings_everywhere_still_give_a_parseable_file(tmp_path, text):
+    path = tmp_path / "junit.xml"
+    junit.write_junit(
+        path,
+        [
+            result(
+                text,
+                Outcome.FAILED,
+                message=f"message {text}",
+                signature=f"sig{text}",
+                detail=f"detail {text}",
+                properties={f"prop{text}": text, "fsdecoded": os.fsdecode(b"\xff\xfe")},
+                metrics={f"m{text}": 1.5},
+                log_path=f"logs/{text}.log",
+            ),
+            CaseResult(f"scenario{text}", text, Outcome.SKIPPED, message=text),
+        ],
+        {f"host.{text}": text},
+        hostname=f"box{text}",
+    )
+    root = _parse_both(path)
+    raw = path.read_text(encoding="utf-8")
+    assert "&#" not in raw  # never written as character references
+    ids = [case.get("name") for case in root.iter("testcase")]
+    assert len(ids) == 2 and ids[0] == junit.xml_safe(text) and "\ufffd" in ids[0]
+    (failure,) = root.iter("failure")
+    assert failure.get("type") == junit.xml_safe(f"sig{text}")
+    names = {prop.get("name") for prop in root.iter("property")}
+    assert junit.xml_safe(f"prop{text}") in names and junit.xml_safe(f"metric.m{text}") in names
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tab\tlf\ncr\r", "tab\tlf\ncr\r"),
+        ("a\x00b\x1fc\x7f", "a\ufffdb\ufffdc\x7f"),
+        ("\ud800\udfff", "\ufffd\ufffd"),
+        ("\ufffe\uffff\ufffd", "\ufffd\ufffd\ufffd"),
+        ("\U0001f600 \ud7ff \ue000", "\U0001f600 \ud7ff \ue000"),
+    ],
+)
+def test_xml_safe_keeps_xml_chars_and_replaces_the_rest(text, expected):
+    assert junit.xml_safe(text) == expected
 
 
 def test_atomic_write_keeps_the_previous_file_when_writing_fails(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""repro.report.report: reading JUnit from any producer, keying cells, rendering the matrix outputs.
+"""repro.report (merge, markdown, html) and repro.junit.reader: reading JUnit from any producer, keying cells, rendering the matrix outputs.
 
 Our own results are written with repro.junit.writer.write_junit (the real writer) plus a run.json sidecar;
 foreign files are captured-style fixtures under tests/fixtures/junit/. The golden files under
@@ -18,20 +18,22 @@ from pathlib import Path
 import pytest
 
 from repro import data as shipped_data
+from repro.cli.main import main as repro_main
 from repro.errors import ConfigError
+from repro.junit import reader as reader_mod
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.report import report as report_mod
-from repro.report.report import (
-    GENERATOR,
-    build_report,
-    main,
-    render_html,
-    render_json,
-    render_markdown,
-    totals_line,
-    write_outputs,
-)
+from repro.report.html import render_html
+from repro.report.markdown import render_markdown
+from repro.report.merge import build_report, totals_line
+from repro.report.model import GENERATOR
+from repro.report.outputs import render_json, write_outputs
+
+
+def main(argv: list[str]) -> int:
+    """``repro report ARGV...`` through the one command-line entry point."""
+    return repro_main(["report", *argv])
+
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 GOLDEN = FIXTURES / "golden"
@@ -517,7 +519,7 @@ def test_external_entity_and_entity_expansion_never_reach_the_outputs(tmp_path):
 
 def test_file_over_size_cap_is_invalid_not_cut(tmp_path, monkeypatch):
     xml = copy_fixture("pytest.xml", tmp_path / "big" / "junit.xml")
-    monkeypatch.setattr(report_mod, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(reader_mod, "MAX_FILE_BYTES", 100)
     report = build_report([xml], now=NOW)
     assert report.matrix["inputs"][0]["state"] == "invalid"
     assert report.problems[0][1].startswith("over size cap")
@@ -592,7 +594,8 @@ def test_totals_line_text(tmp_path):
     report = build_report([tmp_path], now=NOW)
     assert (
         totals_line(report)
-        == "tests: 10, passed: 2, failed: 2, errors: 2, crashed: 1, hung: 1, skipped: 2"
+        == "problems: 6 (1 hung, 1 crashed, 2 errors, 2 failed) · expected reproductions: 0"
+        " · passed: 2 · skipped: 2"
     )
 
 
@@ -639,18 +642,26 @@ def test_markdown_stays_under_the_step_summary_limit(tmp_path):
 
 
 def test_html_is_one_self_contained_file_with_relative_log_links(tmp_path):
+    # Logs are linked only inside the output tree (``repro report results -o .``), see
+    # tests/test_report_hostile.py for logs outside it.
+    out = tmp_path / "site"
+    results = out / "results"
     write_run(
-        tmp_path / "results" / "run-1",
+        results / "run-1",
         sample_results(),
         host_key=GPU_HOST,
         variant_id="cu128-torch2.8",
     )
-    (tmp_path / "results" / "run-1" / "logs" / "cudnn-1.log").unlink()  # one log went missing
-    copy_fixture("pytest.xml", tmp_path / "results" / "pytest" / "junit.xml")
-    copy_fixture("nunit.xml", tmp_path / "results" / "nunit" / "junit.xml")
-    out = tmp_path / "site"
-    written = write_outputs(build_report([tmp_path / "results"], now=NOW), out)
-    assert sorted(p.name for p in out.iterdir()) == ["matrix.html", "matrix.json", "matrix.md"]
+    (results / "run-1" / "logs" / "cudnn-1.log").unlink()  # one log went missing
+    copy_fixture("pytest.xml", results / "pytest" / "junit.xml")
+    copy_fixture("nunit.xml", results / "nunit" / "junit.xml")
+    written = write_outputs(build_report([results], now=NOW), out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "matrix.html",
+        "matrix.json",
+        "matrix.md",
+        "results",
+    ]
     assert written == [out / "matrix.json", out / "matrix.md", out / "matrix.html"]
     page = (out / "matrix.html").read_text(encoding="utf-8")
 
@@ -726,7 +737,8 @@ def test_main_exits_zero_with_problems_and_prints_them(tmp_path, capsys):
         str(out / "matrix.json"),
         str(out / "matrix.md"),
         str(out / "matrix.html"),
-        "tests: 6, passed: 1, failed: 1, errors: 1, crashed: 1, hung: 1, skipped: 1",
+        "problems: 4 (1 hung, 1 crashed, 1 error, 1 failed) · expected reproductions: 0"
+        " · passed: 1 · skipped: 1",
     ]
 
 
@@ -735,8 +747,7 @@ def test_main_missing_input_exits_2_with_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert (
-        captured.err
-        == f"repro report: error: {tmp_path / 'does-not-exist'}: no such file or directory\n"
+        captured.err == f"repro: error: {tmp_path / 'does-not-exist'}: no such file or directory\n"
     )
     assert not (tmp_path / "out").exists()
 
@@ -745,11 +756,46 @@ def test_main_missing_input_exits_2_with_one_line(tmp_path, capsys):
 # Golden files
 
 
+#: A hung case's log as repro.runner.executor writes it: the case's output, the watchdog's
+#: per-process stack dumps (faulthandler format), then 40 lines of kernel log tail.
+HUNG_LOG = (
+    "dataloader: start_method=fork workers=4 persistent=0 cuda_init=1\n"
+    "phase: first_batch\n"
+    "\n# repro watchdog: dumping stacks of 2 process(es)\n"
+    "# --- stacks of pid 41877 (wchan futex_wait_queue): python -m repro.runner.harness ---\n"
+    "Thread 0x00007f1c2effd6c0 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n'
+    '  File "/usr/lib/python3.12/queue.py", line 180 in get\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py", line 52 in do_one_step\n'
+    "\n"
+    "Current thread 0x00007f1c3a5b2740 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/multiprocessing/connection.py", line 1136 in wait\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py", line 1284 in _try_get_data\n'
+    '  File "/opt/venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py", line 1457 in _next_data\n'
+    '  File "/work/repro/scenarios/dataloader.py", line 141 in run\n'
+    "# --- stacks of pid 41902 (wchan futex_wait_queue): python (DataLoader worker 0) ---\n"
+    "Thread 0x00007f1c3a5b2740 (most recent call first):\n"
+    '  File "/usr/lib/python3.12/logging/__init__.py", line 1022 in acquire\n'
+    "# repro watchdog: process tree killed\n"
+    "# repro watchdog: kernel log tail\n"
+    + "".join(
+        f'[{81234.5 + i:.6f}] audit: type=1400 apparmor="ALLOWED" operation="open" '
+        f'profile="snap.code" name="/proc/{4000 + i}/status" pid={4000 + i}\n'
+        for i in range(40)
+    )
+)
+
+
 def make_golden_inputs(root: Path) -> None:
     """The fixed inputs of the golden test (rewritten only with REPRO_UPDATE_GOLDEN=1)."""
     if root.exists():
         shutil.rmtree(root)
-    write_run(root / "run-a", sample_results(), host_key=GPU_HOST, variant_id="cu128-torch2.8")
+    results = sample_results()
+    for result in results:
+        if result.outcome is Outcome.HUNG:
+            result.detail = HUNG_LOG
+    write_run(root / "run-a", results, host_key=GPU_HOST, variant_id="cu128-torch2.8")
+    (root / "run-a" / "logs" / "dataloader-fork-4.log").write_text(HUNG_LOG, encoding="utf-8")
     cpu_results = [
         CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 0.5),
         CaseResult("model", "model[device=cpu]", Outcome.PASSED, 12.0, metrics={"it_per_s": 3.5}),
@@ -928,7 +974,9 @@ def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_pat
         f"{config.path}: coverage: runtime cu128 has no result (cu128-torch2.8)",
         f"{config.path}: expect[3] (scenario 'cudnn', variant 'rocm*') matched no case in these results",
     ]
-    assert totals_line(report).endswith(", expected: 3, unexpectedly passing: 1")
+    assert totals_line(report) == (
+        "problems: 0 · expected reproductions: 3 · passed: 4 · skipped: 0 · unexpectedly passing: 1"
+    )
 
 
 def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
@@ -940,10 +988,10 @@ def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
     report = build_report([tmp_path / "in"], now=NOW, config=config)
     md = render_markdown(report)
     assert "🟨 1 unexpectedly passing · 1 expected · 2 passed" in md
-    assert "## Expected failures (matrix.yaml `expect`)" in md
+    assert "## Expected reproductions (matrix.yaml `expect`)" in md
     assert "([link](https://github.com/wandb/wandb/issues/12079))" in md
     assert "| 🟨 unexpectedly passing | ddp\\[backend=gloo,fault=port\\_in\\_use\\] |" in md
-    assert "1 expected failure not listed." in md
+    assert "| 🟦 expected reproduction | " in md
     assert "## Warnings" in md and "coverage: variant cu128-torch2.8 has no result" in md
     page = render_html(report, tmp_path)
     assert 'class="cell s-unexpectedly-passing"' in page
@@ -967,14 +1015,16 @@ def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
         f"repro report: warning: {config}: coverage: variant cu128-torch2.8 has no result"
         in captured.err
     )
-    assert captured.out.splitlines()[-1].endswith("expected: 2, unexpectedly passing: 0")
+    assert captured.out.splitlines()[-1] == (
+        "problems: 1 (1 failed) · expected reproductions: 2 · passed: 2 · skipped: 0"
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nexpect:\n  - {case: x, outcome: broken}\n")
     assert main([str(tmp_path / "in"), "-o", str(out), "--config", str(bad)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"repro report: error: {bad}: expect[0].outcome: expected one of failed, hung, crashed, error, any-problem, got 'broken'",
-        f"repro report: error: {bad}: expect[0].reason: expected a non-empty string saying why the case fails (the known incompatibility), got nothing (null)",
+        f"repro: error: {bad}: expect[0].outcome: expected one of failed, hung, crashed, error, any-problem, got 'broken'",
+        f"repro: error: {bad}: expect[0].reason: expected a non-empty string saying why the case fails (the known incompatibility), got nothing (null)",
     ]
 
 

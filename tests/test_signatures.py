@@ -9,17 +9,13 @@ import pytest
 
 from repro.signatures.engine import _NEEDLES as NEEDLES
 from repro.signatures.engine import (
-    HANG,
-    KINDS,
-    SIGNATURE_BY_NAME,
-    SIGNATURES,
-    UNKNOWN,
     Classification,
     classify,
     first_meaningful_line,
     signal_name,
     signal_signature,
 )
+from repro.signatures.table import HANG, KINDS, SIGNATURE_BY_NAME, SIGNATURES, UNKNOWN
 
 # Every category of the field reports' overview table and machine-readable block.
 CATEGORIES = {

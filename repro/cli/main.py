@@ -24,8 +24,11 @@ from typing import Any, NoReturn
 
 import repro
 from repro import config as matrix_mod
+from repro.cli import classify as classify_cmd
 from repro.cli import docker
+from repro.cli import host as host_cmd
 from repro.cli import plan as plan_cmd
+from repro.cli import report as report_cmd
 from repro.errors import (
     EXIT_CASES_FAILED,
     EXIT_CODES,
@@ -72,10 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # One register() per command module; the commands still defined below keep theirs here.
     plan_cmd.register(sub)
-    _register_env_doctor(sub)
+    host_cmd.register(sub)
     _register_run(sub)
-    _register_report_compare(sub)
-    _register_classify(sub)
+    report_cmd.register(sub)
+    classify_cmd.register(sub)
     docker.register(sub)
     return parser
 
@@ -137,50 +140,6 @@ def _silence_stdout() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# env, doctor (move to repro/cli/host.py)
-
-
-def _register_env_doctor(sub: argparse._SubParsersAction) -> None:
-    env = sub.add_parser(
-        "env",
-        help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
-    )
-    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
-    env.add_argument(
-        "--python",
-        default=sys.executable,
-        help="interpreter whose torch is probed (default: this one)",
-    )
-    env.set_defaults(handler=cmd_env)
-
-    from repro.host import doctor as doctor_mod
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime",
-    )
-    doctor_mod.add_arguments(doctor)
-    doctor.set_defaults(handler=cmd_doctor)
-
-
-def cmd_env(args: argparse.Namespace) -> int:
-    from repro.host import fingerprint
-
-    fp = fingerprint.collect(python=args.python)
-    if args.json:
-        print(json.dumps(fp, indent=2, sort_keys=True))
-    else:
-        print(fingerprint.format_text(fp))
-    return EXIT_OK
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    from repro.host import doctor
-
-    return doctor.run(args)
-
-
-# ---------------------------------------------------------------------------------------------
 # run (moves to repro/cli/run.py)
 
 
@@ -238,6 +197,7 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
 
 def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
     """The variant a host-lane run belongs to, derived from the interpreter's torch build."""
+    from repro.host import fingerprint
 
     torch_version = (fp.get("runtime") or {}).get("torch")
     if not torch_version:
@@ -249,7 +209,7 @@ def _host_variant(fp: dict[str, Any]) -> dict[str, Any]:
             f"the interpreter under test has no usable torch ({why})",
             hint="install the torch build to test, e.g. pip install torch==2.13.0",
         )
-    runtime = matrix_mod.runtime_tag_of(fp.get("runtime"))
+    runtime = fingerprint.runtime_tag(fp)
     return {
         "id": matrix_mod.canonical_id(runtime, torch_version),
         "runtime": runtime,
@@ -332,7 +292,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     extra_properties = _parse_properties(args.properties)
     print(f"{PROG}: fingerprinting {args.python} ...", file=sys.stderr, flush=True)
-    fp = fingerprint.collect(python=args.python)
+    fp = fingerprint.collect(python=args.python).to_json()
     if args.host_fingerprint:
         fp = merge_host_fingerprint(_read_json(args.host_fingerprint, "--host-fingerprint"), fp)
     if args.variant:
@@ -412,87 +372,3 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_CASES_FAILED if any(r.outcome.is_problem for r in results) else EXIT_OK
-
-
-# ---------------------------------------------------------------------------------------------
-# report, compare (move to repro/cli/report.py)
-
-
-def _register_report_compare(sub: argparse._SubParsersAction) -> None:
-    from repro.report import compare as compare_mod
-    from repro.report import report as report_mod
-
-    report = sub.add_parser(
-        "report", help="merge JUnit files into matrix.json, matrix.md and matrix.html"
-    )
-    report_mod.add_arguments(report)
-    report.set_defaults(handler=cmd_report)
-    compare = sub.add_parser(
-        "compare",
-        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
-    )
-    compare_mod.add_arguments(compare)
-    compare.set_defaults(handler=cmd_compare)
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from repro.report import report
-
-    return report.run(args)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from repro.report import compare
-
-    return compare.run(args)
-
-
-# ---------------------------------------------------------------------------------------------
-# classify (moves to repro/cli/classify.py)
-
-
-def _register_classify(sub: argparse._SubParsersAction) -> None:
-    classify = sub.add_parser(
-        "classify", help="classify a training log: signature, public source, workaround"
-    )
-    classify.add_argument(
-        "logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)"
-    )
-    classify.add_argument("--json", action="store_true", help="print JSON")
-    classify.set_defaults(handler=cmd_classify)
-
-
-def cmd_classify(args: argparse.Namespace) -> int:
-    from repro.signatures import engine as signatures
-
-    out = []
-    for name in args.logs:
-        if name == "-":
-            text = sys.stdin.read()
-        else:
-            try:
-                text = Path(name).read_text(errors="replace")
-            except OSError as exc:
-                raise ConfigError(f"{name}: cannot read: {exc.strerror}") from None
-        found = signatures.classify(text)
-        out.append(
-            {
-                "log": name,
-                "signature": found.name,
-                "message": found.message,
-                "line": found.line_no,
-                "source": found.source,
-                "workaround": found.workaround,
-            }
-        )
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-    else:
-        for item in out:
-            where = f" (line {item['line']})" if item["line"] else ""
-            print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
-            if item["source"]:
-                print(f"  source: {item['source']}")
-            if item["workaround"]:
-                print(f"  workaround: {item['workaround']}")
-    return EXIT_OK

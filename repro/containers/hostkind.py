@@ -4,8 +4,9 @@ Host kinds (``KINDS``): ``nvidia`` (Linux, ``/dev/nvidia*``), ``nvidia-wsl2`` (`
 the CUDA user-space libraries Windows puts in ``/usr/lib/wsl/lib``), ``rocm`` (``/dev/kfd`` and
 ``/dev/dri``), ``rocm-wsl2`` (``/dev/dxg`` with ROCm user space, no ``/dev/kfd``) and ``cpu``.
 Everything is decided from what is really there: device nodes, ``/proc/version``, the WSL
-library directory, CDI specs, the driver query (``nvidia-smi``, else NVML; the KFD topology
-for AMD) and the Docker daemon's ``info`` (runtimes, CDI spec dirs, Docker Desktop).
+library directory, CDI specs, the driver query (``repro.host.nvidia``: NVML, else nvidia-smi;
+``repro.host.amd``: the KFD topology) and the Docker daemon's ``info`` (runtimes, CDI spec
+dirs, Docker Desktop).
 
 Every file read goes through ``root`` and the daemon's ``info`` and the driver query can be
 injected, so tests run on captured fixture trees (``tests/fixtures/hosts/``).
@@ -20,10 +21,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
-import shutil
 import stat
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from repro import proctree
+from repro.host import amd, nvidia
+from repro.host.smi import DriverQuery
 
 NVIDIA = "nvidia"
 NVIDIA_WSL2 = "nvidia-wsl2"
@@ -48,7 +47,6 @@ _NVIDIA_HOOKS = (
     "usr/bin/nvidia-container-toolkit",
     "usr/local/bin/nvidia-container-runtime-hook",
 )
-_DRIVER_QUERY_TIMEOUT_S = 30.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,121 +123,6 @@ def query_daemon(timeout_s: float = 10.0) -> DaemonInfo:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:300] if text else type(exc).__name__
-
-
-# ---------------------------------------------------------------------------------------------
-# the driver query
-
-
-@dataclass(frozen=True)
-class DriverQuery:
-    """Result of asking the GPU driver for its devices: ``ok`` with ``gpus`` or ``error``."""
-
-    tool: str
-    ok: bool
-    gpus: tuple[str, ...] = ()
-    driver: str | None = None
-    error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "ok": self.ok,
-            "gpus": list(self.gpus),
-            "driver": self.driver,
-            "error": self.error,
-        }
-
-
-def parse_nvidia_smi(stdout: str, returncode: int = 0, stderr: str = "") -> DriverQuery:
-    """``nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader`` output.
-
-    A non-zero status or no GPU line is a failed query whose ``error`` is nvidia-smi's last line
-    (``NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver...``)."""
-    gpus, driver = [], None
-    for line in stdout.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 3 and parts[0].isdigit():
-            gpus.append(parts[1])
-            driver = driver or parts[2]
-    if returncode != 0 or not gpus:
-        lines = [ln.strip() for ln in (stderr + "\n" + stdout).splitlines() if ln.strip()]
-        failing = [
-            ln
-            for ln in lines
-            if re.search(r"fail|error|couldn't|mismatch|not found|no devices", ln, re.IGNORECASE)
-        ]
-        why = (failing or lines or [f"exit status {returncode}, no GPU listed"])[0]
-        return DriverQuery("nvidia-smi", False, error=why)
-    return DriverQuery("nvidia-smi", True, tuple(gpus), driver)
-
-
-def query_nvidia(root: Path) -> DriverQuery:
-    """Run nvidia-smi (``PATH``, else WSL2's ``/usr/lib/wsl/lib/nvidia-smi``); NVML if absent."""
-    smi = shutil.which("nvidia-smi")
-    wsl_smi = root / WSL_LIB.lstrip("/") / "nvidia-smi"
-    if smi is None and wsl_smi.exists():
-        smi = str(wsl_smi)
-    if smi is not None:
-        try:
-            # nvidia-smi on a wedged GPU can hang inside the kernel: bounded, group killed.
-            proc = proctree.run_bounded(
-                [smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
-                timeout_s=_DRIVER_QUERY_TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired:
-            return DriverQuery(
-                "nvidia-smi",
-                False,
-                error=f"nvidia-smi did not answer within {_DRIVER_QUERY_TIMEOUT_S:g} s",
-            )
-        except OSError as exc:
-            return DriverQuery(
-                "nvidia-smi", False, error=f"cannot run {smi}: {exc.strerror or exc}"
-            )
-        return parse_nvidia_smi(proc.stdout, proc.returncode, proc.stderr)
-    try:
-        import pynvml
-    except ImportError:
-        return DriverQuery(
-            "nvml",
-            False,
-            error="neither nvidia-smi nor pynvml (nvidia-ml-py) is available to query the driver",
-        )
-    try:
-        pynvml.nvmlInit()
-        try:
-            count = pynvml.nvmlDeviceGetCount()
-            names = []
-            for index in range(count):
-                name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
-                names.append(name.decode() if isinstance(name, bytes) else str(name))
-            driver = pynvml.nvmlSystemGetDriverVersion()
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception as exc:  # NVMLError_*: the driver is not usable
-        return DriverQuery("nvml", False, error=_one_line(exc))
-    if not names:
-        return DriverQuery("nvml", False, error="NVML lists no GPU")
-    return DriverQuery(
-        "nvml", True, tuple(names), driver.decode() if isinstance(driver, bytes) else str(driver)
-    )
-
-
-def query_kfd(root: Path) -> DriverQuery:
-    """AMD GPUs from the KFD topology in sysfs (what the ROCm runtime enumerates)."""
-    from repro.host.fingerprint import _amd_gpus
-
-    unreadable: list[dict[str, str]] = []
-    gpus = _amd_gpus(root, unreadable)
-    if not gpus:
-        why = (
-            unreadable[0]["why"]
-            if unreadable
-            else "no GPU node in /sys/class/kfd/kfd/topology/nodes (amdgpu driver not loaded?)"
-        )
-        return DriverQuery("kfd-topology", False, error=why)
-    return DriverQuery("kfd-topology", True, tuple(g["gfx_target"] for g in gpus))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,8 +339,8 @@ def detect(
         if isinstance(nvidia_query, DriverQuery):
             query = nvidia_query
         else:
-            query = (nvidia_query or query_nvidia)(root)
-    amd_query = query_kfd(root) if kfd else None
+            query = (nvidia_query or nvidia.query)(root)
+    amd_query = amd.query_kfd(root) if kfd else None
 
     hooks = tuple("/" + h for h in _NVIDIA_HOOKS if (root / h).exists())
     gid_devices = ["/dev/kfd"] * kfd + list(dri_devices) + list(nvidia_devices)
@@ -629,7 +512,7 @@ def load_fixture(directory: str | os.PathLike) -> Host:
     if smi.exists():
         rc_file = directory / "nvidia-smi.rc"
         rc = int(rc_file.read_text().strip()) if rc_file.exists() else 0
-        query = parse_nvidia_smi(smi.read_text(), rc)
+        query = nvidia.parse_smi(smi.read_text(), rc)
     environ_file = directory / "environ.json"
     environ = json.loads(environ_file.read_text()) if environ_file.exists() else {}
     missing = DriverQuery("nvidia-smi", False, error="nvidia-smi: command not found")

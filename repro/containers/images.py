@@ -318,7 +318,7 @@ def _stream_build(docker_client, out: IO[str], **kwargs) -> str:
 
 def probe_image(docker_client, image: str) -> dict[str, Any]:
     """Run ``python -m repro.host.torch_probe`` in a throwaway container (no network, read-only)."""
-    from repro.host.fingerprint import _last_json_object
+    from repro.host.torch_probe import last_json_object
 
     try:
         output = docker_client.containers.run(
@@ -339,7 +339,7 @@ def probe_image(docker_client, image: str) -> dict[str, Any]:
         raise FatalError(
             f"cannot probe image {image}: {' '.join(str(exc).split())[:300]}"
         ) from None
-    result = _last_json_object(output.decode("utf-8", errors="replace"))
+    result = last_json_object(output.decode("utf-8", errors="replace"))
     if result is None:
         raise FatalError(f"image {image}: python -m repro.host.torch_probe printed no JSON")
     return result

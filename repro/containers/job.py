@@ -225,7 +225,7 @@ def write_host_fingerprint() -> Path:
 
     directory = Path(tempfile.mkdtemp(prefix="repro-host-fp-"))
     directory.chmod(0o755)
-    fp = fingerprint.collect(python=sys.executable)
+    fp = fingerprint.collect(python=sys.executable).to_json()
     path = directory / "fingerprint.json"
     path.write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
     path.chmod(0o644)
@@ -261,7 +261,7 @@ def parity_probe(
 ) -> str:
     """Run the torch probe with the same passthrough; compare its GPUs with the host's.
     Returns the ``container.gpu_parity`` text; FatalError when no container starts."""
-    from repro.host.fingerprint import _last_json_object
+    from repro.host.torch_probe import last_json_object
 
     probe_options = dataclasses.replace(
         options, command=("python", "-m", "repro.host.torch_probe"), name=None, keep=False
@@ -275,7 +275,7 @@ def parity_probe(
             f"the GPU passthrough failed to start a container{_signature(exc)}: {_one_line(exc)}",
             hint=host_mod.HINTS.get(spec.passthrough, ""),
         ) from None
-    ok, text = container_mod.gpu_parity(host_fp, _last_json_object(buffer.getvalue()))
+    ok, text = container_mod.gpu_parity(host_fp, last_json_object(buffer.getvalue()))
     if not ok:
         out.line(f"warning: host/container GPU parity: {text}")
     return ("" if ok else "warning: ") + text

@@ -1,8 +1,10 @@
 """Child-process probe: import torch, read its build and devices, print one JSON object.
 
-Run as ``python -m repro.host.torch_probe`` by ``repro.host.fingerprint.collect``; never import this from
-the runner's process. It is the one place outside scenario children allowed to import torch and
-initialise CUDA/ROCm, because it is a throwaway process.
+Run as ``python -m repro.host.torch_probe`` by ``repro.host.fingerprint.collect`` (and inside
+images by ``repro.containers``); :func:`last_json_object` reads its reply back. Only that reader
+may be imported into the runner's process: :func:`probe` imports torch. Running as a child, it is
+the one place outside scenario children allowed to import torch and initialise CUDA/ROCm,
+because it is a throwaway process.
 
 Output (one line on stdout, always, exit status 0 unless the interpreter itself breaks)::
 
@@ -149,6 +151,20 @@ def probe() -> dict:
     result.update(_torch_facts(errors))
     result["errors"] = errors
     return result
+
+
+def last_json_object(stdout: str) -> dict | None:
+    """The last line of ``stdout`` that parses as a JSON object: the probe's reply, found past
+    whatever libraries print before it (CUDA banners, warnings). None when there is none."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
 
 
 def main() -> int:

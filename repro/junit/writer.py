@@ -8,6 +8,10 @@ Non-passes use ``<failure>`` (outcome failed) or ``<error>`` (error, crashed, hu
 ``type=SIGNATURE`` and ``message=`` the first line; skips use ``<skipped message=REASON>``.
 Other JUnit readers see a normal file; ``repro.outcome`` keeps crashed/hung distinct for ours.
 
+Every string that reaches the XML (suite names, case ids, class names, signatures, messages,
+details, property and metric names and values, the hostname) passes :func:`xml_safe`, so nothing a
+case, a matrix.yaml parameter or a crashed process prints can make the file unreadable (issue 9).
+
 This module only writes. Reading (untrusted, any producer) lives in ``repro.report.report``.
 """
 
@@ -15,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import re
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -33,25 +38,42 @@ METRIC_PREFIX = "metric."
 MAX_DETAIL_CHARS = 16_000
 
 
-def xml_safe(text: str) -> str:
-    """Drop characters XML 1.0 cannot carry (NUL and other C0 controls from crashed processes)."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+#: What stands in for a character XML 1.0 cannot carry.
+REPLACEMENT = "\ufffd"
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+# The complement of XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets):
+# #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
+_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: object) -> str:
+    """``str(text)`` with every character XML 1.0 cannot carry replaced by U+FFFD.
+
+    Replaced: NUL and the other C0 controls but tab, LF and CR (crashed processes, ESC colour
+    codes, a ``\\x01`` in a matrix.yaml parameter), lone surrogates (``os.fsdecode(b"\\xff")``:
+    they cannot be encoded as UTF-8 and would crash the writer), U+FFFE and U+FFFF. Never
+    written as character references: ``&#1;`` is not well-formed XML 1.0 either.
+    """
+    return _NOT_XML_CHAR.sub(REPLACEMENT, str(text))
 
 
 def _testcase(result: CaseResult) -> TestCase:
     case = TestCase(
-        result.case_id, classname=f"repro.{result.scenario}", time=round(result.duration_s, 3)
+        xml_safe(result.case_id),
+        classname=xml_safe(f"repro.{result.scenario}"),
+        time=round(result.duration_s, 3),
     )
+    signature = xml_safe(result.signature)
     props = Properties()
     props.add_property(Property(PROP_OUTCOME, result.outcome.value))
-    if result.signature:
-        props.add_property(Property(PROP_SIGNATURE, result.signature))
+    if signature:
+        props.add_property(Property(PROP_SIGNATURE, signature))
     if result.log_path:
-        props.add_property(Property(PROP_LOG, result.log_path))
+        props.add_property(Property(PROP_LOG, xml_safe(result.log_path)))
     for name, value in sorted(result.properties.items()):
-        props.add_property(Property(name, xml_safe(str(value))))
+        props.add_property(Property(xml_safe(name), xml_safe(value)))
     for name, value in sorted(result.metrics.items()):
-        props.add_property(Property(METRIC_PREFIX + name, repr(float(value))))
+        props.add_property(Property(xml_safe(METRIC_PREFIX + name), repr(float(value))))
     case.append(props)
 
     message = xml_safe(result.message)[:1000]
@@ -59,11 +81,11 @@ def _testcase(result: CaseResult) -> TestCase:
     if result.outcome is Outcome.SKIPPED:
         case.result = [Skipped(message or "skipped")]
     elif result.outcome is Outcome.FAILED:
-        element = Failure(message, result.signature or "unknown")
+        element = Failure(message, signature or "unknown")
         element.text = detail
         case.result = [element]
     elif result.outcome in (Outcome.ERROR, Outcome.CRASHED, Outcome.HUNG):
-        element = Error(message, result.signature or "unknown")
+        element = Error(message, signature or "unknown")
         element.text = detail
         case.result = [element]
     return case
@@ -77,11 +99,11 @@ def build_xml(
     for result in results:
         suite = suites.get(result.scenario)
         if suite is None:
-            suite = TestSuite(result.scenario)
+            suite = TestSuite(xml_safe(result.scenario))
             if hostname:
-                suite.hostname = hostname
+                suite.hostname = xml_safe(hostname)
             for name, value in sorted(suite_properties.items()):
-                suite.add_property(name, xml_safe(str(value)))
+                suite.add_property(xml_safe(name), xml_safe(value))
             suites[result.scenario] = suite
         suite.add_testcase(_testcase(result))
     xml = JUnitXml("repro-matrix")
@@ -92,14 +114,30 @@ def build_xml(
     return xml
 
 
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Open a new, unique temporary file beside ``path`` with mode 0o666 less the umask.
+
+    ``tempfile.mkstemp`` always creates 0600, which would leave results unreadable to the group
+    and others however the user's umask is set (issue 12); ``os.open`` lets the kernel apply it.
+    """
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary file name for {path.name}")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so a reader (or a crash) sees either the old or the new file.
 
-    Writes a temporary file in the same directory, fsyncs it, then ``os.replace``s it.
-    Raises OSError if the directory is not writable.
+    Writes a temporary file in the same directory, created with the user's umask (0644 under the
+    usual 022), fsyncs it, then ``os.replace``s it. Raises OSError if the directory is not
+    writable.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -10,39 +10,34 @@ whose candidate mean is more than the threshold (default 20%) below the baseline
 number of samples behind each figure.
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
-``repro.report.report.build_report``). Exit status: 1 when there is a regression (a regression the
-candidate's ``expect:`` entries mark as expected does not count; neither do throughput drops
-unless ``--fail-on-throughput``), 0 otherwise, 2 for bad input (one line, no traceback).
-:func:`compare` is pure: two matrix.json dicts in, one JSON-able dict out.
+``repro.report.merge.build_report``). :func:`exit_code`: 1 when there is a regression (a
+regression the candidate's ``expect:`` entries mark as expected does not count; neither do
+throughput drops unless asked), 0 otherwise. :func:`compare` is pure: two matrix.json dicts in,
+one JSON-able dict out. The command line is ``repro.cli.report``.
 
 This module never imports torch.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
+import math
 import statistics
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.errors import (
-    EXIT_CASES_FAILED,
-    EXIT_CONFIG,
-    EXIT_FATAL,
-    EXIT_OK,
-    ConfigError,
-    ReproError,
-)
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
+from repro.junit.reader import MAX_METRIC
+from repro.outcomes import PROBLEM_VALUES, SEVERITY_RANK
+from repro.report.history import read_matrix
+from repro.report.markdown import md_escape
+from repro.report.merge import build_report
 
 DEFAULT_THRESHOLD = 0.20
 RATE_SUFFIX = "_per_s"
 MD_MAX_ROWS = 200
-PROBLEM_OUTCOMES = ("hung", "crashed", "error", "failed")
-_RANK = {o: i for i, o in enumerate((*PROBLEM_OUTCOMES, "passed", "skipped"))}
+PROBLEM_OUTCOMES = PROBLEM_VALUES
 
 
 # --------------------------------------------------------------------------------------------
@@ -61,7 +56,7 @@ class _Case:
 
     def add(self, item: Mapping[str, Any]) -> None:
         outcome = str(item.get("outcome"))
-        if _RANK.get(outcome, 99) < _RANK.get(self.outcome, 99):
+        if SEVERITY_RANK.get(outcome, 99) < SEVERITY_RANK.get(self.outcome, 99):
             self.outcome = outcome
             self.signature = item.get("signature")
             self.message = str(item.get("message") or "")
@@ -78,7 +73,13 @@ def _add_metrics(into: dict[str, list[float]], metrics: Any) -> None:
     if not isinstance(metrics, Mapping):
         return
     for name, value in metrics.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A hand-edited matrix.json may hold 1e308: it would overflow every mean.
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and abs(value) <= MAX_METRIC
+        ):
             into.setdefault(str(name), []).append(float(value))
 
 
@@ -307,8 +308,6 @@ def exit_code(result: Mapping[str, Any], *, fail_on_throughput: bool = False) ->
 
 
 def _md(text: Any) -> str:
-    from repro.report.report import md_escape
-
     return md_escape("" if text is None else str(text))
 
 
@@ -346,7 +345,11 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         f"- candidate: {_md(cand['name'])} ({cand['cells']} cells, {cand['cases']} cases, generated {_md(cand['generated_at'])})",
         "",
         f"**{s['regressions']} regressions**"
-        + (f" (+{s['expected_regressions']} expected)" if s["expected_regressions"] else "")
+        + (
+            f" (+{s['expected_regressions']} expected reproductions, counted apart)"
+            if s["expected_regressions"]
+            else ""
+        )
         + f", {s['fixes']} fixes, {s['signature_changes']} signature changes, "
         f"{s['new_signatures']} new signatures, {s['appeared']} cases appeared, {s['vanished']} vanished, "
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "
@@ -437,7 +440,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Inputs and command line
+# Inputs
 
 
 def load_side(path: Path, config: Any = None) -> dict[str, Any]:
@@ -446,110 +449,14 @@ def load_side(path: Path, config: Any = None) -> dict[str, Any]:
     Raises ConfigError (one line) for a missing path, a file that is not a matrix, or a
     directory without JUnit files.
     """
-    from repro.report import report
-
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: no such file or directory")
     if path.is_dir() or path.suffix.lower() == ".xml":
-        merged = report.build_report([path], config=config, predict=False)
+        merged = build_report([path], config=config, predict=False)
         if not merged.inputs:
             raise ConfigError(
                 f"{path}: no JUnit XML files found (expected a results directory or a matrix.json)"
             )
         return merged.matrix
-    return report.read_matrix(path)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``repro compare`` arguments (shared by :func:`main` and ``repro.cli.main``)."""
-    parser.add_argument(
-        "base", type=Path, metavar="BASE", help="baseline matrix.json or results directory"
-    )
-    parser.add_argument(
-        "cand", type=Path, metavar="CAND", help="candidate matrix.json or results directory"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print the comparison as JSON instead of Markdown"
-    )
-    parser.add_argument(
-        "--markdown",
-        type=Path,
-        metavar="PATH",
-        help="also write the Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)",
-    )
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=DEFAULT_THRESHOLD * 100,
-        metavar="PCT",
-        help="report a rate metric (metric.*_per_s) that drops by more than PCT percent (default: %(default)g)",
-    )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="PATH",
-        help="matrix.yaml whose `expect:` entries apply to results directories",
-    )
-    parser.add_argument(
-        "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``repro compare BASE CAND [--json] [--markdown PATH] [--threshold PCT] [--config PATH]
-    [--fail-on-throughput]``: 1 on regression, 0 otherwise, 2 for bad input, 3 when the
-    Markdown file cannot be written."""
-    parser = argparse.ArgumentParser(
-        prog="repro compare",
-        description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
-        "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
-        "drops. BASE and CAND are matrix.json files or results directories.",
-    )
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-def run(args: argparse.Namespace) -> int:
-    """Compare for parsed ``repro compare`` arguments; returns the exit status."""
-    try:
-        if not 0 < args.threshold < 100:
-            raise ConfigError(
-                f"--threshold: expected a percentage between 0 and 100, got {args.threshold:g}"
-            )
-        config = None
-        if args.config is not None:
-            from repro import config as matrix_mod
-
-            config = matrix_mod.load(args.config)
-        base = load_side(args.base, config)
-        cand = load_side(args.cand, config)
-        result = compare(
-            base,
-            cand,
-            threshold=args.threshold / 100,
-            base_name=str(args.base),
-            cand_name=str(args.cand),
-        )
-    except ReproError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"repro compare: error: {first}", file=sys.stderr)
-        return EXIT_CONFIG
-    except OSError as exc:
-        print(f"repro compare: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    markdown = render_markdown(result)
-    if args.json:
-        print(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False))
-    else:
-        print(markdown, end="")
-    if args.markdown is not None:
-        try:
-            args.markdown.write_text(markdown, encoding="utf-8")
-        except OSError as exc:
-            print(
-                f"repro compare: error: cannot write {args.markdown}: {exc.strerror or exc}",
-                file=sys.stderr,
-            )
-            return EXIT_FATAL
-    return exit_code(result, fail_on_throughput=args.fail_on_throughput)
+    return read_matrix(path)

@@ -27,7 +27,8 @@ from typing import Any
 
 import repro
 from repro import proctree
-from repro.junit.writer import write_atomic, write_junit, xml_safe
+from repro.junit.sidecar import write_run_info
+from repro.junit.writer import write_junit, xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import watchdog
 from repro.runner.watchdog import Heartbeats
@@ -398,7 +399,7 @@ def run_all(
     junit_path = ctx.run_dir / "junit.xml"
     hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
     ctx.run_info.update(cases_total=len(cases), cases_done=0)
-    _write_run_info(ctx)
+    write_run_info(ctx.run_dir, ctx.run_info)
     if results:
         write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
     total = len(cases)
@@ -414,20 +415,15 @@ def run_all(
         results.append(result)
         write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
         ctx.run_info["cases_done"] = index
-        _write_run_info(ctx)
+        write_run_info(ctx.run_dir, ctx.run_info)
         reporter.case_finished(index, total, result)
     ctx.run_info["finished"] = _now()
-    _write_run_info(ctx)
+    write_run_info(ctx.run_dir, ctx.run_info)
     return results
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _write_run_info(ctx: RunContext) -> None:
-    data = json.dumps(ctx.run_info, indent=2, sort_keys=True).encode() + b"\n"
-    write_atomic(ctx.run_dir / "run.json", data)
 
 
 def new_run_dir(results_root: Path, variant_id: str) -> tuple[str, Path]:

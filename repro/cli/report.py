@@ -1,0 +1,222 @@
+"""The ``repro report`` and ``repro compare`` commands: arguments, the calls, what is printed.
+
+``register(subparsers)`` adds both; each sets ``handler`` (``args -> exit status``) that
+``repro.cli.main`` dispatches to. Errors are raised (``ConfigError`` exit 2, ``FatalError`` exit
+3) and printed by the one error boundary in ``repro.cli.main``; a regression is exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from repro.errors import EXIT_OK, ConfigError, FatalError
+from repro.junit.files import file_kind
+from repro.report import compare as compare_mod
+from repro.report.history import archive_previous, load_history, read_matrix
+from repro.report.merge import build_report, totals_line
+from repro.report.outputs import write_outputs
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` and ``compare`` subcommands to an ``add_subparsers()`` object."""
+    report = subparsers.add_parser(
+        "report",
+        help="merge JUnit files into matrix.json, matrix.md and matrix.html",
+        description="Merge JUnit XML results (directories are searched for *.xml) into "
+        "matrix.json, matrix.md and matrix.html. Exit 0 even when inputs have problems (each is "
+        "listed); 2 for a missing input or a bad --config/--history; 3 when outputs cannot be "
+        "written.",
+    )
+    _report_arguments(report)
+    report.set_defaults(handler=run_report)
+    compare = subparsers.add_parser(
+        "compare",
+        help="compare two result sets: regressions, fixes, new signatures, throughput drops",
+        description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
+        "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
+        "drops. BASE and CAND are matrix.json files or results directories. Exit 1 on a "
+        "regression, 2 for bad input, 3 when the Markdown file cannot be written.",
+    )
+    _compare_arguments(compare)
+    compare.set_defaults(handler=run_compare)
+
+
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="results directories or JUnit XML files",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="output directory (default: .)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="matrix.yaml: show its `expect:` entries as expected failures and warn about "
+        "variants, runtimes and torch pins without results",
+    )
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="DIR",
+        help="keep the previous matrix.json in DIR and mark what changed since then",
+    )
+    parser.add_argument(
+        "--no-predict",
+        dest="predict",
+        action="store_false",
+        help="do not predict cells from the compatibility facts",
+    )
+    parser.add_argument(
+        "--no-coverage",
+        dest="coverage",
+        action="store_false",
+        help="with --config: do not warn about variants, runtimes and pins without results "
+        "(a single-host run covers one variant)",
+    )
+
+
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "base", type=Path, metavar="BASE", help="baseline matrix.json or results directory"
+    )
+    parser.add_argument(
+        "cand", type=Path, metavar="CAND", help="candidate matrix.json or results directory"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the comparison as JSON instead of Markdown"
+    )
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="PATH",
+        help="also write the Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=compare_mod.DEFAULT_THRESHOLD * 100,
+        metavar="PCT",
+        help="report a rate metric (metric.*_per_s) that drops by more than PCT percent "
+        "(default: %(default)g)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="matrix.yaml whose `expect:` entries apply to results directories",
+    )
+    parser.add_argument(
+        "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
+    )
+
+
+def _load_config(path: Path | None) -> Any:
+    """The loaded ``--config`` matrix file, or None. A FIFO, device or directory is refused before
+    anything opens it (opening a FIFO would block). Raises ConfigError."""
+    if path is None:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"--config {path}: expected a regular file, got a {file_kind(mode)}")
+    from repro import config as matrix_mod
+
+    return matrix_mod.load(path)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``repro report``: merge, print each problem and warning, archive the previous matrix.json
+    (``--history``), write the outputs, print their paths and the totals line. Returns 0.
+
+    Raises ConfigError (bad input) or FatalError (outputs not writable).
+    """
+    config = _load_config(args.config)
+    history, previous, notes = None, None, []
+    if args.history is not None:
+        history, notes = load_history(args.history)
+        previous_path = args.output / "matrix.json"
+        if previous_path.is_file():
+            try:
+                previous = read_matrix(previous_path)
+            except ConfigError as exc:
+                notes.append(f"history: {exc}; not kept")
+        if previous is not None and not any(
+            h.get("generated_at") == previous.get("generated_at") and h == previous for h in history
+        ):
+            history.append(previous)
+    report = build_report(
+        args.inputs,
+        config=config,
+        history=history,
+        predict=args.predict,
+        coverage=args.coverage,
+    )
+    for path, reason in report.problems:
+        print(f"repro report: {path}: {reason}", file=sys.stderr)
+    for line in notes + report.warnings:
+        print(f"repro report: warning: {line}", file=sys.stderr)
+    try:
+        if previous is not None:
+            archive_previous(args.output, args.history, previous)
+        written = write_outputs(report, args.output)
+    except OSError as exc:
+        where = exc.filename or args.output
+        raise FatalError(f"cannot write {where}: {exc.strerror or exc}") from None
+    for path in written:
+        print(path)
+    print(totals_line(report))
+    return EXIT_OK
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``repro compare``: print the comparison (Markdown, or JSON with ``--json``), optionally
+    write the Markdown; returns 1 on a regression (``compare.exit_code``), else 0.
+
+    Raises ConfigError (bad input, exit 2) or FatalError (``--markdown`` not writable, exit 3).
+    """
+    if not 0 < args.threshold < 100:
+        raise ConfigError(
+            f"--threshold: expected a percentage between 0 and 100, got {args.threshold:g}"
+        )
+    config = _load_config(args.config)
+    try:
+        base = compare_mod.load_side(args.base, config)
+        cand = compare_mod.load_side(args.cand, config)
+    except OSError as exc:
+        raise ConfigError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    result = compare_mod.compare(
+        base,
+        cand,
+        threshold=args.threshold / 100,
+        base_name=str(args.base),
+        cand_name=str(args.cand),
+    )
+    markdown = compare_mod.render_markdown(result)
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print(markdown, end="")
+    if args.markdown is not None:
+        try:
+            args.markdown.write_text(markdown, encoding="utf-8")
+        except OSError as exc:
+            raise FatalError(f"cannot write {args.markdown}: {exc.strerror or exc}") from None
+    return compare_mod.exit_code(result, fail_on_throughput=args.fail_on_throughput)

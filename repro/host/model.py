@@ -1,0 +1,392 @@
+"""The fingerprint as typed, immutable objects, and its JSON form (``fingerprint.json``).
+
+:class:`Fingerprint` holds the sections ``host``, ``gpus``, ``driver``, ``runtime``, optional
+``container`` (a run inside an image: the image's own OS/glibc/Python) and ``unreadable``.
+``Fingerprint.from_json`` reads any fingerprint JSON ever written (missing keys become None,
+empty or False; a section of the wrong type is read as empty), so old ``fingerprint.json``
+files still load; ``to_json`` writes exactly the layout ``repro.host.fingerprint.collect``
+has always produced (schema 1): the file format does not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = 1
+
+
+def _section(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _text(value: Any) -> str | None:
+    """A text field: None stays None, numbers (an old file's ``"cudnn": 91002``) become text."""
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def _count(value: Any) -> int | None:
+    """An integer field (bytes, counts, indices): None where absent or not a number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in _items(value))
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The ``host`` section: OS, kernel, CPU, memory (bytes), container runtime, WSL2.
+
+    ``python``/``python_executable`` are those of the interpreter under test (from the probe)."""
+
+    hostname: str | None = None
+    os: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    glibc: str | None = None
+    python: str | None = None
+    python_executable: str | None = None
+    cpu: str | None = None
+    cpu_count: int = 0
+    memory_bytes: int | None = None
+    container: str | None = None
+    wsl2: bool = False
+    wsl_evidence: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Any) -> HostFacts:
+        data = _section(data)
+        texts = {
+            name: _text(data.get(name))
+            for name in (
+                "hostname",
+                "os",
+                "kernel",
+                "arch",
+                "glibc",
+                "python",
+                "python_executable",
+                "cpu",
+                "container",
+            )
+        }
+        return cls(
+            **texts,
+            cpu_count=_count(data.get("cpu_count")) or 0,
+            memory_bytes=_count(data.get("memory_bytes")),
+            wsl2=bool(data.get("wsl2")),
+            wsl_evidence=_texts(data.get("wsl_evidence")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hostname": self.hostname,
+            "os": self.os,
+            "kernel": self.kernel,
+            "arch": self.arch,
+            "glibc": self.glibc,
+            "python": self.python,
+            "python_executable": self.python_executable,
+            "cpu": self.cpu,
+            "cpu_count": self.cpu_count,
+            "memory_bytes": self.memory_bytes,
+            "container": self.container,
+            "wsl2": self.wsl2,
+            "wsl_evidence": list(self.wsl_evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as the driver lists it: ``vendor`` nvidia|amd, ``memory_bytes`` in bytes,
+    ``compute_capability`` "9.0" (NVIDIA) or ``gfx_target`` "gfx90a" (AMD), and ``source``
+    (``nvml``, ``nvidia-smi``, ``sysfs`` for the KFD topology, ``rocm-smi``/``amd-smi``, or
+    ``torch`` where only the probe saw it)."""
+
+    index: int | None = None
+    vendor: str | None = None
+    name: str | None = None
+    uuid: str | None = None
+    memory_bytes: int | None = None
+    compute_capability: str | None = None
+    gfx_target: str | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Gpu:
+        data = _section(data)
+        return cls(
+            index=_count(data.get("index")),
+            vendor=_text(data.get("vendor")),
+            name=_text(data.get("name")),
+            uuid=_text(data.get("uuid")),
+            memory_bytes=_count(data.get("memory_bytes")),
+            compute_capability=_text(data.get("compute_capability")),
+            gfx_target=_text(data.get("gfx_target")),
+            source=_text(data.get("source")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "vendor": self.vendor,
+            "name": self.name,
+            "uuid": self.uuid,
+            "memory_bytes": self.memory_bytes,
+            "compute_capability": self.compute_capability,
+            "gfx_target": self.gfx_target,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The ``driver`` section: NVIDIA driver "570.86.15", its CUDA driver API "12.8", the ROCm
+    release "6.4.1" and the amdgpu kernel module version."""
+
+    nvidia: str | None = None
+    cuda_driver_api: str | None = None
+    rocm: str | None = None
+    amdgpu: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Driver:
+        data = _section(data)
+        return cls(
+            nvidia=_text(data.get("nvidia")),
+            cuda_driver_api=_text(data.get("cuda_driver_api")),
+            rocm=_text(data.get("rocm")),
+            amdgpu=_text(data.get("amdgpu")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nvidia": self.nvidia,
+            "cuda_driver_api": self.cuda_driver_api,
+            "rocm": self.rocm,
+            "amdgpu": self.amdgpu,
+        }
+
+
+@dataclass(frozen=True)
+class TorchDevice:
+    """One device as torch saw it: ``capability`` "9.0", ``total_memory_bytes`` in bytes,
+    ``gcn_arch`` "gfx90a:sramecc+:xnack-" on ROCm."""
+
+    index: int | None = None
+    name: str | None = None
+    capability: str | None = None
+    total_memory_bytes: int | None = None
+    gcn_arch: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> TorchDevice:
+        data = _section(data)
+        return cls(
+            index=_count(data.get("index")),
+            name=_text(data.get("name")),
+            capability=_text(data.get("capability")),
+            total_memory_bytes=_count(data.get("total_memory_bytes")),
+            gcn_arch=_text(data.get("gcn_arch")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "capability": self.capability,
+            "total_memory_bytes": self.total_memory_bytes,
+            "gcn_arch": self.gcn_arch,
+        }
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The ``runtime`` section: the torch build of the interpreter under test (versions, arch
+    list, accelerator ``cuda``/``rocm``/None, devices it sees, multiprocessing start methods)."""
+
+    torch: str | None = None
+    cuda: str | None = None
+    hip: str | None = None
+    cudnn: str | None = None
+    nccl: str | None = None
+    arch_list: tuple[str, ...] = ()
+    accelerator: str | None = None
+    accelerator_available: bool = False
+    accelerator_count: int = 0
+    devices: tuple[TorchDevice, ...] = ()
+    start_methods: tuple[str, ...] = ()
+    default_start_method: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Runtime:
+        """From a fingerprint's ``runtime`` section or the torch probe's JSON (same keys)."""
+        data = _section(data)
+        return cls(
+            torch=_text(data.get("torch")),
+            cuda=_text(data.get("cuda")),
+            hip=_text(data.get("hip")),
+            cudnn=_text(data.get("cudnn")),
+            nccl=_text(data.get("nccl")),
+            arch_list=_texts(data.get("arch_list")),
+            accelerator=_text(data.get("accelerator")),
+            accelerator_available=bool(data.get("accelerator_available")),
+            accelerator_count=_count(data.get("accelerator_count")) or 0,
+            devices=tuple(TorchDevice.from_json(d) for d in _items(data.get("devices"))),
+            start_methods=_texts(data.get("start_methods")),
+            default_start_method=_text(data.get("default_start_method")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "torch": self.torch,
+            "cuda": self.cuda,
+            "hip": self.hip,
+            "cudnn": self.cudnn,
+            "nccl": self.nccl,
+            "arch_list": list(self.arch_list),
+            "accelerator": self.accelerator,
+            "accelerator_available": self.accelerator_available,
+            "accelerator_count": self.accelerator_count,
+            "devices": [d.to_json() for d in self.devices],
+            "start_methods": list(self.start_methods),
+            "default_start_method": self.default_start_method,
+        }
+
+    def gpus(self) -> tuple[Gpu, ...]:
+        """GPUs as torch saw them (``source`` "torch"): the fallback where neither NVML,
+        nvidia-smi nor the KFD topology listed any. Empty for a CPU build."""
+        vendor = {"cuda": "nvidia", "rocm": "amd"}.get(self.accelerator or "")
+        if vendor is None:
+            return ()
+        return tuple(
+            Gpu(
+                index=d.index,
+                vendor=vendor,
+                name=d.name,
+                memory_bytes=d.total_memory_bytes,
+                compute_capability=d.capability if vendor == "nvidia" else None,
+                gfx_target=d.gcn_arch.split(":")[0] if d.gcn_arch else None,
+                source="torch",
+            )
+            for d in self.devices
+        )
+
+
+@dataclass(frozen=True)
+class ContainerFacts:
+    """The ``container`` section of a run inside an image: the image's OS, glibc, Python and
+    container runtime (the ``host`` section is then the real host's)."""
+
+    os: str | None = None
+    glibc: str | None = None
+    python: str | None = None
+    container: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> ContainerFacts:
+        data = _section(data)
+        return cls(
+            **{name: _text(data.get(name)) for name in ("os", "glibc", "python", "container")}
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "os": self.os,
+            "glibc": self.glibc,
+            "python": self.python,
+            "container": self.container,
+        }
+
+
+@dataclass(frozen=True)
+class UnreadableItem:
+    """Something that exists but could not be read: ``what`` (``nvml``, ``/proc/cpuinfo``,
+    ``torch``, ``nvidia-smi``) and ``why`` (one line)."""
+
+    what: str
+    why: str
+
+    @classmethod
+    def from_json(cls, data: Any) -> UnreadableItem:
+        data = _section(data)
+        return cls(what=str(data.get("what")), why=str(data.get("why")))
+
+    def to_json(self) -> dict[str, str]:
+        return {"what": self.what, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The machine a run happens on and the torch build under test (``fingerprint.json``).
+
+    ``collected_at`` is ISO-8601 UTC; ``container`` is None for a run directly on the host."""
+
+    schema: int = SCHEMA
+    collected_at: str | None = None
+    host: HostFacts = field(default_factory=HostFacts)
+    gpus: tuple[Gpu, ...] = ()
+    driver: Driver = field(default_factory=Driver)
+    runtime: Runtime = field(default_factory=Runtime)
+    unreadable: tuple[UnreadableItem, ...] = ()
+    container: ContainerFacts | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Fingerprint:
+        """From fingerprint JSON of any age: missing keys take their defaults, never raises for
+        a mapping (a section of the wrong type reads as empty)."""
+        data = _section(data)
+        container = data.get("container")
+        return cls(
+            schema=_count(data.get("schema")) or SCHEMA,
+            collected_at=_text(data.get("collected_at")),
+            host=HostFacts.from_json(data.get("host")),
+            gpus=tuple(Gpu.from_json(g) for g in _items(data.get("gpus"))),
+            driver=Driver.from_json(data.get("driver")),
+            runtime=Runtime.from_json(data.get("runtime")),
+            unreadable=tuple(UnreadableItem.from_json(u) for u in _items(data.get("unreadable"))),
+            container=ContainerFacts.from_json(container)
+            if isinstance(container, Mapping)
+            else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``fingerprint.json`` (keys as schema 1 has always had them;
+        ``container`` only for a run inside an image)."""
+        out: dict[str, Any] = {
+            "schema": self.schema,
+            "collected_at": self.collected_at,
+            "host": self.host.to_json(),
+            "gpus": [g.to_json() for g in self.gpus],
+            "driver": self.driver.to_json(),
+            "runtime": self.runtime.to_json(),
+            "unreadable": [u.to_json() for u in self.unreadable],
+        }
+        if self.container is not None:
+            out["container"] = self.container.to_json()
+        return out
+
+    @property
+    def visible_gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs the driver listed, else those torch saw (``Runtime.gpus``)."""
+        return self.gpus or self.runtime.gpus()
+
+
+def as_fingerprint(fp: Fingerprint | Mapping[str, Any]) -> Fingerprint:
+    """``fp`` itself, or ``Fingerprint.from_json(fp)`` for fingerprint JSON (a dict read from
+    ``fingerprint.json`` or ``--host-fingerprint``)."""
+    return fp if isinstance(fp, Fingerprint) else Fingerprint.from_json(fp)

@@ -1,0 +1,65 @@
+"""The ``run.json`` sidecar: written beside ``junit.xml`` by the runner, read back by the report.
+
+The sidecar is the trusted key of a run (../shared/junit-notes.md): ``host_key`` and
+``variant.id`` key its cell, ``started`` lets the newest run of a (host, variant) supersede older
+ones, ``cases_total``/``cases_done``/``finished`` tell a complete run from an interrupted one.
+Shape (schema 1)::
+
+    {"schema": 1, "run_id": str, "host_key": str, "started": "YYYY-MM-DDTHH:MM:SSZ",
+     "finished": str | null, "repro_version": str, "cases_total": int, "cases_done": int,
+     "variant": {"id": str, "runtime": str, "torch": str, "accelerator": str, "source": str}}
+
+Writing is atomic (``repro.junit.writer.write_atomic``). Reading treats the file as untrusted: a
+regular file only, at most :data:`MAX_SIDECAR_BYTES`, any JSON depth (a nested bomb is reported,
+never a crash), and never through a symlink that leaves the input tree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from repro.junit.files import InputRefused, is_within, read_capped
+from repro.junit.writer import write_atomic
+
+SIDECAR_NAME = "run.json"
+MAX_SIDECAR_BYTES = 1024 * 1024
+
+
+def write_run_info(run_dir: Path, info: Mapping[str, Any]) -> None:
+    """Atomically (re)write ``run_dir/run.json`` with ``info`` (sorted keys, 2-space indent).
+
+    Raises OSError when the directory is not writable; TypeError for a value JSON cannot carry.
+    """
+    data = json.dumps(info, indent=2, sort_keys=True).encode() + b"\n"
+    write_atomic(Path(run_dir) / SIDECAR_NAME, data)
+
+
+def read_sidecar(
+    xml_path: Path, tree_root: Path | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """``run.json`` beside ``xml_path``: ``(data, None)``; ``(None, None)`` when there is none;
+    ``(None, why)`` when it is unusable (then the caller keys the file from the XML).
+
+    ``tree_root`` is the input directory being merged: a ``run.json`` that is a symlink leading
+    outside it is not followed. Never raises.
+    """
+    sidecar = Path(xml_path).parent / SIDECAR_NAME
+    if not sidecar.is_symlink() and not sidecar.exists():
+        return None, None
+    if tree_root is not None and not is_within(sidecar, tree_root):
+        return None, f"{SIDECAR_NAME} is a symlink leading outside the input tree; not followed"
+    try:
+        data = read_capped(sidecar, MAX_SIDECAR_BYTES)
+        loaded = json.loads(data)
+    except InputRefused as exc:
+        return None, f"{SIDECAR_NAME}: {exc}; ignored"
+    except RecursionError:
+        return None, f"{SIDECAR_NAME} is nested too deeply to read; ignored"
+    except ValueError as exc:
+        return None, f"{SIDECAR_NAME} unreadable ({exc}); ignored"
+    if not isinstance(loaded, dict):
+        return None, f"{SIDECAR_NAME} is not a JSON object; ignored"
+    return loaded, None

@@ -1,0 +1,132 @@
+"""Earlier reports: read a matrix.json, keep the previous one in a history directory, load them.
+
+``repro report --history DIR`` keeps the ``matrix.json`` about to be replaced as
+``DIR/matrix-<UTC stamp>.json`` and compares the new cells with the newest :data:`HISTORY_LIMIT`
+kept ones (``repro.report.merge``: newly red, newly green, red streaks). ``repro compare`` reads
+its two sides with :func:`read_matrix`. Every file here is untrusted: regular files only (a FIFO
+or device never blocks), a byte cap, and JSON of any depth is an error, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from repro.errors import ConfigError, FatalError
+from repro.junit.files import InputRefused, read_capped
+from repro.junit.writer import write_atomic
+from repro.report.model import SCHEMA_VERSION
+
+#: How many of the newest earlier matrices a ``--history`` directory contributes.
+HISTORY_LIMIT = 20
+HISTORY_PREFIX = "matrix-"
+#: A matrix.json larger than this is refused (bytes).
+MAX_MATRIX_BYTES = 512 * 1024 * 1024
+
+
+def _stamp(generated_at: str) -> str:
+    """``2025-06-01T12:00:00+00:00`` -> ``20250601T120000Z`` (file-name safe, sorts by time)."""
+    try:
+        moment = datetime.fromisoformat(generated_at)
+    except (TypeError, ValueError):
+        return re.sub(r"[^0-9A-Za-z]", "", str(generated_at))[:32] or "unknown"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def read_matrix(path: Path) -> dict[str, Any]:
+    """A matrix.json file as a dict. Raises ConfigError (one line) when it is not one (also for a
+    FIFO, a device, a file over MAX_MATRIX_BYTES or JSON nested too deeply)."""
+    try:
+        data = json.loads(read_capped(path, MAX_MATRIX_BYTES))
+    except InputRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a matrix.json (JSON nested too deeply)") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise ConfigError(f"{path}: not a matrix.json (expected an object with a 'cells' list)")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ConfigError(
+            f"{path}: matrix.json schema_version {data.get('schema_version')!r} is not supported "
+            f"(expected {SCHEMA_VERSION})"
+        )
+    return data
+
+
+_HISTORY_NAME_RE = re.compile(r"^matrix-(\d{8}T\d{6}Z)(?:-(\d+))?\.json$")
+
+
+def _history_order(name: str) -> tuple[str, int, str]:
+    """Chronological: by stamp, then by the ``-N`` of reports generated in the same second."""
+    match = _HISTORY_NAME_RE.match(name)
+    if not match:
+        return (name, 0, name)
+    return (match.group(1), int(match.group(2) or 0), name)
+
+
+def load_history(
+    history_dir: Path, limit: int = HISTORY_LIMIT
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Earlier matrices kept in ``history_dir`` (``matrix-<UTC stamp>.json``), oldest first, at
+    most the newest ``limit``; plus one warning per file that could not be read. Raises
+    ConfigError when ``history_dir`` exists but is not a directory."""
+    history_dir = Path(history_dir)
+    if not os.path.lexists(history_dir):
+        return [], []
+    if not history_dir.is_dir():
+        raise ConfigError(f"--history {history_dir}: expected a directory")
+    names = sorted(
+        (
+            p.name
+            for p in history_dir.iterdir()
+            if p.name.startswith(HISTORY_PREFIX) and p.name.endswith(".json")
+        ),
+        key=_history_order,
+    )
+    entries, warnings = [], []
+    for name in names[-limit:] if limit > 0 else []:
+        try:
+            entries.append(read_matrix(history_dir / name))
+        except ConfigError as exc:
+            warnings.append(f"history: {exc}; skipped")
+    return entries, warnings
+
+
+def archive_previous(
+    out_dir: Path, history_dir: Path, previous: Mapping[str, Any] | None = None
+) -> Path | None:
+    """Copy ``out_dir/matrix.json`` (about to be replaced) into ``history_dir`` as
+    ``matrix-<its generated_at>.json`` (``-N`` added for reports of the same second); None when
+    there is none or an identical copy is already kept.
+    ``previous`` is its already-parsed content, if the caller has it."""
+    source = Path(out_dir) / "matrix.json"
+    if not source.is_file():
+        return None
+    if previous is None:
+        previous = read_matrix(source)
+    history_dir = Path(history_dir)
+    history_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{HISTORY_PREFIX}{_stamp(str(previous.get('generated_at')))}"
+    try:
+        data = read_capped(source, MAX_MATRIX_BYTES)
+    except InputRefused as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    for number in range(10_000):
+        target = history_dir / (f"{stem}.json" if number == 0 else f"{stem}-{number}.json")
+        if not os.path.lexists(target):
+            write_atomic(target, data)
+            return target
+        try:
+            if read_capped(target, len(data)) == data:
+                return None  # already kept
+        except InputRefused:
+            continue  # not a copy of ours (a FIFO, another size): try the next name
+    raise FatalError(f"{history_dir}: too many reports generated at {previous.get('generated_at')}")

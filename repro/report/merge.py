@@ -1,0 +1,416 @@
+"""Merge input records into the matrix: cells keyed by (host, variant), and what people act on.
+
+One record per input file (``repro.junit.reader``), keyed by (host key, variant id) from trusted
+metadata: the ``run.json`` sidecar next to the XML first, else the testsuite properties
+``host.key`` / ``variant.id`` that ``repro.junit.writer`` writes, else (foreign files) the
+directory name as the variant and ``"unknown host"``. Files with the same key land in the same
+cell; nothing is merged by suite equality (see ../shared/junit-notes.md); of our own runs only the
+newest per key counts (older ones are ``superseded``).
+
+On top of the observed outcomes: the prediction of each (host, variant) pair from published facts
+(``repro.compat.predictions``) and every disagreement with the observation; cases that
+``matrix.yaml`` ``expect:`` marks as known failures ("expected", or "unexpectedly passing");
+variants, runtimes and torch pins of the matrix file with no result (coverage warnings); and,
+given earlier matrices, what changed (newly red, newly green, red N runs in a row). The shape of
+``matrix.json`` is ``repro/data/matrix.schema.json``. This module never reads files itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from repro import compat
+from repro.config import Expectation, Matrix, glob_match
+from repro.junit.reader import Budget, FileReader, find_files
+from repro.outcomes import Outcome, Totals
+from repro.report.model import (
+    EXPECT_EXPECTED,
+    EXPECT_OTHER,
+    EXPECT_SKIPPED,
+    EXPECT_XPASS,
+    GENERATOR,
+    GREEN_STATES,
+    RED_STATES,
+    SCHEMA_VERSION,
+    STATE_INVALID,
+    STATE_SUPERSEDED,
+    CaseRecord,
+    Cell,
+    InputRecord,
+    PredictionView,
+    Report,
+    Trend,
+    counts,
+)
+
+#: Above this many (host, variant) pairs only the pairs with a result are predicted: the
+#: prediction list of matrix.json grows with hosts x variants, not with the input.
+MAX_PREDICTED_PAIRS = 20_000
+
+
+def _iso(now: datetime | None) -> str:
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    return now.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _supersede_older_runs(records: list[InputRecord]) -> None:
+    """Keep only the newest of our runs per (host, variant): running ``repro run`` again on the
+    same host must refresh its cell, not add to it. Foreign files (no run.json) always add up."""
+    newest: dict[tuple[str, str], InputRecord] = {}
+    for record in records:
+        if record.run_started is None or record.state == STATE_INVALID:
+            continue
+        key = (record.host, record.variant)
+        kept = newest.get(key)
+        if kept is None or (record.run_started, record.path) > (kept.run_started or "", kept.path):
+            newest[key] = record
+    for record in records:
+        kept = newest.get((record.host, record.variant))
+        if record.run_started is not None and record.state != STATE_INVALID and kept is not record:
+            record.state = STATE_SUPERSEDED
+            record.reason = f"superseded by the newer run {kept.path if kept else '?'}"
+
+
+#: Case-id fragments of cases that use the accelerator (what a GPU variant's prediction is about).
+_ACCELERATOR_MARKERS = ("device=cuda", "device=rocm", "backend=nccl")
+
+
+def _expect_status(rule: Expectation, case: CaseRecord) -> str:
+    if case.outcome is Outcome.PASSED:
+        return EXPECT_XPASS
+    if case.outcome is Outcome.SKIPPED:
+        return EXPECT_SKIPPED
+    if rule.expects(case.outcome.value, case.signature):
+        return EXPECT_EXPECTED
+    return EXPECT_OTHER
+
+
+def _apply_expectations(cells: list[Cell], expectations: Sequence[Expectation]) -> dict[int, int]:
+    """Mark each case the first matching ``expect:`` entry covers; matches per entry index.
+
+    Linear in the cases: case globs are evaluated once per distinct (scenario, case id), host and
+    variant globs once per cell.
+    """
+    hits = {rule.index: 0 for rule in expectations}
+    if not expectations:
+        return hits
+    # One shared, read-only dict per (entry, status): no allocation per case.
+    infos: dict[tuple[int, str], dict[str, Any]] = {}
+    by_case: dict[tuple[str, str], tuple[Expectation, ...]] = {}
+    for cell in cells:
+        allowed = {
+            rule.index
+            for rule in expectations
+            if glob_match(rule.variant, cell.variant) and glob_match(rule.host, cell.host)
+        }
+        if not allowed:
+            continue
+        for case in cell.cases:
+            key = (case.scenario, case.case)
+            rules = by_case.get(key)
+            if rules is None:
+                rules = tuple(
+                    rule
+                    for rule in expectations
+                    if glob_match(rule.case, case.case) and glob_match(rule.scenario, case.scenario)
+                )
+                by_case[key] = rules
+            rule = next((r for r in rules if r.index in allowed), None)
+            if rule is not None:
+                hits[rule.index] += 1
+                status = _expect_status(rule, case)
+                info = infos.get((rule.index, status))
+                if info is None:
+                    info = infos[(rule.index, status)] = {
+                        "rule": rule.index,
+                        "status": status,
+                        "outcome": rule.outcome,
+                        "reason": rule.reason,
+                        "link": rule.link,
+                    }
+                case.expect = info
+    return hits
+
+
+def _observed(cell: Cell | None, accelerator: str | None) -> str | None:
+    """What the prediction is compared with: ``fail``, ``pass`` or None (see PredictionView)."""
+    if cell is None:
+        return None
+    cases = cell.cases
+    if accelerator in ("cuda", "rocm"):
+        on_device = [c for c in cases if any(m in c.case for m in _ACCELERATOR_MARKERS)]
+        cases = on_device or cases
+    passed = False
+    for case in cases:
+        if case.expect_status == EXPECT_EXPECTED:
+            continue
+        if case.outcome.is_problem:
+            return compat.FAIL
+        passed = passed or case.outcome is Outcome.PASSED
+    return compat.PASS if passed else None
+
+
+def _predictions(
+    hosts: list[dict[str, Any]],
+    variants: list[dict[str, Any]],
+    index: Mapping[tuple[str, str], Cell],
+    facts: compat.Facts,
+) -> dict[tuple[str, str], PredictionView]:
+    out = {}
+    every_pair = len(hosts) * len(variants) <= MAX_PREDICTED_PAIRS
+    for variant in variants:
+        accelerator = compat.accelerator(variant["properties"], variant["id"])
+        for host in hosts:
+            if not every_pair and (host["key"], variant["id"]) not in index:
+                continue
+            prediction = compat.predict(
+                host["properties"], variant["properties"], variant["id"], facts
+            )
+            observed = _observed(index.get((host["key"], variant["id"])), accelerator)
+            out[(host["key"], variant["id"])] = PredictionView(
+                prediction, observed, compat.disagreement(prediction.outcome, observed)
+            )
+    return out
+
+
+def _coverage(config: Matrix, cells: list[Cell], variants: list[dict[str, Any]]) -> list[str]:
+    """One warning per variant id, runtime and torch pin of the matrix file with no result."""
+    props = {v["id"]: v["properties"] for v in variants}
+    with_results = {cell.variant for cell in cells if cell.cases}
+    out = [
+        f"{config.path}: coverage: variant {v.id} has no result"
+        for v in config.variants
+        if v.id not in with_results
+    ]
+    runtimes = {compat.runtime_tag(props.get(vid, {}), vid) for vid in with_results}
+    for runtime in dict.fromkeys(v.runtime for v in config.variants):
+        if runtime not in runtimes:
+            ids = ", ".join(v.id for v in config.variants if v.runtime == runtime)
+            out.append(f"{config.path}: coverage: runtime {runtime} has no result ({ids})")
+    pins: set[str] = set()
+    for vid in with_results:
+        found = [
+            props.get(vid, {}).get(name, "").split("+")[0].strip()
+            for name in ("variant.torch", "runtime.torch")
+        ]
+        found = [pin for pin in found if pin]
+        # Without a torch property the id's "torch2.8" stands for every 2.8.x pin.
+        pins.update(found or ([f"~{vid.split('-torch', 1)[1]}"] if "-torch" in vid else []))
+    for pin in dict.fromkeys(v.torch for v in config.variants):
+        major_minor = ".".join(re.split(r"[.+-]", pin)[:2])
+        if pin.split("+")[0] not in pins and f"~{major_minor}" not in pins:
+            ids = ", ".join(v.id for v in config.variants if v.torch == pin)
+            out.append(f"{config.path}: coverage: torch {pin} has no result ({ids})")
+    return out
+
+
+def _trends(
+    cells: list[Cell], history: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, str], Trend]:
+    """Each cell against earlier matrices (oldest first). A report without the cell neither
+    breaks nor extends its red streak: fleets upload partial results."""
+    past: list[dict[tuple[Any, Any], Any]] = []
+    for matrix in reversed(history):
+        cells_json = matrix.get("cells") if isinstance(matrix, Mapping) else None
+        past.append(
+            {
+                (c.get("host"), c.get("variant")): c.get("effective_state") or c.get("state")
+                for c in cells_json or []
+                if isinstance(c, Mapping)
+            }
+        )
+    trends = {}
+    for cell in cells:
+        key = (cell.host, cell.variant)
+        now = cell.effective_state
+        earlier = [states[key] for states in past if key in states]
+        previous = earlier[0] if earlier else None
+        change = None
+        if previous is not None and now in RED_STATES and previous not in RED_STATES:
+            change = "newly red"
+        elif previous is not None and now in GREEN_STATES and previous in RED_STATES:
+            change = "newly green"
+        red_runs = 0
+        if now in RED_STATES:
+            red_runs = 1
+            for state in earlier:
+                if state not in RED_STATES:
+                    break
+                red_runs += 1
+        trends[key] = Trend(previous, change, red_runs)
+    return trends
+
+
+def build_report(
+    inputs: list[Path],
+    now: datetime | None = None,
+    *,
+    config: Matrix | None = None,
+    expectations: Sequence[Expectation] | None = None,
+    history: Sequence[Mapping[str, Any]] | None = None,
+    predict: bool = True,
+    facts: compat.Facts | None = None,
+    coverage: bool = True,
+) -> Report:
+    """Read every JUnit file under ``inputs`` and merge them into cells keyed by (host, variant).
+
+    ``now`` fixes ``generated_at`` (for golden tests). ``config`` (a loaded matrix.yaml) adds
+    coverage warnings and its ``expect:`` entries unless ``expectations`` is given. ``history``
+    holds earlier matrix.json dicts, oldest first (see :func:`load_history`), for newly red /
+    newly green / red streaks. ``predict`` compares each (host, variant) with ``repro.compat.predictions``
+    (``facts`` defaults to the shipped ones). Raises ConfigError if an input path does not
+    exist; unreadable or invalid files become ``problems`` and the merge goes on.
+    """
+    files = find_files([Path(p) for p in inputs])
+    budget = Budget()
+    records: list[InputRecord] = []
+    problems: list[tuple[str, str]] = []
+    log_files: dict[str, Path] = {}
+    for source in files:
+        reader = FileReader(source, budget)
+        record = reader.read()
+        records.append(record)
+        log_files.update(reader.log_files)
+        if record.state == STATE_INVALID:
+            problems.append((record.path, record.reason or "invalid"))
+        problems.extend((record.path, warning) for warning in reader.warnings)
+
+    _supersede_older_runs(records)
+    cells: dict[tuple[str, str], Cell] = {}
+    host_props: dict[str, dict[str, str]] = {}
+    variant_props: dict[str, dict[str, str]] = {}
+    for record in records:
+        if record.state == STATE_SUPERSEDED:
+            continue
+        cell = cells.setdefault((record.host, record.variant), Cell(record.host, record.variant))
+        cell.files.append(record.path)
+        cell.cases.extend(record.cases)
+        if record.state == STATE_INVALID:
+            cell.invalid_files += 1
+        hp = host_props.setdefault(record.host, {})
+        for name, value in record.host_properties.items():
+            hp.setdefault(name, value)
+        vp = variant_props.setdefault(record.variant, {})
+        for name, value in record.variant_properties.items():
+            # First wins, but a value beats an empty one (a CPU-only host's empty arch list).
+            if not vp.get(name):
+                vp[name] = value
+
+    ordered_cells = [cells[key] for key in sorted(cells)]
+    all_cases = [case for cell in ordered_cells for case in cell.cases]
+    totals = counts(all_cases)
+    hosts = [
+        {"key": key, "properties": dict(sorted(host_props[key].items()))}
+        for key in sorted(host_props)
+    ]
+    variants = [
+        {"id": key, "properties": dict(sorted(variant_props[key].items()))}
+        for key in sorted(variant_props)
+    ]
+
+    if expectations is None:
+        expectations = config.expectations if config is not None else ()
+    expectations = tuple(expectations)
+    hits = _apply_expectations(ordered_cells, expectations)
+    warnings: list[str] = []
+    if config is not None and coverage:
+        warnings += _coverage(config, ordered_cells, variants)
+    source = f"{config.path}: " if config is not None else ""
+    warnings += [
+        f"{source}{rule.label} matched no case in these results"
+        for rule in expectations
+        if not hits[rule.index]
+    ]
+    predictions = (
+        _predictions(hosts, variants, cells, facts or compat.default_facts()) if predict else {}
+    )
+    if predict and len(hosts) * len(variants) > MAX_PREDICTED_PAIRS:
+        warnings.append(
+            f"{len(hosts)} hosts x {len(variants)} variants: only the {len(cells)} pairs with "
+            f"results were predicted (cap {MAX_PREDICTED_PAIRS} pairs)"
+        )
+    trends = _trends(ordered_cells, history) if history is not None else {}
+
+    cells_json = []
+    for cell in ordered_cells:
+        item = cell.to_json()
+        trend = trends.get((cell.host, cell.variant))
+        if trend is not None:
+            item["trend"] = trend.to_json()
+        cells_json.append(item)
+    generated_at = _iso(now)
+    matrix = {
+        "schema_version": SCHEMA_VERSION,
+        "generator": GENERATOR,
+        "generated_at": generated_at,
+        "inputs": [record.to_json() for record in records],
+        "hosts": hosts,
+        "variants": variants,
+        "cells": cells_json,
+        "problems": [{"path": path, "reason": reason} for path, reason in problems],
+        "warnings": list(warnings),
+        "totals": dict(totals),
+        "expectations": [_expectation_json(rule, ordered_cells) for rule in expectations],
+        "predictions": [
+            view.to_json(host, variant) for (host, variant), view in sorted(predictions.items())
+        ],
+        "history": {"runs": len(history)} if history is not None else None,
+    }
+    return Report(
+        generated_at=generated_at,
+        inputs=records,
+        cells=ordered_cells,
+        hosts=hosts,
+        variants=variants,
+        problems=problems,
+        totals=totals,
+        matrix=matrix,
+        log_files=log_files,
+        warnings=warnings,
+        predictions=predictions,
+        expectations=expectations,
+        expectation_hits=hits,
+        trends=trends,
+        history_runs=len(history) if history is not None else None,
+    )
+
+
+def _expectation_json(rule: Expectation, cells: list[Cell]) -> dict[str, Any]:
+    statuses: Counter[str] = Counter(
+        case.expect["status"]
+        for cell in cells
+        for case in cell.cases
+        if case.expect is not None and case.expect["rule"] == rule.index
+    )
+    return {
+        **rule.as_dict(),
+        "matched": sum(statuses.values()),
+        "expected": statuses[EXPECT_EXPECTED],
+        "unexpectedly_passing": statuses[EXPECT_XPASS],
+        "other_outcome": statuses[EXPECT_OTHER],
+        "skipped": statuses[EXPECT_SKIPPED],
+    }
+
+
+def report_totals(report: Report) -> Totals:
+    """Every case of the report counted once (``repro.outcomes.Totals``): problems apart from
+    expected reproductions, doctor checks apart from scenario cases."""
+    totals = Totals()
+    for cell in report.cells:
+        for case in cell.cases:
+            totals.add(case.scenario, case.outcome, case.expect_status)
+    return totals
+
+
+def totals_line(report: Report) -> str:
+    """The report's totals line, in the same words as ``repro run``'s
+    (``repro.outcomes.Totals.line``): ``problems: 0 · expected reproductions: 8 · passed: 41 ·
+    skipped: 62``."""
+    return report_totals(report).line()

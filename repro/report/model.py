@@ -1,0 +1,327 @@
+"""The report's data model: one record per input file, cells keyed by (host, variant), the report.
+
+Words follow ../shared/DESIGN.md. A :class:`CaseRecord` is one ``<testcase>`` after
+classification (``repro.junit.reader``); an :class:`InputRecord` is one input file with its key
+and state; a :class:`Cell` gathers the inputs of one (host key, variant id); a :class:`Report` is
+the merged whole (``repro.report.merge.build_report``). Cell states besides the outcomes:
+``invalid``, ``no tests``, ``missing`` (junit-notes.md "Cell states the matrix needs").
+
+Every text that comes from an input is capped here (:data:`MAX_KEY_CHARS`, ...), so one hostile
+file cannot make the outputs grow without bound. This module never reads files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repro import __version__
+from repro.outcomes import OUTCOME_ORDER, SEVERITY_ORDER, SEVERITY_RANK, Outcome
+
+if TYPE_CHECKING:
+    from repro import compat
+    from repro.config import Expectation
+
+SCHEMA_VERSION = 1
+GENERATOR = f"repro-matrix {__version__}"
+
+#: Caps on text taken from an input (characters). A longer value is cut with "…" and the input
+#: gets a warning: a 10 MB host key must not be repeated into every cell of matrix.html.
+MAX_KEY_CHARS = 200
+MAX_NAME_CHARS = 500
+MAX_MESSAGE_CHARS = 500
+MAX_PROPERTY_CHARS = 1000
+#: Tail of a failure/error body kept as the case's log excerpt (characters).
+MAX_EXCERPT_CHARS = 1500
+
+UNKNOWN_HOST = "unknown host"
+
+STATE_OK = "ok"
+STATE_INVALID = "invalid"
+STATE_SUPERSEDED = "superseded"
+STATE_NO_TESTS = "no tests"
+STATE_MISSING = "missing"
+#: Effective cell states from matrix.yaml ``expect:`` entries.
+STATE_EXPECTED = "expected"
+STATE_XPASS = "unexpectedly passing"
+
+#: Per-case status against a matching ``expect:`` entry.
+EXPECT_EXPECTED = "expected"
+EXPECT_XPASS = "unexpectedly passing"
+EXPECT_OTHER = "other outcome"
+EXPECT_SKIPPED = "skipped"
+
+RED_STATES = frozenset({"hung", "crashed", "error", "failed"})
+GREEN_STATES = frozenset({"passed", STATE_EXPECTED, STATE_XPASS})
+
+#: Cell state precedence, worst first. An unreadable file outranks a pass: a cell with a passing
+#: file and a truncated one must not look green.
+CELL_STATE_ORDER = (
+    Outcome.HUNG.value,
+    Outcome.CRASHED.value,
+    Outcome.ERROR.value,
+    Outcome.FAILED.value,
+    STATE_INVALID,
+    Outcome.PASSED.value,
+    Outcome.SKIPPED.value,
+    STATE_NO_TESTS,
+)
+#: Effective cell state precedence (worst first): expected failures sit below invalid inputs and
+#: unexpected passes, above plain passes.
+EFFECTIVE_STATE_ORDER = (
+    *CELL_STATE_ORDER[:5],
+    STATE_XPASS,
+    STATE_EXPECTED,
+    *CELL_STATE_ORDER[5:],
+)
+
+# --------------------------------------------------------------------------------------------
+# Records
+
+
+@dataclass
+class CaseRecord:
+    """One ``<testcase>`` after classification."""
+
+    scenario: str
+    case: str
+    outcome: Outcome
+    signature: str | None
+    message: str
+    time_s: float | None
+    metrics: dict[str, float | None]
+    log: str | None
+    file: str
+    #: Tail of the failure/error body (the trimmed log our writer puts there), "" for none.
+    excerpt: str = ""
+    #: The matching ``expect:`` entry and how the outcome compares, or None (shared, read-only:
+    #: ``rule``, ``status``, ``outcome``, ``reason``, ``link``).
+    expect: dict[str, Any] | None = None
+
+    @property
+    def expect_status(self) -> str | None:
+        return self.expect["status"] if self.expect else None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "scenario": self.scenario,
+            "case": self.case,
+            "outcome": self.outcome.value,
+            "signature": self.signature,
+            "message": self.message,
+            "excerpt": self.excerpt,
+            "time_s": self.time_s,
+            "metrics": dict(self.metrics),
+            "log": self.log,
+            "file": self.file,
+        }
+        if self.expect is not None:  # the entry itself is in the top-level "expectations"
+            out["expect"] = {"rule": self.expect["rule"], "status": self.expect["status"]}
+        return out
+
+
+@dataclass
+class InputRecord:
+    """One input file: its key, its state and what it contained."""
+
+    path: str
+    state: str
+    reason: str | None
+    host: str
+    variant: str
+    cases: list[CaseRecord] = field(default_factory=list)
+    host_properties: dict[str, str] = field(default_factory=dict)
+    variant_properties: dict[str, str] = field(default_factory=dict)
+    #: ``started`` from our run.json sidecar; None for foreign files.
+    run_started: str | None = None
+
+    @property
+    def tests(self) -> int:
+        return len(self.cases)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "state": self.state,
+            "reason": self.reason,
+            "host": self.host,
+            "variant": self.variant,
+            "tests": self.tests,
+        }
+
+
+@dataclass
+class Cell:
+    """All inputs with the same (host, variant) key."""
+
+    host: str
+    variant: str
+    files: list[str] = field(default_factory=list)
+    cases: list[CaseRecord] = field(default_factory=list)
+    invalid_files: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return counts(self.cases)
+
+    @property
+    def state(self) -> str:
+        present = {case.outcome.value for case in self.cases}
+        if self.invalid_files:
+            present.add(STATE_INVALID)
+        for state in CELL_STATE_ORDER:
+            if state in present:
+                return state
+        return STATE_NO_TESTS
+
+    @property
+    def effective_state(self) -> str:
+        """The state after ``expect:`` entries: failures they predict become ``expected``,
+        predicted failures that passed ``unexpectedly passing``. Equals ``state`` without them."""
+        present = set()
+        for case in self.cases:
+            status = case.expect_status
+            if status == EXPECT_EXPECTED:
+                present.add(STATE_EXPECTED)
+            elif status == EXPECT_XPASS:
+                present.add(STATE_XPASS)
+            else:
+                present.add(case.outcome.value)
+        if self.invalid_files:
+            present.add(STATE_INVALID)
+        for state in EFFECTIVE_STATE_ORDER:
+            if state in present:
+                return state
+        return STATE_NO_TESTS
+
+    def display_counts(self) -> list[tuple[str, int]]:
+        """(label, n) worst first: unexpected problems by outcome, then unexpected passes,
+        expected failures, the other passes and skips. Without expectations: outcome counts."""
+        counts: Counter[str] = Counter()
+        for case in self.cases:
+            status = case.expect_status
+            if status == EXPECT_EXPECTED:
+                counts[STATE_EXPECTED] += 1
+            elif status == EXPECT_XPASS:
+                counts[STATE_XPASS] += 1
+            else:
+                counts[case.outcome.value] += 1
+        order = [o.value for o in SEVERITY_ORDER[:4]] + [STATE_XPASS, STATE_EXPECTED]
+        order += [o.value for o in SEVERITY_ORDER[4:]]
+        return [(label, counts[label]) for label in order if counts[label]]
+
+    def sorted_cases(self) -> list[CaseRecord]:
+        return sorted(
+            self.cases, key=lambda c: (SEVERITY_RANK[c.outcome], c.scenario, c.case, c.file)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "variant": self.variant,
+            "state": self.state,
+            "effective_state": self.effective_state,
+            "counts": self.counts,
+            "files": list(self.files),
+            "cases": [
+                c.to_json() for c in sorted(self.cases, key=lambda c: (c.scenario, c.case, c.file))
+            ],
+        }
+
+
+@dataclass
+class Report:
+    """The merged result of ``build_report``.
+
+    ``matrix`` is the json-able dict written to ``matrix.json``; ``totals`` maps each outcome value
+    (and ``"tests"``) to a count; ``problems`` lists ``(path, reason)`` for every input that was
+    invalid or needs a warning. ``log_files`` maps a case's ``log`` string to the existing file.
+    """
+
+    generated_at: str
+    inputs: list[InputRecord]
+    cells: list[Cell]
+    hosts: list[dict[str, Any]]
+    variants: list[dict[str, Any]]
+    problems: list[tuple[str, str]]
+    totals: dict[str, int]
+    matrix: dict[str, Any]
+    log_files: dict[str, Path] = field(default_factory=dict, repr=False)
+    #: Coverage and expectation warnings about the matrix file (one line each).
+    warnings: list[str] = field(default_factory=list)
+    #: (host, variant) -> prediction vs observation, for every pair (missing cells included).
+    predictions: dict[tuple[str, str], PredictionView] = field(default_factory=dict, repr=False)
+    #: The ``expect:`` entries applied, and how many cases each matched.
+    expectations: tuple[Expectation, ...] = ()
+    expectation_hits: dict[int, int] = field(default_factory=dict)
+    #: (host, variant) -> change since the previous report (``--history``).
+    trends: dict[tuple[str, str], Trend] = field(default_factory=dict, repr=False)
+    history_runs: int | None = None
+
+    def __post_init__(self) -> None:
+        self._index = {(cell.host, cell.variant): cell for cell in self.cells}
+
+    def cell(self, host: str, variant: str) -> Cell | None:
+        """The cell for (host, variant), or None where that combination has no input (missing)."""
+        return self._index.get((host, variant))
+
+
+def counts(cases: list[CaseRecord]) -> dict[str, int]:
+    """Cases per outcome value (every outcome present, zeros included) plus ``"tests"``."""
+    counts = {outcome.value: 0 for outcome in OUTCOME_ORDER}
+    for case in cases:
+        counts[case.outcome.value] += 1
+    counts["tests"] = len(cases)
+    return counts
+
+
+@dataclass(frozen=True)
+class PredictionView:
+    """A cell's prediction (``repro.compat.predictions``) next to the observation.
+
+    ``observed`` is ``pass``/``fail`` from the cases the prediction is about (the accelerator
+    cases of a GPU variant when the case ids say so, else every case; expected failures left
+    out), or None where nothing comparable ran (missing cell, only skips).
+    """
+
+    prediction: compat.Prediction
+    observed: str | None
+    disagreement: str | None
+
+    def to_json(self, host: str, variant: str) -> dict[str, Any]:
+        return {
+            "host": host,
+            "variant": variant,
+            "predicted": self.prediction.outcome,
+            "unverified": self.prediction.unverified,
+            "summary": self.prediction.summary(),
+            "observed": self.observed,
+            "disagreement": self.disagreement,
+            "reasons": [reason.to_json() for reason in self.prediction.reasons],
+        }
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A cell against earlier reports: its previous effective state, the change, the red streak."""
+
+    previous: str | None
+    change: str | None
+    red_runs: int
+
+    def note(self) -> str:
+        parts = [self.change] if self.change else []
+        if self.red_runs >= 2:
+            parts.append(f"red {self.red_runs} runs in a row")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def truncate(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, the last one "…" when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
