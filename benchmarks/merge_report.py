@@ -150,7 +150,7 @@ def generate(root: Path, files: int, cases: int, hosts: int, variants: int) -> N
 
 def merge(inputs: Path, out: Path) -> None:
     """The measured part (runs in a child process): build_report + write_outputs."""
-    from repro.config.matrix import Expectation
+    from repro.config import Expectation
     from repro.report.merge import build_report
     from repro.report.outputs import write_outputs
 

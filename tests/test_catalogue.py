@@ -13,9 +13,8 @@ from conftest import REPO, cases_by_name, only_run_dir, run_cli, write_matrix
 
 torch = pytest.importorskip("torch")
 
-from repro import scenarios  # noqa: E402
-from repro.compat import predictions as compat  # noqa: E402
-from repro.compat.predictions import gfx_from_override, match_arch  # noqa: E402
+from repro import compat, scenarios  # noqa: E402
+from repro.compat import gfx_from_override, match_arch  # noqa: E402
 from repro.scenarios import _dbnet, arch, data_validation, losses  # noqa: E402
 
 # torch.cuda.get_arch_list() of published wheels, copied from the shipped facts
@@ -196,6 +195,28 @@ def test_no_text_batches_mine_no_negatives_and_give_zero_bce():
     parts, found = losses.evaluate(pred, data, 1e-6)
     assert found is None
     assert float(parts["negatives_mined"]) == 0 and float(parts["bce"].detach()) == 0.0
+
+
+def test_one_finite_check_names_the_nan_loss_or_gradient_as_nan_detected():
+    class Ctx:
+        def fail(self, message, signature=None):
+            raise scenarios.CaseFailed(message, signature)
+
+    ctx, net = Ctx(), torch.nn.Linear(2, 1)
+    net(torch.ones(1, 2)).sum().backward()
+    _dbnet.check_finite(ctx, 3, loss=torch.tensor(0.5), grads=net)  # finite: returns
+    with pytest.raises(scenarios.CaseFailed) as failed:
+        _dbnet.check_finite(ctx, 3, loss=torch.tensor(float("nan")), note=" under bf16 autocast")
+    assert str(failed.value) == "step 3: loss = nan under bf16 autocast"
+    assert failed.value.signature == "nan_detected"
+    net.bias.grad[0] = float("inf")
+    with pytest.raises(
+        scenarios.CaseFailed, match=r"^NaN/Inf gradient detected in bias at step 3$"
+    ):
+        _dbnet.check_finite(ctx, 3, grads=net)
+    leaves = {"thresh": torch.tensor([float("nan")]), "prob": torch.zeros(1)}
+    with pytest.raises(scenarios.CaseFailed, match=r"^NaN/Inf gradient detected in thresh$"):
+        _dbnet.check_finite(ctx, grads=leaves)
 
 
 def test_dice_assertion_hides_nan_and_l1_eps_fixes_the_empty_mask():

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.compat import predictions as compat
-from repro.compat.predictions import FAIL, PASS, UNKNOWN, Facts, predict
+from repro import compat
+from repro.compat import FAIL, PASS, UNKNOWN, Facts, predict
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_FACTS = REPO.parent / "shared" / "compat" / "compat-facts.yaml"

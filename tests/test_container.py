@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from repro.cli.main import main as repro_main
-from repro.config.matrix import Variant
+from repro.config import Overrides, Variant
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
@@ -334,9 +334,7 @@ def test_overrides_command_line_wins_over_environment_wins_over_matrix():
         "REPRO_INDEX_URL": "https://mirror/whl/{runtime}",
         "REPRO_PYTHON": "",
     }
-    overrides = build_settings.Overrides.collect(
-        {"base_image": "cli-base:2", "python": None}, environ
-    )
+    overrides = Overrides.collect({"base_image": "cli-base:2", "python": None}, environ)
     settings = build_settings.settings_for(VARIANT, overrides, repo="repro-test")
     assert settings.variant.base_image == "cli-base:2"
     assert settings.variant.index_url == "https://mirror/whl/cpu"
@@ -352,17 +350,13 @@ def test_wheelhouse_override_must_be_a_directory(tmp_path):
     with pytest.raises(ConfigError, match="not a directory"):
         build_settings.settings_for(
             VARIANT,
-            build_settings.Overrides(
-                {"wheelhouse": str(tmp_path / "nope")}, {"wheelhouse": "--wheelhouse"}
-            ),
+            Overrides({"wheelhouse": str(tmp_path / "nope")}, {"wheelhouse": "--wheelhouse"}),
         )
 
 
 def test_context_holds_dockerfile_requirements_source_and_wheelhouse(tmp_path):
     (tmp_path / "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"wheel")
-    settings = build_settings.settings_for(
-        VARIANT, build_settings.Overrides({"wheelhouse": str(tmp_path)}, {})
-    )
+    settings = build_settings.settings_for(VARIANT, Overrides({"wheelhouse": str(tmp_path)}, {}))
     names = [e.name for e in images.context_entries(settings)]
     assert names[:3] == ["Dockerfile", "requirements.txt", "src/pyproject.toml"]
     assert (
@@ -407,9 +401,7 @@ def test_context_digest_changes_with_the_source_and_the_build_args(tmp_path):
 
 
 def test_wheelhouse_must_hold_the_pinned_torch_for_the_image_python(tmp_path):
-    settings = build_settings.settings_for(
-        VARIANT, build_settings.Overrides({"wheelhouse": str(tmp_path)}, {})
-    )
+    settings = build_settings.settings_for(VARIANT, Overrides({"wheelhouse": str(tmp_path)}, {}))
     with pytest.raises(ConfigError, match="no torch wheel"):
         wheelhouse.check_wheelhouse(settings)
     (tmp_path / "torch-2.12.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
+from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
-from repro.config import matrix as matrix_mod
 from repro.containers import hostkind as host_mod
 from repro.containers import images, job, start_failure
 from repro.containers import spec as container_mod

@@ -439,12 +439,10 @@ def test_touching_repro_rebuilds_only_the_top_layers_in_seconds(lane, tmp_path):
     source = tmp_path / "checkout"
     shutil.copytree(lane["source"], source)
     client = lane["client"]
-    from repro.config.matrix import load
+    from repro.config import Overrides, load
 
     variant = load(lane["project"] / "matrix.yaml").variant(VARIANT)
-    overrides = build_settings.Overrides(
-        {"wheelhouse": str(lane["wheelhouse"])}, {"wheelhouse": "--wheelhouse"}
-    )
+    overrides = Overrides({"wheelhouse": str(lane["wheelhouse"])}, {"wheelhouse": "--wheelhouse"})
     settings = build_settings.settings_for(
         variant, overrides, repo=f"{IMAGE_REPO}-rebuild", source_root=source
     )

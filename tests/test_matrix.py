@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_cli, write_matrix
 
-from repro.config import matrix
+from repro import config as matrix
 from repro.errors import ConfigError
 
 
@@ -204,3 +204,20 @@ def test_plan_json_lists_variants_cases_and_effective_settings(project):
         "params": {"mode": ["lock"]},
     }
     assert plan["defaults"]["results_dir"] == "results"
+
+
+@pytest.mark.parametrize(
+    ("torch", "cuda", "hip", "tag"),
+    [
+        ("2.8.0+cu128", None, None, "cu128"),  # the wheel's local version names its runtime
+        ("2.8.0+rocm6.4", None, None, "rocm6.4"),
+        ("2.13.0+cpu", None, None, "cpu"),
+        ("2.13.0", None, None, "cpu"),  # PyPI's default wheel without a CUDA build
+        ("2.8.0", "12.8", None, "cu128"),  # torch.version.cuda, when known, wins
+        ("2.8.0+cu126", "13.0", None, "cu130"),
+        ("2.8.0", None, "6.4.43482-0f2d60242", "rocm6.4"),
+        (None, "12.8", None, "none"),
+    ],
+)
+def test_runtime_tag_from_the_torch_version_string(torch, cuda, hip, tag):
+    assert matrix.runtime_tag(torch, cuda, hip) == tag

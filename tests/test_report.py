@@ -924,7 +924,7 @@ def deliberate_results(port_in_use: Outcome = Outcome.FAILED) -> list[CaseResult
 
 
 def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_path):
-    from repro.config import matrix
+    from repro import config as matrix
 
     config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
     write_run(
@@ -980,7 +980,7 @@ def test_expected_failures_are_not_red_and_unexpected_passes_are_flagged(tmp_pat
 
 
 def test_expected_cells_render_as_expected_in_markdown_and_html(tmp_path):
-    from repro.config import matrix
+    from repro import config as matrix
 
     config = matrix.load(write_config(tmp_path / "matrix.yaml", DELIBERATE))
     results = [r for r in deliberate_results(Outcome.PASSED) if "rank_raises" not in r.case_id]
@@ -1029,7 +1029,7 @@ def test_report_main_takes_config_and_prints_warnings(tmp_path, capsys):
 
 
 def test_expect_entries_are_validated_all_at_once(tmp_path):
-    from repro.config import matrix
+    from repro import config as matrix
 
     path = write_config(
         tmp_path / "matrix.yaml",
@@ -1058,7 +1058,7 @@ def test_expect_entries_are_validated_all_at_once(tmp_path):
 
 
 def test_the_shipped_matrix_yaml_still_loads_with_the_expect_key():
-    from repro.config import matrix
+    from repro import config as matrix
 
     config = matrix.load(REPO / "matrix.yaml")
     assert all(isinstance(e, matrix.Expectation) for e in config.expectations)
@@ -1069,7 +1069,7 @@ def test_the_shipped_matrix_yaml_still_loads_with_the_expect_key():
 
 
 def test_coverage_warns_per_variant_runtime_and_torch_pin_without_results(tmp_path):
-    from repro.config import matrix
+    from repro import config as matrix
 
     variants = (
         '  - {runtime: cu126, torch: "2.8.0", base_image: a}\n'
@@ -1178,7 +1178,7 @@ def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
         sidecar=False,
         logs=False,
     )
-    from repro.config.matrix import Expectation
+    from repro.config import Expectation
 
     known = [
         Expectation(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.config.matrix import Expectation
+from repro.config import Expectation
 from repro.report.merge import build_report
 from repro.report.outputs import write_outputs
 

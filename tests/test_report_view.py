@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from repro import data as shipped_data
-from repro.config.matrix import Expectation
+from repro.config import Expectation
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_atomic, write_junit
 from repro.outcomes import CaseResult, Outcome, Totals, totals_line

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from repro.config import matrix as matrix_mod
+from repro import config as matrix_mod
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
@@ -223,9 +223,9 @@ def _source(args: argparse.Namespace) -> Path | None:
     return Path(source) if source else None
 
 
-def _overrides(args: argparse.Namespace) -> build_settings.Overrides:
-    return build_settings.Overrides.collect(
-        {name: getattr(args, name, None) for name in build_settings.OVERRIDE_ENV}
+def _overrides(args: argparse.Namespace) -> matrix_mod.Overrides:
+    return matrix_mod.Overrides.collect(
+        {name: getattr(args, name, None) for name in matrix_mod.OVERRIDE_ENV}
     )
 
 
@@ -287,7 +287,7 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     settings = build_settings.settings_for(
         variant,
-        build_settings.Overrides(
+        matrix_mod.Overrides(
             {k: v for k, v in overrides.values.items() if k != "wheelhouse"}, overrides.sources
         ),
     )

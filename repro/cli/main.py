@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import repro
+from repro import config as matrix_mod
 from repro.cli import classify as classify_cmd
 from repro.cli import docker
 from repro.cli import host as host_cmd
+from repro.cli import plan as plan_cmd
 from repro.cli import report as report_cmd
-from repro.config import matrix as matrix_mod
 from repro.errors import (
     EXIT_CASES_FAILED,
     EXIT_CODES,
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"repro-matrix {repro.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # One register() per command module; the commands still defined below keep theirs here.
-    _register_plan(sub)
+    plan_cmd.register(sub)
     host_cmd.register(sub)
     _register_run(sub)
     report_cmd.register(sub)
@@ -136,70 +137,6 @@ def _silence_stdout() -> None:
     except (OSError, ValueError):
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-# ---------------------------------------------------------------------------------------------
-# plan (moves to repro/cli/plan.py)
-
-
-def _register_plan(sub: argparse._SubParsersAction) -> None:
-    plan = sub.add_parser("plan", help="print the selected variants, cases and effective settings")
-    matrix_mod.add_config_argument(plan)
-    plan.add_argument(
-        "--variant",
-        action="append",
-        metavar="GLOB",
-        help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable)",
-    )
-    plan.add_argument(
-        "--json", action="store_true", help="machine-readable output (for a CI job matrix)"
-    )
-    plan.set_defaults(handler=cmd_plan)
-
-
-def cmd_plan(args: argparse.Namespace) -> int:
-    config = matrix_mod.load(args.config)
-    variants = config.select_variants(args.variant)
-    cases = config.cases()
-    scenarios = [
-        {
-            "name": s.name,
-            "enabled": s.enabled,
-            "module": s.module,
-            "cases": len(s.cases(config.timeout_scale)) if s.enabled else 0,
-            "timeout_s": s.timeout_s,
-            "params": {k: list(v) for k, v in s.params.items()},
-        }
-        for s in config.scenarios
-    ]
-    plan = {
-        "config": str(config.path),
-        "defaults": dict(config.defaults),
-        "variants": [v.as_dict() for v in variants],
-        "scenarios": scenarios,
-        "cases": len(cases),
-        "runners": {k: list(v) for k, v in config.runners.items()},
-    }
-    if args.json:
-        print(json.dumps(plan, indent=2, sort_keys=True))
-        return EXIT_OK
-    print(f"matrix: {config.path}")
-    print("defaults: " + ", ".join(f"{k}={v}" for k, v in sorted(config.defaults.items())))
-    print(f"variants ({len(variants)}):")
-    for v in variants:
-        print(
-            f"  {v.id:<22} torch {v.torch:<8} {v.accelerator:<4} python {v.python:<5} {v.base_image}  index {v.index_url}"
-        )
-    print(f"scenarios ({len(cases)} cases):")
-    for s in scenarios:
-        state = f"{s['cases']} cases" if s["enabled"] else "disabled"
-        timeout = f", timeout {s['timeout_s']:g} s" if s["timeout_s"] else ""
-        print(f"  {s['name']:<14} {state}{timeout}")
-    if config.runners:
-        print("runners:")
-        for kind, labels in config.runners.items():
-            print(f"  {kind:<12} {', '.join(labels)}")
-    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------

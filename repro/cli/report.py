@@ -137,7 +137,7 @@ def _load_config(path: Path | None) -> Any:
         raise ConfigError(f"--config {path}: cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
         raise ConfigError(f"--config {path}: expected a regular file, got a {file_kind(mode)}")
-    from repro.config import matrix as matrix_mod
+    from repro import config as matrix_mod
 
     return matrix_mod.load(path)
 

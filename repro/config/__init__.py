@@ -1,1 +1,54 @@
-"""matrix.yaml to a typed model: validation, selection, canonical ids, overrides."""
+"""matrix.yaml to a typed model: validation, selection, canonical ids, the override cascade.
+
+``read`` reads the file as untrusted input (regular file, size, UTF-8, duplicate keys, depth,
+aliases), ``load`` validates it into the ``model`` (Variant, ScenarioConfig, Expectation,
+Matrix), ``select`` is the one glob semantics and the case/variant selectors, ``ids`` the
+canonical ids and runtime tags, ``overrides`` the CLI > environment > matrix.yaml cascade,
+``github_plan`` the CI job matrix. Import the names from here: ``from repro.config import load``.
+Never imports torch.
+"""
+
+from repro.config.ids import accelerator_of, canonical_id, runtime_tag, runtime_tag_of
+from repro.config.load import SCHEMA_VERSION, load, parse, size_bytes
+from repro.config.model import (
+    EXPECT_OUTCOMES,
+    Expectation,
+    Matrix,
+    ScenarioConfig,
+    Variant,
+)
+from repro.config.overrides import OVERRIDE_ENV, Overrides
+from repro.config.select import (
+    DEFAULT_FILE,
+    add_case_selector_argument,
+    add_config_argument,
+    case_matches,
+    glob_match,
+    select_cases,
+    select_variants,
+)
+
+__all__ = [
+    "DEFAULT_FILE",
+    "EXPECT_OUTCOMES",
+    "OVERRIDE_ENV",
+    "SCHEMA_VERSION",
+    "Expectation",
+    "Matrix",
+    "Overrides",
+    "ScenarioConfig",
+    "Variant",
+    "accelerator_of",
+    "add_case_selector_argument",
+    "add_config_argument",
+    "canonical_id",
+    "case_matches",
+    "glob_match",
+    "load",
+    "parse",
+    "runtime_tag",
+    "runtime_tag_of",
+    "select_cases",
+    "select_variants",
+    "size_bytes",
+]

@@ -1,56 +1,23 @@
 """A variant's effective build settings: the matrix's values with the command-line and
 environment overrides applied, the image tag, and the checkout whose ``repro`` goes into it.
 
-Overrides for base image, wheel index URL, wheelhouse and Python come from the command line or
-``REPRO_BASE_IMAGE`` / ``REPRO_INDEX_URL`` / ``REPRO_WHEELHOUSE`` / ``REPRO_PYTHON`` (CLI wins
-over the environment, which wins over matrix.yaml), so one matrix.yaml serves a laptop, an
-air-gapped runner and CI. Never imports torch or the Docker SDK.
+The override cascade itself (command line > ``REPRO_*`` environment > matrix.yaml) is
+:class:`repro.config.Overrides`. Never imports torch or the Docker SDK.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import repro
-from repro.config.matrix import Variant
+from repro.config import Overrides, Variant
 from repro.errors import ConfigError, FatalError
 
 DEFAULT_REPO = "repro-matrix"
 SOURCE_ROOT = Path(repro.__file__).resolve().parent.parent
-#: override name -> environment variable
-OVERRIDE_ENV = {
-    "base_image": "REPRO_BASE_IMAGE",
-    "index_url": "REPRO_INDEX_URL",
-    "wheelhouse": "REPRO_WHEELHOUSE",
-    "python": "REPRO_PYTHON",
-}
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """Values that replace the matrix's, with where each came from (for the settings printout)."""
-
-    values: Mapping[str, str]
-    sources: Mapping[str, str]
-
-    @classmethod
-    def collect(
-        cls, cli: Mapping[str, str | None], environ: Mapping[str, str] | None = None
-    ) -> Overrides:
-        """Command-line values win over the environment; empty environment values are ignored."""
-        environ = os.environ if environ is None else environ
-        values, sources = {}, {}
-        for name, env_name in OVERRIDE_ENV.items():
-            if cli.get(name):
-                values[name], sources[name] = str(cli[name]), f"--{name.replace('_', '-')}"
-            elif environ.get(env_name):
-                values[name], sources[name] = environ[env_name], f"${env_name}"
-        return cls(values, sources)
 
 
 @dataclass(frozen=True)
@@ -109,10 +76,7 @@ def settings_for(
     """Apply ``overrides`` to ``variant``. Raises ConfigError for a wheelhouse that is not a directory."""
     overrides = overrides or Overrides({}, {})
     values = overrides.values
-    changes = {k: values[k] for k in ("base_image", "index_url", "python") if k in values}
-    if "index_url" in changes:
-        changes["index_url"] = changes["index_url"].replace("{runtime}", variant.runtime)
-    variant = dataclasses.replace(variant, **changes)
+    variant = overrides.apply(variant)
     wheelhouse = None
     if values.get("wheelhouse"):
         wheelhouse = Path(values["wheelhouse"]).expanduser().resolve()

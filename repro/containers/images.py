@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from repro.config.matrix import Variant
+from repro.config import Variant, runtime_tag_of
 from repro.containers.build_settings import BuildSettings, project_requirements, source_version
 from repro.containers.wheelhouse import check_wheelhouse
 from repro.errors import FatalError
@@ -162,8 +162,6 @@ def write_context_dir(settings: BuildSettings, dest: Path) -> dict[str, str]:
 
 def installed_from_probe(probe: Mapping[str, Any]) -> dict[str, str]:
     """The versions really installed in an image, from ``_torch_probe``'s JSON."""
-    from repro.host.fingerprint import runtime_tag
-
     values = {
         "torch": probe.get("torch"),
         "cuda": probe.get("cuda"),
@@ -171,7 +169,7 @@ def installed_from_probe(probe: Mapping[str, Any]) -> dict[str, str]:
         "cudnn": probe.get("cudnn"),
         "nccl": probe.get("nccl"),
         "python": probe.get("python"),
-        "runtime": runtime_tag({"runtime": dict(probe)}) if probe.get("torch") else None,
+        "runtime": runtime_tag_of(probe) if probe.get("torch") else None,
     }
     return {k: str(v) for k, v in values.items() if v is not None}
 

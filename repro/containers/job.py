@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from repro.config import matrix as matrix_mod
+from repro import config as matrix_mod
 from repro.containers import build_settings, images, start_failure
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod

@@ -89,7 +89,7 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
     says why on stderr) so ``nox -l``, ``tests`` and ``lint`` keep working.
     """
     try:
-        from repro.config import matrix
+        from repro import config as matrix
         from repro.errors import ReproError
 
         try:

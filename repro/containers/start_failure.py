@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro import config as matrix_mod
 from repro.compat import predictions
-from repro.config import matrix as matrix_mod
 from repro.containers import hostkind as host_mod
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from repro.compat import predictions as compat
+from repro import compat
 from repro.containers import hostkind
 from repro.host import amd, nvidia, smi
 from repro.host.fingerprint import runtime_tag

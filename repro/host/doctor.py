@@ -49,7 +49,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from repro.compat import predictions as compat
+from repro import compat
 from repro.containers import hostkind
 from repro.host import checks, smi
 from repro.host.checks import (

@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from repro import proctree
+from repro.config import runtime_tag as config_runtime_tag
 from repro.host import amd, files, nvidia, smi
 from repro.host.files import Unreadable
 from repro.host.model import (
@@ -260,17 +261,10 @@ def collect(
 
 def runtime_tag(fp: Fingerprint | Mapping[str, Any]) -> str:
     """The wheel flavour of the torch build: "cu128", "cu130", "rocm6.4", "cpu"; "none" without
-    torch. ``fp`` is a Fingerprint or fingerprint JSON."""
+    torch. ``fp`` is a Fingerprint or fingerprint JSON. The derivation is
+    :func:`repro.config.runtime_tag`'s (one place for it)."""
     runtime = as_fingerprint(fp).runtime
-    if not runtime.torch:
-        return "none"
-    if runtime.cuda:
-        major, minor = runtime.cuda.split(".")[:2]
-        return f"cu{major}{minor}"
-    if runtime.hip:
-        major, minor = runtime.hip.split(".")[:2]
-        return f"rocm{major}.{minor}"
-    return "cpu"
+    return config_runtime_tag(runtime.torch, runtime.cuda, runtime.hip)
 
 
 def _gpu_label(gpu: Gpu) -> str:

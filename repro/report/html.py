@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from repro import compat
 from repro import data as shipped_data
-from repro.compat import predictions as compat
 from repro.junit.files import is_under
 from repro.outcomes import SEVERITY_RANK, Outcome
 from repro.report.labels import (

@@ -12,7 +12,7 @@ import html
 import statistics
 from collections import Counter
 
-from repro.compat import predictions as compat
+from repro import compat
 from repro.outcomes import Outcome
 from repro.report.labels import (
     EMOJI,

@@ -24,8 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from repro.compat import predictions as compat
-from repro.config.matrix import Expectation, Matrix, glob_match
+from repro import compat
+from repro.config import Expectation, Matrix, glob_match
 from repro.junit.reader import Budget, FileReader, find_files
 from repro.outcomes import Outcome, Totals
 from repro.report.model import (

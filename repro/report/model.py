@@ -22,8 +22,8 @@ from repro import __version__
 from repro.outcomes import OUTCOME_ORDER, SEVERITY_ORDER, SEVERITY_RANK, Outcome
 
 if TYPE_CHECKING:
-    from repro.compat import predictions as compat
-    from repro.config.matrix import Expectation
+    from repro import compat
+    from repro.config import Expectation
 
 SCHEMA_VERSION = 1
 GENERATOR = f"repro-matrix {__version__}"

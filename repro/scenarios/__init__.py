@@ -13,6 +13,11 @@ matrix.yaml) defines, at module level and WITHOUT importing torch (the runner im
   ``repro.runner.harness``; it may import torch. It signals a reproduced bug with ``ctx.fail`` or an
   ``AssertionError``, an absent requirement with ``ctx.skip``.
 
+:class:`Scenario` is that contract as a ``typing.Protocol``; :func:`load` checks it and turns
+every breach (an import that fails, a bad ``PARAMS`` or ``TIMEOUT_S``) into a one-line
+ConfigError naming the module. ``from repro.scenarios import Context, CaseFailed, CaseSkipped``
+gives a scenario author the case API (re-exported from ``repro.runner.case_api``).
+
 This module never imports torch.
 """
 
@@ -20,10 +25,50 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, cast, runtime_checkable
+
+from repro.errors import ConfigError
+from repro.runner.case_api import CaseFailed, CaseSkipped, Context
+
+__all__ = [
+    "BUILTIN",
+    "Case",
+    "CaseFailed",
+    "CaseSkipped",
+    "Context",
+    "Scenario",
+    "expand",
+    "load",
+    "skip_reason",
+]
+
+#: A scenario name (the key under ``scenarios:``) and a module path a user may name.
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: Longest default case timeout a module may declare (seconds; matrix.yaml's bound too).
+MAX_TIMEOUT_S = 86_400.0
+#: Most cases one scenario may expand into (the product of its axes, before ``valid``).
+MAX_CASES = 10_000
+
+
+@runtime_checkable
+class Scenario(Protocol):
+    """The contract of a scenario module (see the module docstring).
+
+    Required: ``PARAMS`` (a dict of non-empty lists), ``TIMEOUT_S`` (finite, positive seconds)
+    and ``run(ctx, params)``. Optional, defaulted by :func:`expand`: ``valid(params) -> bool``,
+    ``requires(params) -> list[str]``, ``QUIET_DEFAULTS: dict``.
+    """
+
+    PARAMS: dict[str, list[Any]]
+    TIMEOUT_S: float
+
+    def run(self, ctx: Context, params: dict[str, Any]) -> None: ...
+
 
 #: Scenarios that ship with repro-matrix, in catalogue order.
 BUILTIN = (
@@ -86,13 +131,61 @@ def module_name(scenario: str, module: str | None = None) -> str:
     return module or f"repro.scenarios.{scenario}"
 
 
-def load(scenario: str, module: str | None = None) -> ModuleType:
-    """Import a scenario module. Raises ImportError; AttributeError when PARAMS/run are missing."""
-    mod = importlib.import_module(module_name(scenario, module))
-    for attr in ("PARAMS", "TIMEOUT_S", "run"):
-        if not hasattr(mod, attr):
-            raise AttributeError(f"scenario module {mod.__name__} does not define {attr}")
-    return mod
+def load(scenario: str, module: str | None = None) -> Scenario:
+    """Import a scenario module and check it keeps the :class:`Scenario` contract.
+
+    Raises ConfigError (one line naming the module) when it cannot be imported, raises while
+    importing, or declares a bad ``PARAMS`` (not a dict of non-empty lists), ``TIMEOUT_S`` (not
+    a finite positive number), ``QUIET_DEFAULTS`` or a non-callable ``run``/``valid``/``requires``.
+    """
+    name = module_name(scenario, module)
+    try:
+        mod = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or name
+        raise ConfigError(
+            f"scenario module {name}: cannot import: no module named {missing!r}"
+        ) from None
+    except (Exception, SystemExit) as exc:  # a user's module may raise anything on import
+        text = " ".join(str(exc).split())[:200]
+        raise ConfigError(
+            f"scenario module {name}: raised {type(exc).__name__} on import"
+            + (f": {text}" if text else "")
+        ) from None
+    problem = contract_problem(mod)
+    if problem:
+        raise ConfigError(f"scenario module {name}: {problem}")
+    return cast(Scenario, mod)
+
+
+def contract_problem(mod: object) -> str | None:
+    """What in ``mod`` breaks the :class:`Scenario` contract, or None."""
+    params = getattr(mod, "PARAMS", None)
+    if not isinstance(params, dict) or not params:
+        return f"PARAMS: expected a non-empty dict of axis name to a list of values, got {type(params).__name__}"
+    for axis, values in params.items():
+        if not isinstance(axis, str) or not NAME_RE.match(axis):
+            return f"PARAMS: axis {axis!r}: expected a name of letters, digits and _"
+        if not isinstance(values, (list, tuple)) or not values:
+            return f"PARAMS[{axis!r}]: expected a non-empty list of values, got {values!r:.60}"
+    timeout = getattr(mod, "TIMEOUT_S", None)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or not 0 < timeout <= MAX_TIMEOUT_S
+    ):
+        return (
+            f"TIMEOUT_S: expected a finite positive number of seconds (at most {MAX_TIMEOUT_S:g}), "
+            f"got {timeout!r:.60}"
+        )
+    if not isinstance(getattr(mod, "QUIET_DEFAULTS", {}), dict):
+        return "QUIET_DEFAULTS: expected a dict of axis name to value"
+    for attr, required in (("run", True), ("valid", False), ("requires", False)):
+        value = getattr(mod, attr, None)
+        if (value is None and required) or (value is not None and not callable(value)):
+            return f"{attr}: expected a function"
+    return None
 
 
 def expand(
@@ -103,28 +196,42 @@ def expand(
 ) -> list[Case]:
     """All cases of one scenario: the module's grid with ``params`` overriding its axes.
 
-    ``params`` may only name axes the module declares (checked by ``repro.config.matrix``).
+    ``params`` may only name axes the module declares (checked by ``repro.config.load``).
+    Raises ConfigError when the module breaks its contract, its ``valid``/``requires`` raise, or
+    the grid holds more than :data:`MAX_CASES` combinations.
     """
     mod = load(scenario, module)
-    grid = dict(mod.PARAMS)
+    name = module_name(scenario, module)
+    grid = {key: list(values) for key, values in mod.PARAMS.items()}
     for key, values in (params or {}).items():
         grid[key] = list(values)
     keys = list(grid)
+    if math.prod(len(grid[key]) for key in keys) > MAX_CASES:
+        raise ConfigError(
+            f"scenario module {name}: its axes expand into more than {MAX_CASES} cases"
+        )
     valid = getattr(mod, "valid", lambda _p: True)
     requires = getattr(mod, "requires", lambda _p: [])
     quiet_defaults = getattr(mod, "QUIET_DEFAULTS", {})
     cases = []
     for combo in itertools.product(*(grid[key] for key in keys)):
         values = dict(zip(keys, combo, strict=True))
-        if not valid(values):
+        try:
+            keep = valid(values)
+            needs = tuple(requires(values)) if keep else ()
+        except Exception as exc:  # a user's module: its bug is bad input, named, not a traceback
+            raise ConfigError(
+                f"scenario module {name}: valid()/requires() raised {type(exc).__name__} for {values!r:.100}"
+            ) from None
+        if not keep:
             continue
         cases.append(
             Case(
                 scenario=scenario,
-                module=module_name(scenario, module),
+                module=name,
                 params=tuple(values.items()),
                 timeout_s=float(timeout_s if timeout_s is not None else mod.TIMEOUT_S),
-                requires=tuple(requires(values)),
+                requires=needs,
                 quiet=tuple(k for k, v in quiet_defaults.items() if values.get(k) == v),
             )
         )

@@ -24,6 +24,7 @@ their top level (the runner imports scenario modules without torch). It is not a
 
 from __future__ import annotations
 
+import math
 import traceback
 
 import torch
@@ -344,6 +345,38 @@ def non_finite(named: dict[str, torch.Tensor]) -> list[str]:
 def non_finite_grads(model: nn.Module) -> list[str]:
     """Parameter names whose gradient holds a NaN or Inf (parameters without one are skipped)."""
     return non_finite({name: p.grad for name, p in model.named_parameters()})
+
+
+def check_finite(
+    ctx,
+    step: int | None = None,
+    *,
+    loss: torch.Tensor | None = None,
+    grads: nn.Module | dict[str, torch.Tensor] | None = None,
+    note: str = "",
+) -> None:
+    """The one NaN/Inf check of the DBNet scenarios: fail the case as ``nan_detected`` when
+    ``loss`` (a scalar tensor) or any gradient (of a module's parameters, or named tensors) is
+    NaN or infinite. Messages follow the field reports' wording, which the signature table
+    matches: ``step 3: loss = nan`` and ``NaN/Inf gradient detected in conv1.weight at step 3``
+    (``note`` is appended to either). Returns when everything is finite."""
+    at = "" if step is None else f" at step {step}"
+    if loss is not None:
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            ctx.fail(
+                f"{'loss' if step is None else f'step {step}: loss'} = {value}{note}",
+                signature="nan_detected",
+            )
+    if grads is None:
+        return
+    bad = non_finite_grads(grads) if isinstance(grads, nn.Module) else non_finite(grads)
+    if bad:
+        more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+        ctx.fail(
+            f"NaN/Inf gradient detected in {', '.join(bad[:3])}{more}{at}{note}",
+            signature="nan_detected",
+        )
 
 
 def unchecked_dice(pred: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]) -> float:

@@ -72,20 +72,11 @@ def run(ctx, params) -> None:
             if step == 0:
                 ctx.property("autocast_map_dtype", str(out["prob"].dtype).replace("torch.", ""))
                 ctx.property("bce_dtype", str(parts["bce"].dtype).replace("torch.", ""))
-            value = float(loss.detach())
-            if value != value or abs(value) == float("inf"):
-                ctx.fail(
-                    f"step {step}: loss = {value} under {params['dtype']} autocast",
-                    signature="nan_detected",
-                )
+            note = f" under {params['dtype']} autocast"
+            _dbnet.check_finite(ctx, step, loss=loss, note=note)
             if scaler is None:
                 loss.backward()
-                bad = _dbnet.non_finite_grads(model)
-                if bad:
-                    ctx.fail(
-                        f"NaN/Inf gradient detected in {', '.join(bad[:3])} at step {step}",
-                        signature="nan_detected",
-                    )
+                _dbnet.check_finite(ctx, step, grads=model, note=note)
                 optimizer.step()
             else:
                 scale = scaler.get_scale()

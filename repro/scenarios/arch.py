@@ -11,7 +11,7 @@ device function`` (pytorch/pytorch#73534, #164346), and F3-2 (an arch-unsupporte
 up as ``CUDNN_STATUS_EXECUTION_FAILED`` instead, so every result records arch vs arch list).
 
 ``device=cuda``: the capability (or gfx target) and arch list are compared by
-:func:`repro.compat.predictions.match_arch`, the one implementation the compatibility predictions use too:
+:func:`repro.compat.match_arch`, the one implementation the compatibility predictions use too:
 cubins per torch's ``DEVICE_REQUIREMENT`` table (torch/cuda/__init__.py, shipped as
 ``device_code_compat`` in repro/data/compat-facts.yaml, a copy of
 ../shared/compat/compat-facts.yaml), plus PTX: a ``compute_XY`` entry can be JIT-compiled for any
@@ -31,7 +31,7 @@ import re
 import warnings
 from collections.abc import Sequence
 
-from repro.compat.predictions import match_arch
+from repro.compat import match_arch
 
 PARAMS = {"device": ["cpu", "cuda"]}
 TIMEOUT_S = 120.0

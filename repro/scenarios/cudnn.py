@@ -115,14 +115,7 @@ def run(ctx, params) -> None:
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             step_times.append(time.perf_counter() - start)
-            if not torch.isfinite(loss):
-                ctx.fail(f"train step {step}: loss is {float(loss)}", signature="nan_detected")
-            bad = _dbnet.non_finite_grads(net)
-            if bad:
-                ctx.fail(
-                    f"train step {step}: NaN/Inf gradient detected in {', '.join(bad[:3])}",
-                    signature="nan_detected",
-                )
+            _dbnet.check_finite(ctx, step, loss=loss, grads=net, note=" (train phase)")
         ctx.metric("step_s", sorted(step_times)[len(step_times) // 2])
         ctx.metric("final_loss", float(loss))
 

@@ -140,12 +140,8 @@ def run(ctx, params) -> None:
     ctx.heartbeat("backward")
     total = parts["dice"] + 10.0 * parts["l1"] + 5.0 * parts["bce"]
     total.backward()
-    bad = _dbnet.non_finite({name: leaf.grad for name, leaf in leaves.items()})
     if device.type == "cuda":
         torch.cuda.synchronize(device)  # surface asynchronous kernel errors inside this case
-    if bad:
-        ctx.fail(
-            f"NaN/Inf gradient detected in {', '.join(bad)} (loss {float(total.detach()):g})",
-            signature="nan_detected",
-        )
+    grads = {name: leaf.grad for name, leaf in leaves.items()}
+    _dbnet.check_finite(ctx, grads=grads, note=f" (loss {float(total.detach()):g})")
     ctx.metric("total_loss", float(total.detach()))

@@ -59,14 +59,7 @@ def run(ctx, params) -> None:
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             value = float(loss.detach())
-            if value != value or abs(value) == float("inf"):
-                ctx.fail(f"step {step}: loss = {value}", signature="nan_detected")
-            bad = _dbnet.non_finite_grads(model)
-            if bad:
-                ctx.fail(
-                    f"NaN/Inf gradient detected in {', '.join(bad[:3])} at step {step} ({len(bad)} parameters)",
-                    signature="nan_detected",
-                )
+            _dbnet.check_finite(ctx, step, loss=loss, grads=model)
             optimizer.step()
             if device.type == "cuda":
                 torch.cuda.synchronize(device)  # surface asynchronous kernel errors at this step

@@ -1,0 +1,182 @@
+"""The typed model of matrix.yaml: variants, scenario selections, expectations, the matrix.
+
+Built only by :mod:`repro.config.load`, which validates every field first, so the values here
+are always well-formed (finite positive timeouts, canonical ids, bounded sizes). Never imports
+torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro import scenarios
+from repro.config.select import glob_match, select_variants
+from repro.errors import ConfigError
+
+#: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
+EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One image/column of the matrix: torch pin x runtime x base image x Python.
+
+    ``shm_size`` and ``mem_limit`` are Docker size strings (``"8g"``); ``pids_limit`` is the
+    container's process count limit; ``env`` is passed into the container (never a name of the
+    deny-list: ``LD_PRELOAD``, ``LD_LIBRARY_PATH``, ``PYTHON*``, ``REPRO_*``, ``HOME``).
+    ``None`` limits get the container's defaults, which live in one place,
+    ``repro.containers.job.limits_for``: memory = shm_size + 8 GiB, at least 16 GiB, at most
+    3/4 of the host's RAM; pids 4096.
+    """
+
+    id: str
+    runtime: str
+    accelerator: str
+    torch: str
+    index_url: str
+    base_image: str
+    python: str
+    extra_packages: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    shm_size: str | None = None
+    mem_limit: str | None = None
+    pids_limit: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (``extra_packages`` a list, ``env`` a dict)."""
+        out = dataclasses.asdict(self)
+        out["extra_packages"] = list(self.extra_packages)
+        out["env"] = dict(self.env)
+        return out
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    """A scenario as selected in matrix.yaml: axis overrides and timeout (seconds)."""
+
+    name: str
+    module: str | None
+    params: Mapping[str, tuple[Any, ...]]
+    timeout_s: float | None
+    enabled: bool = True
+
+    def cases(self, timeout_scale: float = 1.0) -> list[scenarios.Case]:
+        """Its cases (the module's grid with ``params`` applied), timeouts times ``timeout_scale``.
+
+        Raises ConfigError when the scenario module breaks its contract."""
+        cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
+        if timeout_scale != 1.0:
+            cases = [dataclasses.replace(c, timeout_s=c.timeout_s * timeout_scale) for c in cases]
+        return cases
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One ``expect:`` entry: cases matching every glob are expected to end with ``outcome``.
+
+    A known incompatibility or a reproduction that is red by design. Globs (``case`` on the case
+    id, ``scenario``, ``variant`` on the variant id, ``host`` on the host key, ``signature``) use
+    ``*`` and ``?``; brackets are literal (``ddp[backend=*,fault=rank_raises]``). ``index`` is the
+    entry's position in the list, for messages (``expect[2]``).
+    """
+
+    index: int
+    reason: str
+    outcome: str = "any-problem"
+    case: str = "*"
+    scenario: str = "*"
+    variant: str = "*"
+    host: str = "*"
+    signature: str | None = None
+    link: str | None = None
+
+    def matches(self, *, scenario: str, case: str, variant: str, host: str) -> bool:
+        """Whether a case of this cell is covered by the entry (whatever its outcome)."""
+        return (
+            glob_match(self.case, case)
+            and glob_match(self.scenario, scenario)
+            and glob_match(self.variant, variant)
+            and glob_match(self.host, host)
+        )
+
+    def expects(self, outcome: str, signature: str | None) -> bool:
+        """Whether ``outcome`` (and its signature) is the failure this entry predicts."""
+        if outcome not in EXPECT_OUTCOMES[:4]:
+            return False
+        if self.outcome != "any-problem" and outcome != self.outcome:
+            return False
+        return self.signature is None or glob_match(self.signature, signature or "")
+
+    @property
+    def label(self) -> str:
+        """``expect[2] (case 'ddp[...]')``: the entry as messages name it."""
+        what = ", ".join(
+            f"{k} {v!r}"
+            for k, v in (
+                ("case", self.case),
+                ("scenario", self.scenario),
+                ("variant", self.variant),
+                ("host", self.host),
+            )
+            if v != "*"
+        )
+        return f"expect[{self.index}]" + (f" ({what})" if what else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, in the order matrix.json has always used."""
+        keys = (
+            "index",
+            "case",
+            "scenario",
+            "variant",
+            "host",
+            "outcome",
+            "signature",
+            "reason",
+            "link",
+        )
+        return {key: getattr(self, key) for key in keys}
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The validated contents of matrix.yaml. ``path`` is where it was read from."""
+
+    path: Path
+    defaults: Mapping[str, Any]
+    variants: tuple[Variant, ...]
+    scenarios: tuple[ScenarioConfig, ...]
+    runners: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    expectations: tuple[Expectation, ...] = ()
+
+    @property
+    def results_dir(self) -> str:
+        return str(self.defaults.get("results_dir", "results"))
+
+    @property
+    def timeout_scale(self) -> float:
+        return float(self.defaults.get("timeout_scale", 1.0))
+
+    def variant(self, variant_id: str) -> Variant:
+        """The variant with this exact id. Raises ConfigError with the known ids as hint."""
+        for variant in self.variants:
+            if variant.id == variant_id:
+                return variant
+        known = ", ".join(v.id for v in self.variants)
+        raise ConfigError(f"{self.path}: no variant with id {variant_id!r} (known: {known})")
+
+    def select_variants(self, selectors: Sequence[str] | None) -> list[Variant]:
+        """Variants whose id matches any glob (see :func:`repro.config.select.select_variants`)."""
+        return select_variants(self.variants, selectors, str(self.path))
+
+    def cases(self) -> list[scenarios.Case]:
+        """Every case of every enabled scenario, in file order."""
+        out: list[scenarios.Case] = []
+        for scenario in self.scenarios:
+            if scenario.enabled:
+                out.extend(scenario.cases(self.timeout_scale))
+        return out
