@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from repro import config
-from repro.errors import EXIT_OK
+from repro.config import github_plan
+from repro.errors import EXIT_OK, ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,8 +28,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="GLOB",
         help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable; * and ?, brackets are literal)",
     )
+    plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.add_argument(
-        "--json", action="store_true", help="machine-readable output (for a CI job matrix)"
+        "--github",
+        action="store_true",
+        help="print the GitHub Actions job matrix (one line of JSON: one job per variant x runner kind)",
+    )
+    plan.add_argument(
+        "--tier",
+        metavar="NAME",
+        help="with --github: the tier from matrix.yaml's tiers: (e.g. pr, nightly, full); default: everything",
     )
     plan.set_defaults(handler=run)
 
@@ -63,6 +72,11 @@ def build(matrix: config.Matrix, selectors: list[str] | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Print the plan (text, or JSON with ``--json``). Returns 0; raises ConfigError."""
     matrix = config.load(args.config)
+    if args.tier and not args.github:
+        raise ConfigError("--tier: only with --github (the tier picks the CI jobs)")
+    if args.github:
+        print(json.dumps(github_plan.plan_github(matrix, args.tier, args.variant)))
+        return EXIT_OK
     plan = build(matrix, args.variant)
     if args.json:
         print(json.dumps(plan, indent=2, sort_keys=True))

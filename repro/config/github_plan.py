@@ -9,7 +9,8 @@ runner that runs the same job script inside its WSL2 distribution), what (``comm
 (``timeout-minutes``: the sum of the job's case timeouts, the container's own margin, an image
 build allowance and set-up time, so it is always above the cases' own timeouts).
 
-Tiers come from matrix.yaml's ``tiers:`` (variant id globs and scenario names per tier). The
+Tiers come from matrix.yaml's ``tiers:`` (:mod:`repro.config.tiers`); without ``--tier`` every
+variant and enabled scenario is planned. The
 output is ``{"include": [job, ...]}``, ready for ``strategy.matrix: ${{ fromJSON(...) }}``.
 """
 
@@ -18,9 +19,10 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from repro.config.model import Matrix
+from repro.config.tiers import Tier
 from repro.errors import ConfigError
 
 #: Runner kinds that run a variant of each accelerator, in job order.
@@ -44,16 +46,6 @@ MAX_JOB_MINUTES = 72 * 60
 RESULTS_DIR = "results"
 
 
-@dataclass(frozen=True)
-class Tier:
-    """One CI tier: ``variants`` are variant id globs (``*``/``?``; brackets literal), ``scenarios``
-    the scenario names it runs (empty: all enabled scenarios)."""
-
-    name: str
-    variants: tuple[str, ...]
-    scenarios: tuple[str, ...] = ()
-
-
 def job_timeout_minutes(case_timeouts_s: Iterable[float]) -> int:
     """The job's ``timeout-minutes``: cases + container margin + build + set-up, rounded up.
 
@@ -63,7 +55,7 @@ def job_timeout_minutes(case_timeouts_s: Iterable[float]) -> int:
     minutes = math.ceil(total_s / 60.0)
     if minutes > MAX_JOB_MINUTES:
         raise ConfigError(
-            f"a job needs {minutes} minutes, above GitHub's {MAX_JOB_MINUTES}-minute limit",
+            f"a job needs {minutes} minutes, above GitHub's 72-hour ({MAX_JOB_MINUTES}-minute) limit for self-hosted jobs",
             hint="give the tier fewer scenarios or lower their timeout_s",
         )
     return minutes
@@ -79,7 +71,7 @@ def selectors(scenarios: Sequence[str]) -> list[str]:
 
 def job_command(variant_id: str, scenarios: Sequence[str]) -> str:
     """The shell command a job runs (quoted for ``bash -c``)."""
-    argv = ["repro", "docker-run", "--variant", variant_id, "--results", RESULTS_DIR]
+    argv = ["repro", "docker-run", variant_id, "--results", RESULTS_DIR]
     return shlex.join(argv + selectors(scenarios))
 
 
@@ -129,3 +121,26 @@ def plan_jobs(
             f"tier {tier.name!r}: no jobs (no variant of the tier has both cases and a runners: entry)"
         )
     return {"include": include}
+
+
+def plan_github(
+    matrix: Matrix, tier_name: str | None, selectors: Sequence[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The job matrix for ``tier_name`` (None: every variant and enabled scenario), narrowed by
+    variant id ``selectors``. Raises ConfigError for an unknown tier, a selector matching none
+    of the tier's variants, or a plan without jobs."""
+    tier = Tier("all", ("*",)) if tier_name is None else matrix.tier(tier_name)
+    variants = matrix.select_variants(list(tier.variants))
+    if selectors:
+        wanted = {v.id for v in matrix.select_variants(list(selectors))}
+        variants = [v for v in variants if v.id in wanted]
+        if not variants:
+            raise ConfigError(
+                f"--variant {' '.join(selectors)}: matches no variant of tier {tier.name!r}"
+            )
+    cases = matrix.cases()
+    if tier.scenarios:
+        cases = [c for c in cases if c.scenario in set(tier.scenarios)]
+    # Every variant runs the same cases (a case that cannot run there skips with its reason).
+    cases_of = {v.id: cases for v in variants}
+    return plan_jobs(variants, cases_of, matrix.runners, tier)

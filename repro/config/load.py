@@ -28,6 +28,7 @@ from repro.config.model import (
 )
 from repro.config.read import HugeNumber, load_yaml
 from repro.config.select import DEFAULT_FILE
+from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -55,7 +56,7 @@ SIZE_RANGE = (6 << 20, 4 << 40)
 ENV_DENY_EXACT = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "HOME"})
 ENV_DENY_PREFIXES = ("PYTHON", "REPRO_")
 
-_TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners", "expect"}
+_TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners", "expect", "tiers"}
 _SIZE_KEYS = ("shm_size", "mem_limit")
 _DEFAULT_KEYS = {"python", "index_url", "results_dir", "timeout_scale", "pids_limit", *_SIZE_KEYS}
 _VARIANT_KEYS = {
@@ -213,11 +214,19 @@ def parse(data: Any, path: Path) -> Matrix:
     scenario_configs = _parse_scenarios(data.get("scenarios", {}), problems)
     runners = _parse_runners(data.get("runners", {}), problems)
     expectations = _parse_expect(data.get("expect", []), problems)
+    enabled = {s.name for s in scenario_configs if s.enabled}
+    tiers = parse_tiers(data.get("tiers", {}), enabled, problems)
 
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
     matrix = Matrix(
-        path, defaults, tuple(variants), tuple(scenario_configs), runners, tuple(expectations)
+        path,
+        defaults,
+        tuple(variants),
+        tuple(scenario_configs),
+        runners,
+        tuple(expectations),
+        tiers,
     )
     _check_case_ids(matrix, problems)
     if problems.lines:

@@ -15,6 +15,7 @@ from typing import Any
 
 from repro import scenarios
 from repro.config.select import glob_match, select_variants
+from repro.config.tiers import Tier
 from repro.errors import ConfigError
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
@@ -152,6 +153,14 @@ class Matrix:
     scenarios: tuple[ScenarioConfig, ...]
     runners: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     expectations: tuple[Expectation, ...] = ()
+    tiers: Mapping[str, Tier] = field(default_factory=dict)
+
+    def tier(self, name: str) -> Tier:
+        """The CI tier called ``name``. Raises ConfigError naming the known tiers."""
+        if name in self.tiers:
+            return self.tiers[name]
+        known = ", ".join(self.tiers) or "none: add a tiers: section"
+        raise ConfigError(f"{self.path}: tiers: no tier {name!r} (known: {known})")
 
     @property
     def results_dir(self) -> str:
