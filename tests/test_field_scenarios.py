@@ -177,3 +177,11 @@ def test_ddp_one_rank_and_two_ranks_with_loader_workers_pass_on_cpu_with_gloo(pr
     log = (run_dir / cases[double][1]["repro.log"]).read_text()
     assert "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" in log
     assert "rank 1: DDP step ok, 4 steps, 2 loader workers" in log
+
+
+def test_every_ddp_and_fork_safety_expectation_still_names_a_case_of_the_grid():
+    config = matrix.load(REPO / "matrix.yaml")
+    ids = [c.case_id for s in config.scenarios for c in s.cases()]
+    for entry in config.expectations:
+        if entry.case.startswith(("ddp[", "fork_safety[")):
+            assert any(matrix.glob_match(entry.case, case_id) for case_id in ids), entry.label
