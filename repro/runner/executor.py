@@ -154,7 +154,7 @@ def run_case(
         pipe.close_write_end()
         seen = _watch(ctx, case, proc, Heartbeats(reader), pipe, token, on_tick, started)
         duration = time.monotonic() - started
-        seen.leaked = _harness_report(report_read) + _sweep(token, known, log)
+        seen.leaked = _leftovers(report_read, token, known, log)
         pipe.drain(DRAIN_S)
         events = reader.read_all()
         log_text = log.tail(LOG_TAIL_BYTES)
@@ -277,21 +277,23 @@ def _harness_report(fd: int) -> list[str]:
     return [str(item)[:200] for item in leaked] if isinstance(leaked, list) else []
 
 
-def _sweep(token: str, known: set[int], log: CaseLog) -> list[str]:
-    """Kill what is left of the case outside the harness's tree: processes carrying its token,
-    and orphans this (subreaper) process adopted while it ran. Returns their descriptions."""
+def _leftovers(report_fd: int, token: str, known: set[int], log: CaseLog) -> list[str]:
+    """Every process the case left behind, killed: those the harness found in its subreaper
+    tree (its report), then those outside it: processes carrying the case's token, and orphans
+    this (subreaper) process adopted while the case ran. Returns their descriptions."""
+    leaked = _harness_report(report_fd)
     found = {p.pid: p for p in proctree.case_processes(None, token)}
     found.update({p.pid: p for p in proctree.adopted_since(known)})
     procs = list(found.values())
-    described = [f"{p.pid} {proctree.describe(p)}" for p in procs]
+    leaked += [f"{p.pid} {proctree.describe(p)}" for p in procs]
     proctree.kill(procs)
-    if described:
+    if leaked:
         log.write(
-            f"\n# repro: killed {len(described)} leftover process(es) of this case: {described}\n".encode(
+            f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {leaked}\n".encode(
                 errors="replace"
             )
         )
-    return described
+    return leaked
 
 
 def _result(

@@ -158,8 +158,12 @@ def main() -> int:
     """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`)."""
     spec = json.loads(os.environ[protocol.CASE_VAR])
     report_fd = int(os.environ.get(protocol.REPORT_FD_VAR, "-1"))
-    runner_pid = os.getppid()
+    # From the environment, not getppid(): a runner killed before this line would otherwise
+    # leave init recorded as "the runner" and the watcher would never notice.
+    runner_pid = int(os.environ.get(protocol.RUNNER_PID_VAR, os.getppid()))
     proctree.become_subreaper()
+    if os.getppid() != runner_pid:
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
     watcher_pid = os.getpid()

@@ -30,7 +30,8 @@ from repro import proctree
 CASE_VAR = "REPRO_CASE"  # JSON {"scenario", "module", "case_id", "params", "expect_accelerator"}
 EVENTS_VAR = "REPRO_EVENTS"  # path of the events file
 WORKDIR_VAR = "REPRO_WORKDIR"  # the case's private temporary directory
-REPORT_FD_VAR = "REPRO_REPORT_FD"  # harness -> runner: exit status and leftovers (one JSON line)
+REPORT_FD_VAR = "REPRO_REPORT_FD"  # harness -> runner: leftovers it killed (one JSON line)
+RUNNER_PID_VAR = "REPRO_RUNNER_PID"  # the harness dies with this process (not whoever is parent)
 
 #: Outcomes a ``result`` event may carry (the values of ``repro.outcomes.Outcome`` a case may
 #: report itself; ``crashed`` and ``hung`` are decided by the runner only).
@@ -68,6 +69,7 @@ def case_env(
     env[EVENTS_VAR] = str(events)
     env[WORKDIR_VAR] = str(workdir)
     env[proctree.TOKEN_VAR] = token
+    env[RUNNER_PID_VAR] = str(os.getpid())
     return env
 
 
