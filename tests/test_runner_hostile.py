@@ -17,6 +17,7 @@ import pytest
 from conftest import cases_by_name, cli_env, only_run_dir, run_cli, write_matrix
 
 from repro.runner import protocol
+from repro.runner.case_api import Context
 from repro.runner.caselog import MIN_CAP_BYTES, CaseLog
 
 pytestmark = pytest.mark.slow
@@ -55,6 +56,20 @@ def test_reader_refuses_an_oversized_line_a_fifo_and_a_dev_zero_link_without_blo
         events = protocol.read_events(path)
         assert events.problem and why in events.problem, (path, events.problem)
     assert time.monotonic() - started < 5
+
+
+def test_an_honest_case_never_breaks_the_protocol_with_a_diverged_loss_or_a_numpy_step(tmp_path):
+    path = tmp_path / "events.jsonl"
+    ctx = Context("planted[kind=pass]", {}, str(path), str(tmp_path))
+    ctx.metric("final_loss", float("nan"))
+    ctx.metric("it_per_s", 12)
+    ctx.heartbeat("step", True + 2)  # an int subclass, as numpy and torch scalars convert
+    ctx.property("mode", "fork")
+    events = protocol.read_events(path)
+    assert events.problem is None
+    assert events.metrics == {"it_per_s": 12.0}
+    assert events.properties == {"metric.final_loss": "nan", "mode": "fork"}
+    assert (events.last_phase, events.last_step) == ("step", 3)
 
 
 def test_reader_keeps_a_line_cut_by_a_crash_out_of_the_verdict(tmp_path):

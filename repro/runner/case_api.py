@@ -7,6 +7,7 @@ survive even when the case later segfaults or hangs.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -50,12 +51,18 @@ class Context:
 
     def heartbeat(self, phase: str, step: int | None = None) -> None:
         """Mark progress: the watchdog reports the last phase a hung case reached."""
-        self.emit("heartbeat", phase=phase, step=step)
+        self.emit("heartbeat", phase=str(phase), step=None if step is None else int(step))
 
     def metric(self, name: str, value: float) -> None:
         """Record a number as testcase property ``metric.<name>``; put the unit in the name
-        (``first_batch_s``, ``it_per_s``, ``peak_rss_bytes``)."""
-        self.emit("metric", name=name, value=float(value))
+        (``first_batch_s``, ``it_per_s``, ``peak_rss_bytes``). A NaN or infinite value (a loss
+        that diverged) is recorded as the text ``nan``/``inf`` under the same property name:
+        the events protocol carries finite numbers only."""
+        number = float(value)
+        if math.isfinite(number):
+            self.emit("metric", name=str(name), value=number)
+        else:
+            self.emit("property", name=f"metric.{name}", value=repr(number))
 
     def property(self, name: str, value: Any) -> None:
         """Record a free-form testcase property (a version, a mode that was really used)."""
