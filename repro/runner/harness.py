@@ -22,7 +22,6 @@ import os
 import resource
 import signal
 import sys
-import time
 import traceback
 
 from repro import proctree, scenarios
@@ -123,7 +122,8 @@ def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
         if status is None and os.getppid() != runner_pid:
             proctree.kill_subtree()
             os._exit(1)
-        time.sleep(_WATCH_POLL_S)
+        if status is None:  # wakes at once when a child exits (SIGCHLD is blocked, see main)
+            signal.sigtimedwait([signal.SIGCHLD], _WATCH_POLL_S)
     leaked = proctree.kill_subtree()
     if report_fd >= 0:
         with contextlib.suppress(OSError):
@@ -167,9 +167,11 @@ def main() -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     watcher_pid = os.getpid()
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # before fork: no lost wake-up
     case_pid = os.fork()
     if case_pid:
         os._exit(_watch(case_pid, runner_pid, report_fd))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the case gets a normal mask
     # The case process: dies at once with its watcher (PDEATHSIG SIGKILL: a case ignoring
     # SIGTERM cannot outlive it), and cannot write the watcher's report.
     if report_fd >= 0:
