@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 
 from repro import scenarios
-from repro.config import matrix
+from repro import config as matrix
 from repro.scenarios import _packages
 
 
