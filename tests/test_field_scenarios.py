@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 
-from repro import scenarios
 from repro import config as matrix
+from repro import scenarios
 from repro.scenarios import _packages
 
 
