@@ -102,24 +102,9 @@ def fingerprint_host(options: RunOptions) -> dict[str, Any]:
 
     fp = fingerprint.collect(python=options.python).to_json()
     if options.host_fingerprint:
-        host_fp = read_fingerprint_file(options.host_fingerprint, "--host-fingerprint")
+        host_fp = fingerprint.read_file(options.host_fingerprint, "--host-fingerprint")
         fp = merge_host_fingerprint(host_fp, fp)
     return fp
-
-
-def read_fingerprint_file(path: str, option: str) -> dict[str, Any]:
-    """A fingerprint JSON object with a ``host`` section; ConfigError naming ``option`` else."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(f"{option} {path}: cannot read: {exc.strerror}") from None
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"{option} {path}: expected a fingerprint JSON object: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
-        raise ConfigError(
-            f"{option} {path}: expected a fingerprint JSON object with a 'host' section"
-        )
-    return data
 
 
 def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) -> dict[str, Any]:
