@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 import repro
 from repro import config as matrix_mod
+from repro.cli import check as check_cmd
 from repro.cli import classify as classify_cmd
 from repro.cli import docker
 from repro.cli import host as host_cmd
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # One register() per command module; the commands still defined below keep theirs here.
     plan_cmd.register(sub)
+    check_cmd.register(sub)
     host_cmd.register(sub)
     _register_run(sub)
     report_cmd.register(sub)
