@@ -254,3 +254,30 @@ def check(
             b for b in builds_that_run(host_props, request.torch, facts, extra) if b not in wanted
         ]
     return CheckResult(request, runtime, prediction, tuple(nearest), tuple(instead))
+
+
+def newest_torch(facts: Facts | None = None, extra: Facts | None = None) -> str | None:
+    """The newest torch release the shipped facts know ("2.15.0"): the newest patch of
+    compat-extra.yaml ``torch_releases`` for the newest ``torch_variants`` minor."""
+    facts, extra = facts or default_facts(), extra or extra_facts()
+    minors = _minors(facts)
+    return _newest_patch(extra, minors[-1]) if minors else None
+
+
+def stale_pins(
+    pins: list[str], facts: Facts | None = None, extra: Facts | None = None
+) -> str | None:
+    """A warning when the newest of ``pins`` (torch versions of matrix.yaml's variants) is older
+    than :func:`newest_torch`, else None."""
+    newest_known = newest_torch(facts, extra)
+    parsed = [(version(pin) or (), pin) for pin in pins if version(pin)]
+    if not newest_known or not parsed:
+        return None
+    newest_pin = max(parsed)[1]
+    if (version(newest_pin) or ()) >= (version(newest_known) or ()):
+        return None
+    read = (facts or default_facts()).get("generated")
+    return (
+        f"the newest torch pin is {newest_pin}, but the shipped facts know {newest_known} "
+        f"(compat-facts.yaml of {read}): add variants for the newer releases"
+    )
