@@ -136,6 +136,7 @@ def test_a_cu130_build_on_a_570_driver_is_refused_with_the_minimum_driver(tmp_pa
     assert "driver 570.86.15 is older than 580, the minimum for CUDA 13.x" in out
     # What this host runs instead: the release's CUDA 12 build.
     assert "this host runs: torch 2.13.0+cu126" in out
+    assert "forward-compatibility" not in out  # not for a GeForce card
 
 
 def test_a_build_that_fits_exits_0(tmp_path, capsys):
@@ -172,6 +173,8 @@ def test_field_cuda13_build_on_a_cuda_12_8_driver_is_caught(tmp_path, capsys):
     assert code == 1
     assert "driver 570.124.06 is older than 580, the minimum for CUDA 13.x" in out
     assert "this host runs: torch 2.9.0+cu126, torch 2.9.0+cu128" in out
+    # An A100 is a data-centre GPU: the forward-compatibility package is named as the alternative.
+    assert "note: a data-centre GPU: NVIDIA's forward-compatibility package cuda-compat-13-0" in out
 
 
 def test_field_gtx_1080_ti_with_a_cu128_wheel_is_pointed_at_cu126(tmp_path, capsys):
@@ -235,3 +238,21 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
 def test_this_machine_is_checked_from_its_own_fingerprint(capsys):
     code, out, _ = run_check(capsys, "pip install torch==2.7.0+cu121")
     assert code == 1 and "was not published" in out and " on " in out.splitlines()[0]
+
+
+def test_the_extra_facts_cover_every_release_of_the_shared_facts_with_their_marks():
+    from repro import data
+    from repro.compat.facts import default_facts, extra_facts
+
+    facts, extra = default_facts(), extra_facts()
+    assert data.COMPAT_EXTRA in data.ALL and data.COMPAT_EXTRA.is_file()
+    assert set(extra.get("torch_releases")) == set(facts.get("torch_variants"))
+    for minor, releases in extra.get("torch_releases").items():
+        assert all(r.startswith(minor + ".") for r in releases), minor
+    # The PyPI wheels checked on the index agree with the shared pypi_default.
+    for release, wheel in extra.get("pypi_wheels").items():
+        minor = ".".join(release.split(".")[:2])
+        assert wheel["runtime"] == facts.get("torch_variants", minor, "pypi_default"), release
+    assert extra.unverified("image_forward_compat_branches", "13.0")
+    assert extra.unverified("compat_package_images", "carries")
+    assert not extra.unverified("pypi_wheels", "2.15.0")

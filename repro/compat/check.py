@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.compat.facts import Facts, default_facts, extra_facts
+from repro.compat.forward_compat import gpu_brand
 from repro.compat.pip_command import BuildRequest
-from repro.compat.predictions import accelerator, predict, version
-from repro.compat.results import FAIL, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.compat.predictions import accelerator, gpus_of, predict, version
+from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
 
 _EXTRA = "compat-extra:"
 _MAX_SUGGESTIONS = 4
@@ -226,6 +227,31 @@ def builds_that_run(
     return []
 
 
+def _forward_compat_hint(
+    host_props: Mapping[str, str], cuda_runtime: str, facts: Facts, extra: Facts
+) -> Reason | None:
+    """A note when the driver is too old but every NVIDIA GPU has a forward-compatible brand:
+    the cuda-compat package is the alternative to a driver upgrade (data-centre GPUs only)."""
+    gpus = [g for g in gpus_of(host_props) or [] if g.vendor == "nvidia"]
+    allowed = {str(b).lower() for b in facts.get("nvidia_container", "forward_compat_brands") or ()}
+    brands = [gpu_brand(g.name, g.brand, extra) for g in gpus]
+    if not gpus or (host_props.get("host.wsl2") or "") == "true":
+        return None
+    if any(brand not in allowed for brand, _ in brands):
+        return None
+    family = _runtime_key(cuda_runtime)[1]
+    if len(family) != 2:
+        return None
+    package = f"cuda-compat-{family[0]}-{family[1]}"
+    text = (
+        f"a data-centre GPU: NVIDIA's forward-compatibility package {package} (its libcuda in "
+        f"/usr/local/cuda-{family[0]}.{family[1]}/compat ahead on the library path, or an "
+        "nvidia/cuda image that carries it) can run this build without a driver upgrade"
+    )
+    fact = "nvidia_container.forward_compat_brands; compat-extra:sources.nvidia_forward_compat"
+    return Reason("forward_compat", NOTE, text, fact, any(inferred for _, inferred in brands))
+
+
 def check(
     request: BuildRequest,
     host_props: Mapping[str, str],
@@ -246,6 +272,9 @@ def check(
     if runtime and published.verdict != FAIL:
         variant = {"variant.runtime": runtime, "variant.torch": request.torch}
         reasons += predict(host_props, variant, None, facts).reasons
+        if any(r.check == "driver" and r.verdict == FAIL for r in reasons):
+            hint = _forward_compat_hint(host_props, runtime, facts, extra)
+            reasons += [hint] if hint else []
     prediction = combine(reasons)
     instead: list[str] = []
     if prediction.outcome == FAIL and runtime != "cpu":
