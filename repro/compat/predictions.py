@@ -18,7 +18,9 @@ rests on them); the rules are those of compat-facts.md section 0:
    targets outside the ROCm release's official list are noted.
 
 Inputs are the matrix's properties: ``host.driver.nvidia``, ``host.wsl2``,
-``host.gpu.N.{vendor,compute_capability,gfx_target}``, ``variant.{runtime,torch,accelerator}``.
+``host.gpu.N.{vendor,name,brand,compute_capability,gfx_target}``,
+``variant.{runtime,torch,accelerator}`` and, for forward compatibility, the image facts
+``variant.base_image`` / ``variant.cuda_compat``.
 What the run itself observed (``runtime.cuda``, ``runtime.hip``, ``runtime.arch_list``) beats the
 table. A prediction is ``fail`` when any check fails, ``unknown`` when a check lacked data, else
 ``pass``.
