@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from repro import scenarios
-from repro.scenarios import script as script_scenario
 from repro.config.select import glob_match, select_variants
 from repro.config.tiers import Tier
 from repro.errors import ConfigError
+from repro.scenarios import script as script_scenario
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")

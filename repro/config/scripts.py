@@ -129,9 +129,7 @@ def _text(value: Any, limit: int) -> bool:
     return isinstance(value, str) and value.isprintable() and 0 < len(value.strip()) <= limit
 
 
-def _expectation(
-    name: str, raw: Any, where: str, index: int, problems: Any
-) -> Expectation | None:
+def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> Expectation | None:
     if not isinstance(raw, dict):
         problems.add(where, "a mapping with outcome, signature, reason, link", raw)
         return None
