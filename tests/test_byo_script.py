@@ -260,3 +260,26 @@ def test_the_bootstrap_runs_a_script_as_python_would(tmp_path):
     assert done.stdout.split() == ["__main__", "['a']", str(tmp_path)]
     assert script.command("/bin/true", ["x"]) == ["/bin/true", "x"]
     assert script.command(str(target), [])[0] == sys.executable
+
+
+def test_a_spawned_worker_finds_the_scripts_main_module(tmp_path):
+    # spawn (and 3.14's default forkserver) re-import __main__ by path in the child
+    target = tmp_path / "pool.py"
+    target.write_text(
+        "import multiprocessing as mp\n"
+        "def square(x):\n    return x * x\n"
+        "if __name__ == '__main__':\n"
+        "    with mp.get_context('spawn').Pool(1) as pool:\n"
+        "        print(pool.map(square, [3]))\n"
+    )
+    done = subprocess.run(
+        script.command(str(target), []), capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "[9]"), done.stderr
+
+
+def test_the_script_answers_the_signal_the_watchdog_sends():
+    from repro.runner import harness
+
+    assert script.DUMP_SIGNAL == harness.DUMP_SIGNAL
+    assert f"signal.Signals({int(harness.DUMP_SIGNAL)})" in script.BOOTSTRAP

@@ -40,8 +40,9 @@ PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "cwd": [""]}
 TIMEOUT_S = 300.0
 #: Parameters never shown in the case id: the id is the entry's name.
 HIDDEN = ("script", "args", "cwd")
-#: Kept in sync with ``repro.runner.harness.DUMP_SIGNAL`` (not imported: the harness module is the
-#: case process's entry point and importing it here would only be for this constant).
+#: ``repro.runner.harness.DUMP_SIGNAL`` (a test keeps them equal): not imported, so loading
+#: matrix.yaml never imports the harness. Workers the script spawns do not answer it (only
+#: ``-X faulthandler``'s fatal-signal dumps reach them through PYTHONFAULTHANDLER).
 DUMP_SIGNAL = signal.SIGUSR1
 
 #: Run as ``python -X faulthandler -c BOOTSTRAP SCRIPT ARGS...``: answers the watchdog's
