@@ -158,7 +158,8 @@ def test_least_privilege_holds_for_every_host_kind(host_name, accelerator):
     assert kwargs["mem_limit"] == kwargs["memswap_limit"] == "16g"
     assert "--memory 16g --memory-swap 16g" in spec.command_line
     assert kwargs["volumes"]["/tmp/repro-host-fp-x"] == {"bind": "/repro/host", "mode": "ro"}
-    assert kwargs["volumes"]["/home/me/project/matrix.yaml"]["mode"] == "ro"
+    # matrix.yaml's folder, read-only (its script: entries resolve there as on the host)
+    assert kwargs["volumes"]["/home/me/project"] == {"bind": "/repro/config", "mode": "ro"}
     command = kwargs["command"]
     assert command[:4] == ["python", "-m", "repro", "run"]
     assert command[command.index("--host-fingerprint") + 1] == "/repro/host/fingerprint.json"

@@ -45,7 +45,8 @@ from repro.containers import hostkind as host_mod
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"
 CONTAINER_HOST_FP = f"{CONTAINER_HOST_DIR}/fingerprint.json"
-CONTAINER_CONFIG = "/repro/config/matrix.yaml"
+#: matrix.yaml's folder, read-only: its `script:` entries resolve against it as on the host.
+CONTAINER_CONFIG_DIR = "/repro/config"
 LABEL_RUN = "io.repro-matrix.run"
 LABEL_VARIANT = "io.repro-matrix.variant.id"
 TMPFS_OPTIONS = "rw,exec,nosuid,nodev"
@@ -161,7 +162,7 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
     volumes: dict[str, dict[str, str]] = {
         options.run_dir: {"bind": container_run_dir, "mode": "rw"},
         options.host_fingerprint_dir: {"bind": CONTAINER_HOST_DIR, "mode": "ro"},
-        options.config_file: {"bind": CONTAINER_CONFIG, "mode": "ro"},
+        str(Path(options.config_file).parent): {"bind": CONTAINER_CONFIG_DIR, "mode": "ro"},
     }
     devices: list[str] = []
     device_requests: list[dict[str, Any]] = []
@@ -218,7 +219,7 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
             "repro",
             "run",
             "--config",
-            CONTAINER_CONFIG,
+            f"{CONTAINER_CONFIG_DIR}/{Path(options.config_file).name}",
             "--variant",
             options.variant_id,
             "--run-dir",
