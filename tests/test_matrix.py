@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -221,3 +223,18 @@ def test_plan_json_lists_variants_cases_and_effective_settings(project):
 )
 def test_runtime_tag_from_the_torch_version_string(torch, cuda, hip, tag):
     assert matrix.runtime_tag(torch, cuda, hip) == tag
+
+
+def test_loading_matrix_yaml_needs_only_pyyaml():
+    """The noxfile's PEP 723 environment has nox and pyyaml only: loading matrix.yaml (which
+    imports the scenario registry) must not pull in the runner, psutil or torch."""
+    code = (
+        "import sys; from repro import config; config.load('matrix.yaml'); "
+        "heavy = sorted(m for m in ('psutil', 'torch', 'repro.runner', 'junitparser', 'jinja2') "
+        "if m in sys.modules); print(heavy)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -29,10 +29,25 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from repro.errors import ConfigError
-from repro.runner.case_api import CaseFailed, CaseSkipped, Context
+
+if TYPE_CHECKING:
+    from repro.runner.case_api import CaseFailed, CaseSkipped, Context
+
+#: The case API, re-exported for scenario authors but imported only when asked for (PEP 562):
+#: loading matrix.yaml (and so this registry) must not pull in the runner and its psutil.
+_CASE_API = frozenset({"CaseFailed", "CaseSkipped", "Context"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CASE_API:
+        from repro.runner import case_api
+
+        return getattr(case_api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BUILTIN",
@@ -67,7 +82,7 @@ class Scenario(Protocol):
     PARAMS: dict[str, list[Any]]
     TIMEOUT_S: float
 
-    def run(self, ctx: Context, params: dict[str, Any]) -> None: ...
+    def run(self, ctx: Context, params: dict[str, Any]) -> None: ...  # noqa: F821 (TYPE_CHECKING)
 
 
 #: Scenarios that ship with repro-matrix, in catalogue order.

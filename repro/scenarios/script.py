@@ -30,10 +30,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from repro.runner.case_api import Context
 from repro.scenarios import Case
+
+if TYPE_CHECKING:  # annotations only: loading matrix.yaml must not import the runner
+    from repro.runner.case_api import Context
 
 #: Placeholder grid: the real values come from matrix.yaml (``repro.config.scripts``).
 PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "cwd": [""]}
