@@ -212,7 +212,8 @@ def test_kill_9_of_the_runner_leaves_neither_a_sigterm_ignoring_case_nor_a_setsi
             directory, f"planted: {{module: planted, timeout_s: 120, params: {{kind: [{kind}]}}}}\n"
         )
         pid_files.append(directory / "pids")
-        runners.append(_runner(directory, pid_files[-1]))
+        # fresh: members are found by their /proc environment (see tests/test_zygote.py)
+        runners.append(_runner(directory, pid_files[-1], "--isolation", "fresh"))
     try:
         deadline = time.monotonic() + 30
         while not all(_pids(f) for f in pid_files):

@@ -204,7 +204,11 @@ def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote 
     env = protocol.case_env(dict(os.environ), ctx.env, {}, Path(), Path(), "")
     for name in (protocol.CASE_VAR, protocol.EVENTS_VAR, protocol.WORKDIR_VAR, proctree.TOKEN_VAR):
         env.pop(name, None)
-    names = [n for n in scenarios.BUILTIN if not zygote_mod.is_fresh(scenarios.load(n))]
+    names = [
+        scenarios.module_name(n)
+        for n in scenarios.BUILTIN
+        if not zygote_mod.is_fresh(scenarios.load(n))
+    ]
     try:
         ctx.zygote = zygote_mod.Zygote(ctx.python, env, names)
     except (zygote_mod.ZygoteError, OSError) as exc:

@@ -125,15 +125,16 @@ def _recv(sock: socket.socket) -> tuple[dict, list[int]] | None:
 # ---- the zygote process -------------------------------------------------------------------
 
 
-def _preimport(scenario_names: list[str]) -> None:
-    """Import torch and the named scenario modules (nothing else: no CUDA, no threads)."""
+def _preimport(modules: list[str]) -> None:
+    """Import torch and the scenario modules (import paths; nothing else: no CUDA, no threads).
+    A module that fails to import is left to the case, which reports it as a fresh one would."""
+    import importlib
+
     import torch  # noqa: F401
 
-    from repro import scenarios
-
-    for name in scenario_names:
+    for name in modules:
         with contextlib.suppress(Exception):
-            scenarios.load(name)
+            importlib.import_module(name)
 
 
 def _become_harness(request: dict, fds: list[int], sock: socket.socket, wake: int) -> int:
@@ -233,7 +234,7 @@ def _reap_and_report(sock: socket.socket) -> None:
 
 
 def main() -> int:
-    """``python -m repro.runner.zygote SCENARIO...``: pre-import, say ready, serve requests."""
+    """``python -m repro.runner.zygote MODULE...``: pre-import, say ready, serve requests."""
     from repro import proctree
     from repro.runner import protocol
 
@@ -262,7 +263,7 @@ class Zygote:
     """The runner's handle on one zygote process (one case at a time).
 
     ``python``: interpreter; ``env``: the environment it imports torch under (the cases' common
-    environment); ``scenario_names``: modules to pre-import. Raises ZygoteError when it does not
+    environment, with ``REPRO_RUNNER_PID``); ``scenario_names``: module paths to pre-import. Raises ZygoteError when it does not
     say ready within ``START_TIMEOUT_S`` seconds.
     """
 
