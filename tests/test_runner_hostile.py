@@ -281,7 +281,7 @@ def _one_fatal_line(stderr: str) -> str:
 def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(project, small_mount):
     write_matrix(
         project,
-        "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, pass]}}\n",
+        "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, error]}}\n",
     )
     done = run_cli("run", "--no-doctor", "--results", str(small_mount), cwd=project, timeout=120)
     assert done.returncode == 3, done.stderr
@@ -295,7 +295,7 @@ def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(pr
 def test_a_results_directory_made_read_only_mid_run_is_one_line_exit_3(project, small_mount):
     write_matrix(
         project,
-        "planted: {module: planted, timeout_s: 3, params: {kind: [pass, slow, pass]}}\n",
+        "planted: {module: planted, timeout_s: 3, params: {kind: [pass, slow, error]}}\n",
     )
     runner = subprocess.Popen(
         [sys.executable, "-m", "repro", "run", "--no-doctor", "--results", str(small_mount)],

@@ -50,6 +50,8 @@ _POLL_S = 0.05
 _BEAT_POLL_S = 0.25
 #: Values of ``RunContext.isolation`` / ``repro run --isolation``.
 ISOLATIONS = ("fresh", "zygote", "auto")
+#: Zygotes replaced after refusing to fork (fork hazards) before the rest of a run goes fresh.
+MAX_ZYGOTE_REFUSALS = 3
 #: A running case's harness: started fresh, or forked by the zygote (same interface).
 Harness = subprocess.Popen | zygote_mod.ForkedHarness
 
@@ -103,6 +105,7 @@ class RunContext:
     zygote: zygote_mod.Zygote | None = field(default=None, repr=False, compare=False)
     #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
     zygote_failed: str | None = field(default=None, repr=False, compare=False)
+    zygote_refusals: int = field(default=0, repr=False, compare=False)
 
 
 @dataclass
@@ -210,7 +213,7 @@ def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote 
         if not zygote_mod.is_fresh(scenarios.load(n))
     ]
     try:
-        ctx.zygote = zygote_mod.Zygote(ctx.python, env, names)
+        ctx.zygote = zygote_mod.Zygote(ctx.python, env, names, ctx.run_dir / "zygote.log")
     except (zygote_mod.ZygoteError, OSError) as exc:
         ctx.zygote_failed = str(exc)
         log.write(f"# repro: zygote unavailable, running fresh from now on: {exc}\n".encode())
@@ -235,6 +238,9 @@ def _start_harness(
         except zygote_mod.ZygoteError as exc:
             log.write(f"# repro: {exc}; running this case fresh\n".encode())
             ctx.zygote = None  # replaced before the next case
+            ctx.zygote_refusals += 1
+            if ctx.zygote_refusals >= MAX_ZYGOTE_REFUSALS:
+                ctx.zygote_failed = f"{ctx.zygote_refusals} zygotes refused to fork: {exc}"
     return subprocess.Popen(
         [ctx.python, "-m", "repro.runner.harness"],
         stdin=subprocess.DEVNULL,

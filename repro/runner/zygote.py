@@ -263,24 +263,39 @@ class Zygote:
     """The runner's handle on one zygote process (one case at a time).
 
     ``python``: interpreter; ``env``: the environment it imports torch under (the cases' common
-    environment, with ``REPRO_RUNNER_PID``); ``scenario_names``: module paths to pre-import. Raises ZygoteError when it does not
+    environment, with ``REPRO_RUNNER_PID``); ``scenario_names``: module paths to pre-import;
+    ``log_path``: file its own stdout/stderr are appended to (default: inherited). Raises ZygoteError when it does not
     say ready within ``START_TIMEOUT_S`` seconds.
     """
 
-    def __init__(self, python: str, env: dict[str, str], scenario_names: list[str]) -> None:
+    def __init__(
+        self,
+        python: str,
+        env: dict[str, str],
+        scenario_names: list[str],
+        log_path: str | os.PathLike[str] | None = None,
+    ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = dict(env)
         env[SOCKET_FD_VAR] = str(theirs.fileno())
         self.sock = ours
         self.exits: dict[int, int] = {}
-        self.proc = subprocess.Popen(
-            [python, "-m", "repro.runner.zygote", *scenario_names],
-            stdin=subprocess.DEVNULL,
-            env=env,
-            pass_fds=(theirs.fileno(),),
-            start_new_session=True,
-        )
-        theirs.close()
+        # Its own output (import warnings) goes to its log, not to the runner's terminal.
+        log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(
+                [python, "-m", "repro.runner.zygote", *scenario_names],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT if log else None,
+                env=env,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+            if log is not None:
+                log.close()
         message = self._next(START_TIMEOUT_S)
         if not message or "ready" not in message:
             self.close()
