@@ -103,6 +103,8 @@ def run(ctx, params):
     ctx.property("fd_count", len(fds))
     ctx.property("threads", threading.active_count())
     ctx.property("probe_var", os.environ.get("REPRO_PROBE_VAR", ""))
+    ctx.property("path0_is_workdir", sys.path[0] == os.environ["REPRO_WORKDIR"])
+    ctx.property("env_keys", ",".join(sorted(os.environ)))
     print("to stdout"); print("to stderr", file=sys.stderr)
 """
 
@@ -129,6 +131,7 @@ def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
     assert seen["zygote"] == seen["fresh"]
     assert seen["zygote"]["session_is_watcher"] == "True"
     assert seen["zygote"]["probe_var"] == "from-variant"
+    assert seen["zygote"]["path0_is_workdir"] == "True"
 
 
 #: A small set of cases per zygote-eligible scenario (the full catalogue: benchmarks/).

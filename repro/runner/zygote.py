@@ -158,7 +158,9 @@ def _become_harness(request: dict, fds: list[int], sock: socket.socket, wake: in
     del wake  # closed above with the rest
     os.environ.clear()
     os.environ.update(request["env"])
-    os.environ["REPRO_ISOLATION"] = "zygote"
+    # ``python -m`` put the start directory first on sys.path: a fresh harness has its workdir.
+    if sys.path and sys.path[0] == os.getcwd():
+        sys.path[0] = request["cwd"]
     os.chdir(request["cwd"])
     import random
 
