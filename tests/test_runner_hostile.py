@@ -212,7 +212,8 @@ def test_kill_9_of_the_runner_leaves_neither_a_sigterm_ignoring_case_nor_a_setsi
             directory, f"planted: {{module: planted, timeout_s: 120, params: {{kind: [{kind}]}}}}\n"
         )
         pid_files.append(directory / "pids")
-        runners.append(_runner(directory, pid_files[-1]))
+        # fresh: members are found by their /proc environment (see tests/test_zygote.py)
+        runners.append(_runner(directory, pid_files[-1], "--isolation", "fresh"))
     try:
         deadline = time.monotonic() + 30
         while not all(_pids(f) for f in pid_files):
@@ -280,7 +281,7 @@ def _one_fatal_line(stderr: str) -> str:
 def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(project, small_mount):
     write_matrix(
         project,
-        "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, pass]}}\n",
+        "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, error]}}\n",
     )
     done = run_cli("run", "--no-doctor", "--results", str(small_mount), cwd=project, timeout=120)
     assert done.returncode == 3, done.stderr
@@ -294,7 +295,7 @@ def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(pr
 def test_a_results_directory_made_read_only_mid_run_is_one_line_exit_3(project, small_mount):
     write_matrix(
         project,
-        "planted: {module: planted, timeout_s: 3, params: {kind: [pass, slow, pass]}}\n",
+        "planted: {module: planted, timeout_s: 3, params: {kind: [pass, slow, error]}}\n",
     )
     runner = subprocess.Popen(
         [sys.executable, "-m", "repro", "run", "--no-doctor", "--results", str(small_mount)],

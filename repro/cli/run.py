@@ -73,6 +73,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME=VALUE",
         help="extra testsuite property, e.g. variant.image=sha256:... (repeatable)",
     )
+    run.add_argument(
+        "--isolation",
+        choices=("fresh", "zygote", "auto"),
+        default="auto",
+        help="fresh: a new interpreter per case; zygote: fork each case from a pre-imported one; auto: zygote unless the scenario declares FRESH (default: %(default)s)",
+    )
     run.set_defaults(handler=cmd_run)
 
 
@@ -95,6 +101,7 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         doctor=not args.no_doctor,
         properties=args.properties,
         log_cap_bytes=int(cap * _MIB),
+        isolation=args.isolation,
     )
 
 

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro import proctree
+from repro import proctree, scenarios
 from repro.errors import ConfigError
 from repro.junit.writer import xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import protocol, verdict, watchdog
+from repro.runner import zygote as zygote_mod
 from repro.runner.caselog import DEFAULT_CAP_BYTES, CaseLog, OutputPipe
 from repro.runner.protocol import EventReader
 from repro.runner.watchdog import Heartbeats
@@ -47,6 +48,12 @@ DETAIL_CHARS = 8_000
 DRAIN_S = 2.0
 _POLL_S = 0.05
 _BEAT_POLL_S = 0.25
+#: Values of ``RunContext.isolation`` / ``repro run --isolation``.
+ISOLATIONS = ("fresh", "zygote", "auto")
+#: Zygotes replaced after refusing to fork (fork hazards) before the rest of a run goes fresh.
+MAX_ZYGOTE_REFUSALS = 3
+#: A running case's harness: started fresh, or forked by the zygote (same interface).
+Harness = subprocess.Popen | zygote_mod.ForkedHarness
 
 
 def log_name(case_id: str) -> str:
@@ -81,6 +88,9 @@ class RunContext:
             (true for GPU variants in containers; a silent CPU fallback must not pass).
         env: the variant's extra environment for every case.
         log_cap_bytes: cap of each case log (bytes; the tail is kept).
+        isolation: ``fresh`` (a new interpreter per case), ``zygote`` (every case forked from
+            a pre-imported interpreter, ``repro.runner.zygote``) or ``auto`` (zygote unless the
+            scenario declares ``FRESH``).
     """
 
     run_dir: Path
@@ -91,6 +101,11 @@ class RunContext:
     expect_accelerator: bool = False
     env: dict[str, str] = field(default_factory=dict)
     log_cap_bytes: int = DEFAULT_CAP_BYTES
+    isolation: str = "fresh"
+    zygote: zygote_mod.Zygote | None = field(default=None, repr=False, compare=False)
+    #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
+    zygote_failed: str | None = field(default=None, repr=False, compare=False)
+    zygote_refusals: int = field(default=0, repr=False, compare=False)
 
 
 @dataclass
@@ -136,20 +151,13 @@ def run_case(
     pipe = OutputPipe(log)
     report_read, report_write = os.pipe()
     env[protocol.REPORT_FD_VAR] = str(report_write)
+    zygote = _zygote_for(ctx, case, log)  # before the snapshot: a new zygote is no leftover
     known = proctree.descendant_pids()
-    proc = None
+    proc: Harness | None = None
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            [ctx.python, "-m", "repro.runner.harness"],
-            stdin=subprocess.DEVNULL,
-            stdout=pipe.write_fd,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-            pass_fds=(report_write,),
-        )
+        proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
+        isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
         os.close(report_write)
         report_write = -1
         pipe.close_write_end()
@@ -171,7 +179,85 @@ def run_case(
         pipe.close()
         log.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    return _result(ctx, case, seen, events, log_text, duration, log.path)
+    result = _result(ctx, case, seen, events, log_text, duration, log.path)
+    result.properties["repro.isolation"] = isolation
+    return result
+
+
+def wants_zygote(ctx: RunContext, case: Case) -> bool:
+    """Whether ``ctx.isolation`` forks this case from the zygote: always under ``zygote``, never
+    under ``fresh``, and under ``auto`` unless the scenario declares ``FRESH``
+    (``repro.runner.zygote.is_fresh``). Raises ConfigError for an unknown isolation."""
+    if ctx.isolation not in ISOLATIONS:
+        raise ConfigError(
+            f"isolation: expected one of {', '.join(ISOLATIONS)}, got {ctx.isolation!r}"
+        )
+    if ctx.isolation == "auto":
+        return not zygote_mod.is_fresh(scenarios.load(case.scenario, case.module), case.param_dict)
+    return ctx.isolation == "zygote"
+
+
+def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote | None:
+    """The run's zygote when this case should be forked from it (started or replaced as needed),
+    else None. A zygote that cannot start makes the rest of the run fresh, said in the log."""
+    if ctx.zygote_failed is not None or not wants_zygote(ctx, case):
+        return None
+    if ctx.zygote is not None and ctx.zygote.alive():
+        return ctx.zygote
+    env = protocol.case_env(dict(os.environ), ctx.env, {}, Path(), Path(), "")
+    for name in (protocol.CASE_VAR, protocol.EVENTS_VAR, protocol.WORKDIR_VAR, proctree.TOKEN_VAR):
+        env.pop(name, None)
+    names = [
+        scenarios.module_name(n)
+        for n in scenarios.BUILTIN
+        if not zygote_mod.is_fresh(scenarios.load(n))
+    ]
+    try:
+        ctx.zygote = zygote_mod.Zygote(ctx.python, env, names, ctx.run_dir / "zygote.log")
+    except (zygote_mod.ZygoteError, OSError) as exc:
+        ctx.zygote_failed = str(exc)
+        log.write(f"# repro: zygote unavailable, running fresh from now on: {exc}\n".encode())
+        return None
+    return ctx.zygote
+
+
+def _start_harness(
+    ctx: RunContext,
+    zygote: zygote_mod.Zygote | None,
+    env: dict[str, str],
+    workdir: Path,
+    log_fd: int,
+    report_fd: int,
+    log: CaseLog,
+) -> Harness:
+    """Start the case's harness: forked by ``zygote`` when given (it checks fork safety and is
+    replaced once if it refuses), else ``python -m repro.runner.harness`` (the fresh path)."""
+    if zygote is not None:
+        try:
+            return zygote.spawn(env, str(workdir), log_fd, report_fd)
+        except zygote_mod.ZygoteError as exc:
+            log.write(f"# repro: {exc}; running this case fresh\n".encode())
+            ctx.zygote = None  # replaced before the next case
+            ctx.zygote_refusals += 1
+            if ctx.zygote_refusals >= MAX_ZYGOTE_REFUSALS:
+                ctx.zygote_failed = f"{ctx.zygote_refusals} zygotes refused to fork: {exc}"
+    return subprocess.Popen(
+        [ctx.python, "-m", "repro.runner.harness"],
+        stdin=subprocess.DEVNULL,
+        stdout=log_fd,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+        env=env,
+        start_new_session=True,
+        pass_fds=(report_fd,),
+    )
+
+
+def close_zygote(ctx: RunContext) -> None:
+    """Stop the run's zygote, if one was started (it also stops when this process exits)."""
+    if ctx.zygote is not None:
+        ctx.zygote.close()
+        ctx.zygote = None
 
 
 def _open_log(logs: Path, case_id: str, header: bytes, cap_bytes: int) -> CaseLog:
@@ -189,7 +275,7 @@ def _open_log(logs: Path, case_id: str, header: bytes, cap_bytes: int) -> CaseLo
 def _watch(
     ctx: RunContext,
     case: Case,
-    proc: subprocess.Popen,
+    proc: Harness,
     beats: Heartbeats,
     pipe: OutputPipe,
     token: str,
@@ -234,7 +320,7 @@ def _watch(
     return seen
 
 
-def _dump_and_kill(proc: subprocess.Popen, token: str, pipe: OutputPipe) -> list[str]:
+def _dump_and_kill(proc: Harness, token: str, pipe: OutputPipe) -> list[str]:
     """Ask every process of a stuck case for its stacks, then kill the tree.
 
     Returns each process's kernel wait channel, read before the kill (a ``D``-state process

@@ -155,14 +155,26 @@ def _reap(case_pid: int) -> int | None:
 
 
 def main() -> int:
-    """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`)."""
-    spec = json.loads(os.environ[protocol.CASE_VAR])
+    """Fresh isolation: ``python -m repro.runner.harness`` started by the runner. Reads the case
+    from the environment and serves it (:func:`serve`), watching the runner."""
     report_fd = int(os.environ.get(protocol.REPORT_FD_VAR, "-1"))
     # From the environment, not getppid(): a runner killed before this line would otherwise
     # leave init recorded as "the runner" and the watcher would never notice.
     runner_pid = int(os.environ.get(protocol.RUNNER_PID_VAR, os.getppid()))
+    return serve(report_fd, runner_pid)
+
+
+def serve(report_fd: int, parent_pid: int) -> int:
+    """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`).
+
+    ``parent_pid``: the process whose death ends the case (the runner when fresh, the zygote
+    when forked by ``repro.runner.zygote``, which itself dies with the runner). The case spec,
+    events path and workdir come from ``os.environ`` (``repro.runner.protocol.case_env``).
+    Returns (or ends the process with) the case's exit status, as :func:`_watch` does.
+    """
+    spec = json.loads(os.environ[protocol.CASE_VAR])
     proctree.become_subreaper()
-    if os.getppid() != runner_pid:
+    if os.getppid() != parent_pid:
         return 1
     sys.stdout.flush()
     sys.stderr.flush()
@@ -170,7 +182,7 @@ def main() -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # before fork: no lost wake-up
     case_pid = os.fork()
     if case_pid:
-        os._exit(_watch(case_pid, runner_pid, report_fd))
+        os._exit(_watch(case_pid, parent_pid, report_fd))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the case gets a normal mask
     # The case process: dies at once with its watcher (PDEATHSIG SIGKILL: a case ignoring
     # SIGTERM cannot outlive it), and cannot write the watcher's report.

@@ -52,6 +52,7 @@ class RunOptions:
     doctor: bool = True
     properties: Sequence[str] = ()
     log_cap_bytes: int = DEFAULT_CAP_BYTES
+    isolation: str = "auto"  # executor.ISOLATIONS: fresh | zygote | auto
 
 
 @dataclass
@@ -248,6 +249,7 @@ def run_context(
         expect_accelerator=variant["source"] == "matrix" and variant["accelerator"] != "cpu",
         env=dict(variant.get("env") or {}),
         log_cap_bytes=options.log_cap_bytes,
+        isolation=options.isolation,
     )
 
 

@@ -42,6 +42,7 @@ PARAMS = {
     "producer": ["waits", "exits_early"],
 }
 TIMEOUT_S = 90.0
+FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (tensors shared across producer/consumer processes)
 PRODUCER_MODES = ("waits", "exits_early", "exits_unreceived")
 
 TENSORS = 4

@@ -35,6 +35,7 @@ PARAMS = {
     "fault": ["none"],
 }
 TIMEOUT_S = 90.0
+FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (worker start methods, accelerator init before fork)
 QUIET_DEFAULTS = {"fault": "none"}
 FAULTS = ("none", "worker_exception", "worker_segfault", "worker_hang", "worker_touches_accel")
 

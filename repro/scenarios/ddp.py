@@ -64,6 +64,7 @@ PARAMS = {
 }  # fmt: skip
 QUIET_DEFAULTS = {"fault": "none"}
 TIMEOUT_S = 120.0
+FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is launcher behaviour (torchrun ranks, ports, a failing rank)
 #: Where in the grid the planted faults run: one world size and loader, as before the grid grew.
 FAULT_WORLD_SIZE = 2
 FAULT_WORKERS = 0

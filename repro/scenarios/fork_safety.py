@@ -64,6 +64,7 @@ PARAMS = {
 QUIET_DEFAULTS = {"mode": "lock", "wandb": "none"}
 #: Covers a cold install of a pinned wandb (about 15 s on this project's 2-core CI host).
 TIMEOUT_S = 45.0
+FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (fork with a held lock, start methods)
 WORKERS = 2
 SAMPLES = 8
 

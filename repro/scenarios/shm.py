@@ -22,6 +22,7 @@ import traceback
 
 PARAMS = {"workers": [0, 2], "sample_mb": [50]}
 TIMEOUT_S = 90.0
+FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (DataLoader workers passing batches through /dev/shm)
 
 SAMPLES = 8
 PREFETCH_FACTOR = 2

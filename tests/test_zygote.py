@@ -1,0 +1,261 @@
+"""The zygote (repro.runner.zygote): fork safety checks, a forked case equal to a fresh one,
+outcome parity on real scenarios, and kill -9 of the runner leaving nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
+from junitparser import JUnitXml
+
+from repro.runner import executor
+from repro.runner import zygote as zygote_mod
+from repro.scenarios import expand
+
+FINGERPRINT = {
+    "runtime": {"accelerator_count": 0, "start_methods": ["fork", "spawn", "forkserver"]}
+}
+
+
+def _ctx(run_dir: Path, isolation: str) -> executor.RunContext:
+    return executor.RunContext(
+        run_dir=run_dir,
+        fingerprint=FINGERPRINT,
+        suite_properties={},
+        run_info={},
+        isolation=isolation,
+    )
+
+
+def _python(code: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**cli_env(), **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_fork_hazards_names_a_thread_a_fixed_start_method_and_nothing_in_a_clean_process():
+    out = _python(
+        """
+        import json, multiprocessing, threading, time
+        from repro.runner.zygote import fork_hazards
+        import torch
+        clean = fork_hazards()
+        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
+        threaded = fork_hazards()
+        multiprocessing.set_start_method("spawn")
+        print(json.dumps([clean, threaded, fork_hazards()]))
+        """
+    )
+    clean, threaded, both = json.loads(out)
+    assert clean == []
+    assert threaded == ["2 threads"]
+    assert both == ["2 threads", "start method fixed (spawn)"]
+
+
+def test_omp_num_threads_set_after_fork_does_not_change_torch_threads():
+    """Why a scenario that sets OMP_NUM_THREADS must be FRESH: libgomp read it when torch was
+    imported, so a forked child keeps the zygote's value (and get_num_threads starts no pool)."""
+    out = _python(
+        """
+        import json, os
+        import torch
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.environ["OMP_NUM_THREADS"] = "2"
+            n = torch.get_num_threads()
+            os.write(w, json.dumps([n, len(os.listdir("/proc/self/task"))]).encode())
+            os._exit(0)
+        os.wait()
+        print(os.read(r, 100).decode())
+        """,
+        env={"OMP_NUM_THREADS": "1"},
+    )
+    assert json.loads(out) == [1, 1]
+
+
+PROBE = """
+import os, sys, threading
+PARAMS = {"x": [0]}
+TIMEOUT_S = 30.0
+
+def run(ctx, params):
+    fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
+    watcher = os.getppid()
+    ctx.property("session_is_watcher", os.getsid(0) == watcher == os.getpgid(0))
+    ctx.property("cwd_is_workdir", os.getcwd() == os.environ["REPRO_WORKDIR"])
+    ctx.property("token", "REPRO_CASE_TOKEN" in os.environ)
+    ctx.property("stdin", os.readlink("/proc/self/fd/0"))
+    ctx.property("fd_count", len(fds))
+    ctx.property("threads", threading.active_count())
+    ctx.property("probe_var", os.environ.get("REPRO_PROBE_VAR", ""))
+    ctx.property("path0_is_workdir", sys.path[0] == os.environ["REPRO_WORKDIR"])
+    ctx.property("env_keys", ",".join(sorted(os.environ)))
+    print("to stdout"); print("to stderr", file=sys.stderr)
+"""
+
+
+def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
+    (tmp_path / "zygote_probe.py").write_text(PROBE)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (case,) = expand("probe", module="zygote_probe")
+    seen = {}
+    for isolation in ("fresh", "zygote"):
+        ctx = _ctx(tmp_path / isolation, isolation)
+        ctx.env = {"REPRO_PROBE_VAR": "from-variant"}
+        try:
+            result = executor.run_case(ctx, case)
+        finally:
+            executor.close_zygote(ctx)
+        assert result.outcome.value == "passed", result.message
+        assert result.properties["repro.isolation"] == isolation
+        log = (ctx.run_dir / result.log_path).read_text()
+        assert "to stdout" in log and "to stderr" in log
+        seen[isolation] = {k: v for k, v in result.properties.items() if k != "repro.isolation"}
+        seen[isolation].pop("repro.returncode", None)
+    assert seen["zygote"] == seen["fresh"]
+    assert seen["zygote"]["session_is_watcher"] == "True"
+    assert seen["zygote"]["probe_var"] == "from-variant"
+    assert seen["zygote"]["path0_is_workdir"] == "True"
+
+
+#: A small set of cases per zygote-eligible scenario (the full catalogue: benchmarks/).
+PARITY = [
+    ("cuda_basic", {"device": ["cpu"]}),
+    ("arch", {"device": ["cpu"]}),
+    ("losses", {"device": ["cpu"], "case": ["normal", "nan_pred"], "eps": [0]}),
+    ("data_validation", {"device": ["cpu"]}),
+    ("noop", {"torch": [True]}),
+]
+
+
+def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and_forked(tmp_path):
+    cases = [c for name, params in PARITY for c in expand(name, params=params)]
+    verdicts = {}
+    for isolation in ("fresh", "zygote"):
+        ctx = _ctx(tmp_path / isolation, isolation)
+        try:
+            results = [executor.run_case(ctx, case) for case in cases]
+        finally:
+            executor.close_zygote(ctx)
+        assert {r.properties["repro.isolation"] for r in results} == {isolation}
+        verdicts[isolation] = [(r.case_id, r.outcome.value, r.signature) for r in results]
+    assert verdicts["zygote"] == verdicts["fresh"]
+    assert {v[1] for v in verdicts["fresh"]} >= {"passed", "failed"}  # both kinds compared
+
+
+def test_auto_forks_eligible_scenarios_and_starts_fresh_ones_fresh(tmp_path):
+    ctx = _ctx(tmp_path, "auto")
+    (fork_case,) = expand("fork_safety", params={"start_method": ["spawn"]})[:1]
+    (arch_case,) = expand("arch", params={"device": ["cpu"]})
+    assert not executor.wants_zygote(ctx, fork_case)
+    assert executor.wants_zygote(ctx, arch_case)
+    assert executor.wants_zygote(_ctx(tmp_path, "zygote"), fork_case)
+    assert not executor.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
+
+
+HAZARD = """
+import signal, threading, time
+def _start_thread(*_):
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+signal.signal(signal.SIGALRM, _start_thread)
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+"""
+
+
+def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
+    (tmp_path / "zygote_hazard.py").write_text(HAZARD)
+    env = {**cli_env(tmp_path), "REPRO_RUNNER_PID": str(os.getpid())}
+    zygote = zygote_mod.Zygote(sys.executable, env, ["zygote_hazard"])
+    try:
+        time.sleep(1.0)  # the alarm starts a thread in the idle zygote
+        read, write = os.pipe()
+        with pytest.raises(zygote_mod.ZygoteError, match="2 threads"):
+            zygote.spawn(dict(env), str(tmp_path), write, write)
+        os.close(read)
+        os.close(write)
+        zygote.proc.wait(timeout=10)
+        assert not zygote.alive()
+    finally:
+        zygote.close()
+
+
+def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path):
+    write_matrix(
+        tmp_path,
+        "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, error, sleep, segfault]}}\n",
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "zygote"],
+        cwd=tmp_path, env=cli_env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    members: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 50
+        while len(members) < 3:  # zygote, then the sleep case's harness and case process
+            assert runner.poll() is None, "runner ended before the slow case"
+            assert time.monotonic() < deadline, "slow case never started"
+            time.sleep(0.2)
+            members = _descendants(runner.pid)
+            if not any(_in_case_workdir(p) for p in members) or not _done(tmp_path, 3):
+                members = []
+        os.kill(runner.pid, signal.SIGKILL)
+        runner.wait()
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    deadline = time.monotonic() + 10
+    while alive := [p.pid for p in members if _alive(p)]:
+        assert time.monotonic() < deadline, f"outlived the killed runner: {alive}"
+        time.sleep(0.1)
+    junit = only_run_dir(tmp_path / "results") / "junit.xml"
+    names = [case.name for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+    assert names == ["planted[kind=pass]", "planted[kind=fail]", "planted[kind=error]"]
+    cases = cases_by_name(junit)
+    assert {props["repro.isolation"] for _case, props in cases.values()} == {"zygote"}
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _in_case_workdir(proc: psutil.Process) -> bool:
+    try:
+        return Path(proc.cwd()).name.startswith("repro-case-")
+    except psutil.Error:
+        return False
+
+
+def _done(project: Path, count: int) -> bool:
+    try:
+        run_dir = only_run_dir(project / "results")
+        return json.loads((run_dir / "run.json").read_text())["cases_done"] >= count
+    except (AssertionError, OSError, ValueError, KeyError):
+        return False
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
