@@ -115,7 +115,9 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
 
 
 def _say(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    from repro.runner.progress import fit_to_terminal
+
+    print(fit_to_terminal(f"{PROG}: {line}", sys.stderr), file=sys.stderr, flush=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -131,5 +133,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress()
     summary = job.run_job(options, _say, progress)
     progress.run_finished(summary.results, summary.run_dir)
-    _say(f"{totals_line(summary.results)}  ({summary.run_dir / 'junit.xml'})")
+    _say(totals_line(summary.results))
+    _say(f"results: {summary.run_dir / 'junit.xml'}")
     return EXIT_CASES_FAILED if summary.red else EXIT_OK

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -81,6 +82,25 @@ def terminal_width(stream: TextIO) -> int:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, OSError, ValueError):
         return shutil.get_terminal_size().columns
+
+
+def fit_to_terminal(text: str, stream: TextIO) -> str:
+    """``text`` wrapped at spaces to the width of the terminal behind ``stream`` (continuation
+    lines indented), unchanged when ``stream`` is not a terminal. A single word longer than the
+    width (a path) is kept whole: a cut path cannot be copied."""
+    if not stream.isatty():
+        return text
+    width = max(20, terminal_width(stream)) - 1
+    return "\n".join(
+        textwrap.wrap(
+            text,
+            width,
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        or [""]
+    )
 
 
 def _label(result: CaseResult) -> str:
@@ -199,9 +219,20 @@ class Progress(Reporter):
             print(line, file=self.stream, flush=True)
         self._case = None
 
+    def _log_line(self, path: Path) -> str:
+        """``    log: PATH``. On a TTY a path wider than the terminal is cut in the middle and
+        made a hyperlink (OSC 8) to the whole path, so the line never wraps and the log is still
+        one click away; elsewhere the path is whole."""
+        head = "    log: "
+        shown = _shown_path(path)
+        room = self.width - 1 - len(head)
+        if not self.tty or len(shown) <= room:
+            return head + shown
+        return head + _hyperlink(path, truncate_middle(shown, room))
+
     def run_finished(self, results: Sequence[CaseResult], run_dir: Path) -> None:
         """The closing list: every red case (worst first) and every flaky one, each with its
-        signature and message, then its log path (kept whole, so it can be copied)."""
+        signature and message, then its log path (see :meth:`_log_line`)."""
         listed = [r for r in results if r.outcome.is_problem or is_flaky(r)]
         if not listed:
             return
@@ -224,8 +255,18 @@ class Progress(Reporter):
                 text = truncate_middle(text, self.width - 1 - len(head))
             out.append(self._paint(label.upper(), label) + " " + text)
             if log:
-                out.append(f"    log: {_shown_path(run_dir / log)}")
+                out.append(self._log_line(run_dir / log))
         print("\n".join(out), file=self.stream, flush=True)
+
+
+def _hyperlink(target: Path, text: str) -> str:
+    """``text`` as an OSC 8 terminal hyperlink to ``target`` (a terminal without OSC 8 support
+    shows just ``text``)."""
+    try:
+        uri = target.resolve().as_uri()
+    except (OSError, ValueError):
+        return text
+    return f"\033]8;;{uri}\033\\{text}\033]8;;\033\\"
 
 
 def _shown_path(path: Path) -> str:

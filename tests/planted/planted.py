@@ -17,7 +17,7 @@ chatty (prints 200 MB). Grandchildren write their pid to ``$REPRO_PLANTED_PIDS``
 Flaky and switched kinds (issue 11): flaky_once fails on its first attempt and passes on the
 next (a marker file in ``$REPRO_PLANTED_STATE``, a directory the test makes);
 fail_when_switched fails only when ``$REPRO_PLANTED_BREAK`` is set (a regression against a
-baseline run without it).
+baseline run without it); slow_pass passes after 1.5 s.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ TIMEOUT_S = 10.0
 
 
 def run(ctx, params) -> None:
-    kind = params["kind"]
+    kind = params["kind"].partition("~")[0]  # "pass~xxxx": a long case id, same behaviour
     ctx.heartbeat("planted", 1)
     ctx.metric("planted_metric_s", 0.25)
     if kind == "pass":
@@ -45,6 +45,9 @@ def run(ctx, params) -> None:
         if not os.path.exists(marker):
             open(marker, "w").close()
             raise AssertionError("planted flaky check failed on the first attempt")
+        return
+    if kind == "slow_pass":  # a second and a half: a TTY shows its line redrawn in place
+        time.sleep(1.5)
         return
     if kind == "fail_when_switched":
         assert not os.environ.get("REPRO_PLANTED_BREAK"), "planted regression"
