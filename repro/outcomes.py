@@ -123,10 +123,19 @@ class Totals:
     skipped: int = 0
     doctor_checks: int = 0
     doctor_problems: int = 0
+    flaky: int = 0
 
-    def add(self, scenario: str, outcome: Outcome, expect_status: str | None = None) -> None:
+    def add(
+        self,
+        scenario: str,
+        outcome: Outcome,
+        expect_status: str | None = None,
+        flaky: bool = False,
+    ) -> None:
         """Count one case. ``expect_status`` is the report's ``expect:`` verdict
-        (``"expected"``, ``"unexpectedly passing"``, or None/anything else for none)."""
+        (``"expected"``, ``"unexpectedly passing"``, or None/anything else for none).
+        ``flaky``: red first, passed on a rerun (``repro.flaky=true``); a flaky pass is counted
+        under ``flaky``, not ``passed``."""
         outcome = Outcome(outcome)
         if scenario == DOCTOR_SCENARIO:
             self.doctor_checks += 1
@@ -135,6 +144,8 @@ class Totals:
             self.expected += 1
         elif expect_status == "unexpectedly passing":
             self.unexpectedly_passing += 1
+        elif outcome is Outcome.PASSED and flaky:
+            self.flaky += 1
         elif outcome is Outcome.PASSED:
             self.passed += 1
         elif outcome is Outcome.SKIPPED:
@@ -150,6 +161,7 @@ class Totals:
             + self.expected
             + self.unexpectedly_passing
             + self.passed
+            + self.flaky
             + self.skipped
         )
 
@@ -161,7 +173,8 @@ class Totals:
     def line(self) -> str:
         """The one totals line of ``repro run`` and ``repro report``, e.g.
         ``problems: 6 (2 hung, 4 failed) · expected reproductions: 8 · passed: 41 · skipped: 62``,
-        then ``· unexpectedly passing: N`` when N > 0 and ``· doctor checks: N`` when any ran.
+        then ``· flaky: N`` (passed only on a rerun) and ``· unexpectedly passing: N`` when
+        N > 0, and ``· doctor checks: N`` when any ran.
         Problems come first and are never added up with expected reproductions (issue 12)."""
         breakdown = [
             f"{self.problems[o]} {_PROBLEM_WORDS[o]}"
@@ -182,6 +195,8 @@ class Totals:
             f"passed: {self.passed}",
             f"skipped: {self.skipped}",
         ]
+        if self.flaky:
+            parts.append(f"flaky: {self.flaky}")
         if self.unexpectedly_passing:
             parts.append(f"unexpectedly passing: {self.unexpectedly_passing}")
         if self.doctor_checks:
@@ -193,5 +208,6 @@ def totals_line(results: Iterable[CaseResult]) -> str:
     """The totals line (:meth:`Totals.line`) of a run's results, for ``repro run``'s last line."""
     totals = Totals()
     for result in results:
-        totals.add(result.scenario, result.outcome)
+        flaky = result.properties.get("repro.flaky") == "true"
+        totals.add(result.scenario, result.outcome, flaky=flaky)
     return totals.line()

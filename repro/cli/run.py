@@ -7,11 +7,14 @@ import sys
 
 from repro import config as matrix_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
+from repro.outcomes import totals_line
 from repro.runner import job
 from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
 
 PROG = "repro"
 _MIB = 1024 * 1024
+#: Upper bound of ``--rerun-failures``: a hung case costs its whole timeout on every rerun.
+MAX_RERUNS = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,6 +69,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="skip the health pre-flight (otherwise its findings are the run's 'doctor' testsuite)",
     )
     run.add_argument(
+        "--rerun-failures",
+        type=int,
+        default=0,
+        metavar="N",
+        help="rerun each red case up to N times in a fresh process; a case that then passes is "
+        "recorded as flaky (repro.flaky=true), one red every time as deterministic (default: 0)",
+    )
+    run.add_argument(
         "--property",
         dest="properties",
         action="append",
@@ -89,6 +100,10 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         raise ConfigError(
             f"--log-cap-mib: expected a number of MiB from {MIN_CAP_BYTES / _MIB:g} to 1048575, got {cap}"
         )
+    if not 0 <= args.rerun_failures <= MAX_RERUNS:
+        raise ConfigError(
+            f"--rerun-failures: expected a whole number from 0 to {MAX_RERUNS}, got {args.rerun_failures}"
+        )
     return job.RunOptions(
         config=args.config,
         patterns=args.patterns,
@@ -102,11 +117,14 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         properties=args.properties,
         log_cap_bytes=int(cap * _MIB),
         isolation=args.isolation,
+        rerun_failures=args.rerun_failures,
     )
 
 
 def _say(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    from repro.runner.progress import fit_to_terminal
+
+    print(fit_to_terminal(f"{PROG}: {line}", sys.stderr), file=sys.stderr, flush=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -119,7 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         for case in cases:
             print(case.case_id)
         return EXIT_OK
-    summary = job.run_job(options, _say, Progress())
-    counts = ", ".join(f"{outcome}: {n}" for outcome, n in summary.counts().items())
-    _say(f"{counts}  ({summary.run_dir / 'junit.xml'})")
+    progress = Progress()
+    summary = job.run_job(options, _say, progress)
+    progress.run_finished(summary.results, summary.run_dir)
+    _say(totals_line(summary.results))
+    _say(f"results: {summary.run_dir / 'junit.xml'}")
     return EXIT_CASES_FAILED if summary.red else EXIT_OK

@@ -42,6 +42,7 @@ from repro.report.model import (
     UNKNOWN_HOST,
     CaseRecord,
     InputRecord,
+    rerun_fields,
     truncate,
 )
 
@@ -486,6 +487,7 @@ class FileReader:
             metrics=metrics,
             log=self._log(props.get(PROP_LOG)),
             file=self.display,
+            **rerun_fields(props),
         )
 
     def _log(self, value: str | None) -> str | None:

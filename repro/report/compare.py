@@ -2,7 +2,9 @@
 
 The "validate a driver or torch downgrade" workflow: run the matrix before and after, compare.
 Cells are matched by (host key, variant id) and cases inside them by (scenario, case id).
-Reported: **regressions** (a case that passed now ends any other way), **fixes** (a failed,
+Reported: **regressions** (a case that passed now ends any other way), **flaky** cases (red
+at first in the candidate, passed on a rerun: ``repro run --rerun-failures``; never a
+regression, a case red on every rerun still is), **fixes** (a failed,
 errored, crashed or hung case now passes), **signature changes** (a non-pass whose signature or
 outcome changed) and signatures never seen in the baseline, cases and cells that **appeared** or
 **vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g. ``it_per_s``)
@@ -53,6 +55,9 @@ class _Case:
     message: str
     expected: bool
     metrics: dict[str, list[float]] = field(default_factory=dict)
+    #: Passed only on a rerun (matrix.json ``"flaky": true`` on a passed case).
+    flaky: bool = False
+    first_signature: str | None = None
 
     def add(self, item: Mapping[str, Any]) -> None:
         outcome = str(item.get("outcome"))
@@ -61,12 +66,20 @@ class _Case:
             self.signature = item.get("signature")
             self.message = str(item.get("message") or "")
             self.expected = _is_expected(item)
+            self.flaky, self.first_signature = _flaky_of(item)
         _add_metrics(self.metrics, item.get("metrics"))
 
 
 def _is_expected(item: Mapping[str, Any]) -> bool:
     expect = item.get("expect")
     return isinstance(expect, Mapping) and expect.get("status") == "expected"
+
+
+def _flaky_of(item: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """(passed only on a rerun, first attempt's signature) of a matrix.json case."""
+    flaky = item.get("flaky") is True and item.get("outcome") == "passed"
+    first = item.get("first_signature")
+    return flaky, (str(first) if flaky and first else None)
 
 
 def _add_metrics(into: dict[str, list[float]], metrics: Any) -> None:
@@ -111,6 +124,7 @@ def _index(matrix: Mapping[str, Any], side: str) -> tuple[Index, dict[tuple[str,
                     str(item.get("message") or ""),
                     _is_expected(item),
                 )
+                case.flaky, case.first_signature = _flaky_of(item)
                 _add_metrics(case.metrics, item.get("metrics"))
                 cases[case_key] = case
             else:
@@ -142,6 +156,7 @@ def compare(
     base_index, base_states = _index(base, base_name)
     cand_index, cand_states = _index(cand, cand_name)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
+    flaky: list[dict[str, Any]] = []
     base_signatures = {
         case.signature
         for cases in base_index.values()
@@ -162,7 +177,17 @@ def compare(
             if new is None:
                 vanished.append({**where, "outcome": old.outcome, "signature": old.signature})
                 continue
-            if old.outcome == "passed" and new.outcome != "passed":
+            if new.flaky and not old.flaky:
+                # Red first, then passed on a rerun: not a regression, not a fix either.
+                flaky.append(
+                    {
+                        **where,
+                        "base": old.outcome,
+                        "cand": "flaky",
+                        "first_signature": new.first_signature,
+                    }
+                )
+            elif old.outcome == "passed" and new.outcome != "passed":
                 regressions.append(
                     {
                         **where,
@@ -229,6 +254,7 @@ def compare(
         "base": _side_summary(base, base_index, base_name),
         "cand": _side_summary(cand, cand_index, cand_name),
         "regressions": regressions,
+        "flaky": flaky,
         "fixes": fixes,
         "signature_changes": changes,
         "new_signatures": [new_signatures[s] for s in sorted(new_signatures)],
@@ -247,6 +273,7 @@ def compare(
     result["summary"] = {
         "regressions": len(counted),
         "expected_regressions": len(regressions) - len(counted),
+        "flaky": len(flaky),
         "fixes": len(fixes),
         "signature_changes": len(changes),
         "new_signatures": len(new_signatures),
@@ -350,6 +377,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             if s["expected_regressions"]
             else ""
         )
+        + (f", {s['flaky']} flaky (passed on a rerun)" if s.get("flaky") else "")
         + f", {s['fixes']} fixes, {s['signature_changes']} signature changes, "
         f"{s['new_signatures']} new signatures, {s['appeared']} cases appeared, {s['vanished']} vanished, "
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "
@@ -368,6 +396,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
                 _md(r["message"]),
             ]
             for r in result["regressions"]
+        ],
+    )
+    lines += _table(
+        "Flaky (red first, passed on a rerun; not regressions)",
+        ["host", "variant", "case", "base", "candidate", "first signature"],
+        [
+            [*_where(r), r["base"], r["cand"], _md(r["first_signature"])]
+            for r in result.get("flaky", [])
         ],
     )
     lines += _table(

@@ -27,6 +27,7 @@ from repro.report.labels import (
     cell_label,
     cell_marks,
     css_class,
+    has_flaky,
     skip_groups,
     skip_line,
 )
@@ -35,9 +36,9 @@ from repro.report.model import (
     EFFECTIVE_STATE_ORDER,
     EXPECT_EXPECTED,
     EXPECT_SKIPPED,
-    EXPECT_XPASS,
     GENERATOR,
     STATE_EXPECTED,
+    STATE_FLAKY,
     STATE_INVALID,
     STATE_MISSING,
     STATE_NO_TESTS,
@@ -141,11 +142,7 @@ def _metrics_text(metrics: Mapping[str, float | None]) -> str:
 def _case_view(report: Report, case: CaseRecord, out_abs: Path) -> dict[str, Any]:
     target = report.log_files.get(case.log) if case.log else None
     href = _log_href(target, out_abs) if target else None
-    state = case.outcome.value
-    if case.expect_status == EXPECT_EXPECTED:
-        state = STATE_EXPECTED
-    elif case.expect_status == EXPECT_XPASS:
-        state = STATE_XPASS
+    state = case.display_state
     expect = None
     if case.expect is not None and case.expect_status != EXPECT_SKIPPED:
         expect = {
@@ -159,6 +156,12 @@ def _case_view(report: Report, case: CaseRecord, out_abs: Path) -> dict[str, Any
         "label": case_label(case),
         "signature": case.signature or "",
         "message": case.message,
+        # A flaky pass shows what went wrong the first time (its log is the passing rerun's).
+        "first": (
+            f"flaky: passed on rerun {case.reruns}; first attempt {case.first_signature or 'red'}"
+            if case.is_flaky
+            else ""
+        ),
         "excerpt": case.excerpt,
         "expect": expect,
         "time": "" if case.time_s is None else f"{case.time_s:.3g}",
@@ -276,7 +279,7 @@ def render_html(report: Report, out_dir: Path) -> str:
                         c
                         for c in cases
                         if c["outcome"] not in (Outcome.PASSED.value, Outcome.SKIPPED.value)
-                        or c["state"] == STATE_XPASS
+                        or c["state"] in (STATE_XPASS, STATE_FLAKY)
                     ),
                     key=lambda c: c["state"] == STATE_EXPECTED,
                 ),
@@ -288,7 +291,8 @@ def render_html(report: Report, out_dir: Path) -> str:
                 "passed_cases": [
                     c
                     for c in cases
-                    if c["outcome"] == Outcome.PASSED.value and c["state"] != STATE_XPASS
+                    if c["outcome"] == Outcome.PASSED.value
+                    and c["state"] not in (STATE_XPASS, STATE_FLAKY)
                 ],
                 "prediction": _prediction_view(view) if view is not None else None,
                 "trend": trend.note() if trend is not None else "",
@@ -337,7 +341,8 @@ def render_html(report: Report, out_dir: Path) -> str:
         legend=[
             (css_class(state), text)
             for state, text in LEGEND
-            if state not in (STATE_EXPECTED, STATE_XPASS) or report.expectations
+            if (state not in (STATE_EXPECTED, STATE_XPASS) or report.expectations)
+            and (state != STATE_FLAKY or has_flaky(report))
         ],
         filter_states=[(s, css_class(s)) for s in states],
         all_states=[css_class(s) for s in states],

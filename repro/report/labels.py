@@ -10,6 +10,7 @@ from __future__ import annotations
 from repro.outcomes import Outcome
 from repro.report.model import (
     STATE_EXPECTED,
+    STATE_FLAKY,
     STATE_INVALID,
     STATE_MISSING,
     STATE_NO_TESTS,
@@ -31,6 +32,7 @@ EMOJI = {
     STATE_MISSING: "➖",
     STATE_EXPECTED: "🟦",
     STATE_XPASS: "🟨",
+    STATE_FLAKY: "🔀",
 }
 
 
@@ -43,6 +45,7 @@ LEGEND = (
     (Outcome.HUNG.value, "hung (watchdog)"),
     (STATE_EXPECTED, "expected reproduction (matrix.yaml expect)"),
     (STATE_XPASS, "unexpectedly passing"),
+    (STATE_FLAKY, "flaky (red, then passed on a rerun)"),
     (Outcome.SKIPPED.value, "skipped"),
     (STATE_NO_TESTS, "no tests in the file"),
     (STATE_INVALID, "invalid input file"),
@@ -57,9 +60,15 @@ MARK_LEGEND = (
 )
 
 
-def legend_line() -> str:
-    """``🟩 passed · 🟥 failed (the bug reproduced) · …``: one line explaining every emoji."""
-    states = [f"{EMOJI[state]} {text}" for state, text in LEGEND]
+def has_flaky(report: Report) -> bool:
+    """Whether any case of the report passed only on a rerun."""
+    return any(case.is_flaky for cell in report.cells for case in cell.cases)
+
+
+def legend_line(flaky: bool = False) -> str:
+    """``🟩 passed · 🟥 failed (the bug reproduced) · …``: one line explaining every emoji
+    (``flaky`` only when ``flaky`` is true: a report without reruns never shows it)."""
+    states = [f"{EMOJI[state]} {text}" for state, text in LEGEND if flaky or state != STATE_FLAKY]
     return " · ".join(states + [f"{emoji} {text}" for emoji, text in MARK_LEGEND])
 
 

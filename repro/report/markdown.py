@@ -19,6 +19,7 @@ from repro.report.labels import (
     case_label,
     cell_label,
     cell_marks,
+    has_flaky,
     legend_line,
     plural,
     skip_line,
@@ -29,6 +30,7 @@ from repro.report.model import (
     EXPECT_OTHER,
     EXPECT_XPASS,
     STATE_EXPECTED,
+    STATE_FLAKY,
     STATE_INVALID,
     STATE_XPASS,
     CaseRecord,
@@ -268,7 +270,7 @@ def render_markdown(report: Report) -> str:
             table = [
                 f"_The {len(host_keys)} x {len(variant_ids)} matrix does not fit a step summary; see matrix.html._"
             ]
-        lines += [*table, "", f"_Legend:_ {legend_line()}", ""]
+        lines += [*table, "", f"_Legend:_ {legend_line(has_flaky(report))}", ""]
     else:
         lines += ["No JUnit inputs found.", ""]
     lines += _md_warnings(report)
@@ -288,6 +290,7 @@ def render_markdown(report: Report) -> str:
             if (
                 case.outcome not in (Outcome.PASSED, Outcome.SKIPPED)
                 or case.expect_status == EXPECT_XPASS
+                or case.is_flaky
             )
         ]
         if not listed and not skip_line(cell.cases):
@@ -342,13 +345,17 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
                 f" (expected {case.expect['outcome']}: {case.expect['reason']})",
             )
             emoji = EMOJI[STATE_XPASS]
+        elif case.is_flaky:
+            label, emoji = STATE_FLAKY, EMOJI[STATE_FLAKY]
+            note = f"passed on rerun {case.reruns}; first attempt {case.first_signature or 'red'}"
         else:
             emoji = EMOJI.get(label, "")
             if case.expect_status == EXPECT_OTHER:
                 note = f" (expected {case.expect['outcome']}: {case.expect['reason']})"
         out.append(
             f"| {emoji} {label} | {md_escape(case_label(case))} "
-            f"| {md_escape(case.signature or '')} | {md_escape(case.message + note)} |"
+            f"| {md_escape(case.signature or case.first_signature or '')} "
+            f"| {md_escape(case.message + note)} |"
         )
     if len(listed) > MD_MAX_CASES_PER_CELL:
         out.append(f"| | … and {len(listed) - MD_MAX_CASES_PER_CELL} more | | |")

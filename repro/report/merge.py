@@ -405,7 +405,7 @@ def report_totals(report: Report) -> Totals:
     totals = Totals()
     for cell in report.cells:
         for case in cell.cases:
-            totals.add(case.scenario, case.outcome, case.expect_status)
+            totals.add(case.scenario, case.outcome, case.expect_status, flaky=case.is_flaky)
     return totals
 
 

@@ -47,6 +47,9 @@ STATE_MISSING = "missing"
 #: Effective cell states from matrix.yaml ``expect:`` entries.
 STATE_EXPECTED = "expected"
 STATE_XPASS = "unexpectedly passing"
+#: A case red first and passed on a rerun (``repro run --rerun-failures``; ``repro.flaky=true``),
+#: and a cell whose worst case is one.
+STATE_FLAKY = "flaky"
 
 #: Per-case status against a matching ``expect:`` entry.
 EXPECT_EXPECTED = "expected"
@@ -55,7 +58,7 @@ EXPECT_OTHER = "other outcome"
 EXPECT_SKIPPED = "skipped"
 
 RED_STATES = frozenset({"hung", "crashed", "error", "failed"})
-GREEN_STATES = frozenset({"passed", STATE_EXPECTED, STATE_XPASS})
+GREEN_STATES = frozenset({"passed", STATE_EXPECTED, STATE_XPASS, STATE_FLAKY})
 
 #: Cell state precedence, worst first. An unreadable file outranks a pass: a cell with a passing
 #: file and a truncated one must not look green.
@@ -75,8 +78,29 @@ EFFECTIVE_STATE_ORDER = (
     *CELL_STATE_ORDER[:5],
     STATE_XPASS,
     STATE_EXPECTED,
+    STATE_FLAKY,
     *CELL_STATE_ORDER[5:],
 )
+
+#: Testcase properties written by ``repro run --rerun-failures`` (``repro.runner.run_all``).
+PROP_FLAKY = "repro.flaky"
+PROP_RERUNS = "repro.reruns"
+PROP_FIRST_SIGNATURE = "repro.first_signature"
+
+
+def rerun_fields(props: dict[str, str]) -> dict[str, Any]:
+    """``CaseRecord`` keyword arguments from a testcase's rerun properties: ``flaky`` (True:
+    passed on a rerun, False: red every time, None: never rerun), ``reruns`` (count) and
+    ``first_signature``. Values that are not ``true``/``false`` or a whole number read as none."""
+    flaky = {"true": True, "false": False}.get(props.get(PROP_FLAKY, "").strip().lower())
+    reruns = props.get(PROP_RERUNS, "").strip()
+    first = props.get(PROP_FIRST_SIGNATURE) or None
+    return {
+        "flaky": flaky,
+        "reruns": int(reruns) if reruns.isdigit() and len(reruns) < 6 else 0,
+        "first_signature": first[:MAX_KEY_CHARS] if first else None,
+    }
+
 
 # --------------------------------------------------------------------------------------------
 # Records
@@ -100,10 +124,32 @@ class CaseRecord:
     #: The matching ``expect:`` entry and how the outcome compares, or None (shared, read-only:
     #: ``rule``, ``status``, ``outcome``, ``reason``, ``link``).
     expect: dict[str, Any] | None = None
+    #: ``repro.flaky``: True passed on a rerun, False red on every rerun, None never rerun.
+    flaky: bool | None = None
+    reruns: int = 0
+    #: The first attempt's signature of a flaky case.
+    first_signature: str | None = None
 
     @property
     def expect_status(self) -> str | None:
         return self.expect["status"] if self.expect else None
+
+    @property
+    def is_flaky(self) -> bool:
+        """Passed, but only on a rerun (a ``repro.flaky=true`` pass)."""
+        return bool(self.flaky) and self.outcome is Outcome.PASSED
+
+    @property
+    def display_state(self) -> str:
+        """The case's state as shown: its outcome, or ``expected``, ``unexpectedly passing``
+        (``expect:`` entries) or ``flaky``."""
+        if self.expect_status == EXPECT_EXPECTED:
+            return STATE_EXPECTED
+        if self.expect_status == EXPECT_XPASS:
+            return STATE_XPASS
+        if self.is_flaky:
+            return STATE_FLAKY
+        return self.outcome.value
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -118,6 +164,11 @@ class CaseRecord:
             "log": self.log,
             "file": self.file,
         }
+        if self.flaky is not None:
+            out["flaky"] = self.flaky
+            out["reruns"] = self.reruns
+            if self.first_signature:
+                out["first_signature"] = self.first_signature
         if self.expect is not None:  # the entry itself is in the top-level "expectations"
             out["expect"] = {"rule": self.expect["rule"], "status": self.expect["status"]}
         return out
@@ -181,15 +232,7 @@ class Cell:
     def effective_state(self) -> str:
         """The state after ``expect:`` entries: failures they predict become ``expected``,
         predicted failures that passed ``unexpectedly passing``. Equals ``state`` without them."""
-        present = set()
-        for case in self.cases:
-            status = case.expect_status
-            if status == EXPECT_EXPECTED:
-                present.add(STATE_EXPECTED)
-            elif status == EXPECT_XPASS:
-                present.add(STATE_XPASS)
-            else:
-                present.add(case.outcome.value)
+        present = {case.display_state for case in self.cases}
         if self.invalid_files:
             present.add(STATE_INVALID)
         for state in EFFECTIVE_STATE_ORDER:
@@ -199,17 +242,9 @@ class Cell:
 
     def display_counts(self) -> list[tuple[str, int]]:
         """(label, n) worst first: unexpected problems by outcome, then unexpected passes,
-        expected failures, the other passes and skips. Without expectations: outcome counts."""
-        counts: Counter[str] = Counter()
-        for case in self.cases:
-            status = case.expect_status
-            if status == EXPECT_EXPECTED:
-                counts[STATE_EXPECTED] += 1
-            elif status == EXPECT_XPASS:
-                counts[STATE_XPASS] += 1
-            else:
-                counts[case.outcome.value] += 1
-        order = [o.value for o in SEVERITY_ORDER[:4]] + [STATE_XPASS, STATE_EXPECTED]
+        expected failures, flaky passes, the other passes and skips. Without expectations: outcome counts."""
+        counts = Counter(case.display_state for case in self.cases)
+        order = [o.value for o in SEVERITY_ORDER[:4]] + [STATE_XPASS, STATE_EXPECTED, STATE_FLAKY]
         order += [o.value for o in SEVERITY_ORDER[4:]]
         return [(label, counts[label]) for label in order if counts[label]]
 

@@ -39,6 +39,7 @@ class RunOptions:
 
     ``timeout_scale``: multiplier of every case timeout (None = matrix.yaml's). ``properties``:
     ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
+    ``rerun_failures``: reruns of each red case, to tell flaky from deterministic (issue 11).
     """
 
     config: str | Path = matrix_mod.DEFAULT_FILE
@@ -53,6 +54,7 @@ class RunOptions:
     properties: Sequence[str] = ()
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "auto"  # executor.ISOLATIONS: fresh | zygote | auto
+    rerun_failures: int = 0
 
 
 @dataclass
@@ -286,5 +288,7 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     )
     say(f"results -> {run_dir}")
     preflight = doctor_preflight(fp, run_dir, say) if options.doctor else []
-    results = run_all(ctx, cases, reporter, preflight=preflight)
+    results = run_all(
+        ctx, cases, reporter, preflight=preflight, rerun_failures=options.rerun_failures
+    )
     return RunSummary(run_id, run_dir, results)

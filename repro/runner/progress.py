@@ -1,45 +1,160 @@
-"""Terminal progress for long runs: which case, elapsed seconds, verdict.
+"""Terminal progress for long runs: which case, elapsed seconds, verdict, and a closing list.
 
-On a TTY the current case's line is redrawn in place with its elapsed time; elsewhere (CI
-logs, pipes) every finished case is one plain line, and a case running for a long time prints
-a "still running" line every ``NON_TTY_NOTICE_S`` seconds so a CI log never looks dead.
+On a TTY each case is one line redrawn in place (carriage return) with its elapsed time and
+then its verdict; every line is cut to the terminal's width, case ids with an ellipsis in the
+middle (the scenario and the last parameters are what tell cases apart), so nothing wraps.
+Elsewhere (CI logs, pipes) every finished case is one plain line with its full id, the red
+ones followed by their signature and message, and a case running for a long time prints a
+"still running" line every ``NON_TTY_NOTICE_S`` seconds so a CI log never looks dead.
+
+After the run, :meth:`Progress.run_finished` lists every case that did not pass (and every
+flaky one) with its signature and log path, as pytest's short test summary does.
+
+Colour: on a TTY unless ``NO_COLOR`` is set to anything non-empty (https://no-color.org);
+``FORCE_COLOR`` (non-empty) forces it elsewhere. ``NO_COLOR`` wins, as in pytest.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TextIO
 
-from repro.outcomes import CaseResult, Outcome
-from repro.runner.run_all import Reporter
+from repro.outcomes import SEVERITY_RANK, CaseResult, Outcome
+from repro.runner.run_all import (
+    PROP_FIRST_LOG,
+    PROP_FIRST_MESSAGE,
+    PROP_FIRST_SIGNATURE,
+    Reporter,
+    is_flaky,
+)
 from repro.scenarios import Case
 
 NON_TTY_NOTICE_S = 30.0
+#: Seconds between redraws of the running case's line on a TTY.
+REDRAW_S = 0.5
+ELLIPSIS = "…"
+#: SGR colour codes per outcome (and ``flaky``).
 _COLOURS = {
-    Outcome.PASSED: "32",
-    Outcome.FAILED: "31",
-    Outcome.ERROR: "33",
-    Outcome.CRASHED: "35",
-    Outcome.HUNG: "35",
-    Outcome.SKIPPED: "90",
+    Outcome.PASSED.value: "32",
+    Outcome.FAILED.value: "31",
+    Outcome.ERROR.value: "33",
+    Outcome.CRASHED.value: "35",
+    Outcome.HUNG.value: "35",
+    Outcome.SKIPPED.value: "90",
+    "flaky": "36",
 }
 
 
-class Progress(Reporter):
-    """Prints progress to ``stream`` (stderr by default); ``tty`` overrides detection."""
+def truncate_middle(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters with ``…`` in the middle, keeping its start
+    and its end (``planted[kind=…,workers=2]``); unchanged when it fits."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
 
-    def __init__(self, stream: TextIO | None = None, tty: bool | None = None):
+
+def use_colour(tty: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to colour: ``NO_COLOR`` (non-empty) never, else ``FORCE_COLOR`` (non-empty)
+    always, else only on a TTY."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return tty
+
+
+def terminal_width(stream: TextIO) -> int:
+    """Columns of the terminal behind ``stream`` (``COLUMNS`` first, as
+    ``shutil.get_terminal_size``), 80 when there is none."""
+    if os.environ.get("COLUMNS", "").isdigit() and int(os.environ["COLUMNS"]) > 0:
+        return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return shutil.get_terminal_size().columns
+
+
+def fit_to_terminal(text: str, stream: TextIO) -> str:
+    """``text`` wrapped at spaces to the width of the terminal behind ``stream`` (continuation
+    lines indented), unchanged when ``stream`` is not a terminal. A single word longer than the
+    width (a path) is kept whole: a cut path cannot be copied."""
+    if not stream.isatty():
+        return text
+    width = max(20, terminal_width(stream)) - 1
+    return "\n".join(
+        textwrap.wrap(
+            text,
+            width,
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        or [""]
+    )
+
+
+def _label(result: CaseResult) -> str:
+    return "flaky" if is_flaky(result) else result.outcome.value
+
+
+class Progress(Reporter):
+    """Prints progress to ``stream`` (stderr by default). ``tty``, ``colour`` and ``width``
+    (columns) override detection."""
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        tty: bool | None = None,
+        colour: bool | None = None,
+        width: int | None = None,
+    ):
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
+        self.colour = use_colour(self.tty) if colour is None else colour
+        self._width = width
         self._case: Case | None = None
         self._prefix = ""
+        self._state = "RUNNING"
         self._last_drawn = -1.0
         self._next_notice = NON_TTY_NOTICE_S
+
+    @property
+    def width(self) -> int:
+        """Columns available; read at every draw so a resized terminal is followed."""
+        return max(20, self._width or terminal_width(self.stream))
+
+    def _paint(self, text: str, label: str) -> str:
+        code = _COLOURS.get(label)
+        return f"\033[{code}m{text}\033[0m" if self.colour and code else text
+
+    def _line(self, verdict: str, label: str, seconds: float, case_id: str, tail: str = "") -> str:
+        """``[ 3/12] FAILED     1.2 s  case-id  tail`` cut to the width (case id in the middle,
+        then the tail); colour codes do not count as columns."""
+        head = f"{self._prefix} {verdict:<8} {seconds:6.1f} s  "
+        room = self.width - len(head) - 1  # never the last column: some terminals wrap there
+        case_text = truncate_middle(case_id, max(room, 1))
+        rest = room - len(case_text)
+        tail_text = ""
+        if tail and rest > 4:
+            tail_text = "  " + truncate_middle(tail, rest - 2)
+        painted = self._paint(f"{verdict:<8}", label)
+        return f"{self._prefix} {painted} {seconds:6.1f} s  {case_text}{tail_text}"
 
     def case_started(self, index: int, total: int, case: Case) -> None:
         width = len(str(total))
         self._case = case
         self._prefix = f"[{index:>{width}}/{total}]"
+        self._state = "RUNNING"
         self._last_drawn = -1.0
         self._next_notice = NON_TTY_NOTICE_S
         if self.tty:
@@ -49,7 +164,7 @@ class Progress(Reporter):
         if self._case is None:
             return
         if self.tty:
-            if elapsed_s - self._last_drawn >= 0.5:
+            if elapsed_s - self._last_drawn >= REDRAW_S:
                 self._draw(elapsed_s)
         elif elapsed_s >= self._next_notice:
             print(
@@ -59,24 +174,104 @@ class Progress(Reporter):
             )
             self._next_notice += NON_TTY_NOTICE_S
 
+    def case_rerun(self, attempt: int, reruns: int, first: CaseResult) -> None:
+        self._state = f"RERUN {attempt}/{reruns}"
+        self._last_drawn = -1.0
+        self._next_notice = NON_TTY_NOTICE_S
+        if self.tty:
+            self._draw(0.0)
+        else:
+            print(
+                f"{self._prefix} {first.outcome.value.upper():<8} {first.duration_s:6.1f} s  "
+                f"{first.case_id}: rerun {attempt}/{reruns}",
+                file=self.stream,
+                flush=True,
+            )
+
     def _draw(self, elapsed_s: float) -> None:
         assert self._case is not None
         self._last_drawn = elapsed_s
-        self.stream.write(
-            f"\r\033[K{self._prefix} {'RUNNING':<8} {elapsed_s:6.1f} s  {self._case.case_id}"
-        )
+        line = self._line(self._state, "", elapsed_s, self._case.case_id)
+        self.stream.write(f"\r\033[K{line}")
         self.stream.flush()
 
     def case_finished(self, index: int, total: int, result: CaseResult) -> None:
-        verdict = result.outcome.value.upper()
+        label = _label(result)
+        verdict = label.upper()
         if self.tty:
-            verdict = f"\033[{_COLOURS[result.outcome]}m{verdict:<8}\033[0m"
-            self.stream.write("\r\033[K")
+            tail = result.signature if result.outcome.is_problem else ""
+            line = self._line(verdict, label, result.duration_s, result.case_id, tail)
+            self.stream.write(f"\r\033[K{line}\n")
+            self.stream.flush()
         else:
-            verdict = f"{verdict:<8}"
-        line = f"{self._prefix} {verdict} {result.duration_s:6.1f} s  {result.case_id}"
-        if result.outcome is not Outcome.PASSED:
-            detail = f"{result.signature}: " if result.signature else ""
-            line += f"\n{' ' * len(self._prefix)}   -> {detail}{result.message[:200]}"
-        print(line, file=self.stream, flush=True)
+            line = f"{self._prefix} {self._paint(f'{verdict:<8}', label)} {result.duration_s:6.1f} s  {result.case_id}"
+            if result.outcome is not Outcome.PASSED or is_flaky(result):
+                detail = f"{result.signature}: " if result.signature else ""
+                if is_flaky(result):
+                    first = result.properties.get(PROP_FIRST_SIGNATURE) or "failure"
+                    detail = f"passed on a rerun; first {first}: "
+                message = (
+                    result.properties.get(PROP_FIRST_MESSAGE, "")
+                    if is_flaky(result)
+                    else result.message
+                )
+                line += f"\n{' ' * len(self._prefix)}   -> {detail}{message[:200]}"
+            print(line, file=self.stream, flush=True)
         self._case = None
+
+    def _log_line(self, path: Path) -> str:
+        """``    log: PATH``. On a TTY a path wider than the terminal is cut in the middle and
+        made a hyperlink (OSC 8) to the whole path, so the line never wraps and the log is still
+        one click away; elsewhere the path is whole."""
+        head = "    log: "
+        shown = _shown_path(path)
+        room = self.width - 1 - len(head)
+        if not self.tty or len(shown) <= room:
+            return head + shown
+        return head + _hyperlink(path, truncate_middle(shown, room))
+
+    def run_finished(self, results: Sequence[CaseResult], run_dir: Path) -> None:
+        """The closing list: every red case (worst first) and every flaky one, each with its
+        signature and message, then its log path (see :meth:`_log_line`)."""
+        listed = [r for r in results if r.outcome.is_problem or is_flaky(r)]
+        if not listed:
+            return
+        listed.sort(key=lambda r: (is_flaky(r), SEVERITY_RANK[r.outcome]))
+        title = " not passed "
+        rule = "=" * max(0, (min(self.width, 100) - 1 - len(title)) // 2)
+        out = [f"{rule}{title}{rule}"]
+        for result in listed:
+            label = _label(result)
+            signature, message, log = result.signature, result.message, result.log_path
+            if is_flaky(result):  # what went wrong the first time is what needs looking at
+                signature = result.properties.get(PROP_FIRST_SIGNATURE) or ""
+                message = "passed on a rerun; first: " + result.properties.get(
+                    PROP_FIRST_MESSAGE, ""
+                )
+                log = result.properties.get(PROP_FIRST_LOG) or log
+            head = f"{label.upper()} "
+            text = f"{result.case_id} - {signature}: {message}".strip()
+            if self.tty:
+                text = truncate_middle(text, self.width - 1 - len(head))
+            out.append(self._paint(label.upper(), label) + " " + text)
+            if log:
+                out.append(self._log_line(run_dir / log))
+        print("\n".join(out), file=self.stream, flush=True)
+
+
+def _hyperlink(target: Path, text: str) -> str:
+    """``text`` as an OSC 8 terminal hyperlink to ``target`` (a terminal without OSC 8 support
+    shows just ``text``)."""
+    try:
+        uri = target.resolve().as_uri()
+    except (OSError, ValueError):
+        return text
+    return f"\033]8;;{uri}\033\\{text}\033]8;;\033\\"
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (shorter to copy)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return str(path)

@@ -13,6 +13,11 @@ a symlink to /dev/zero, then a hang), setsid_leak (passes, leaving a ``setsid``'
 with a clean environment), setsid_sleep (sleeps with such a grandchild), ignore_term (ignores
 SIGTERM and sleeps), kill_harness (kills its own harness, leaving a clean setsid grandchild),
 chatty (prints 200 MB). Grandchildren write their pid to ``$REPRO_PLANTED_PIDS`` when set.
+
+Flaky and switched kinds (issue 11): flaky_once fails on its first attempt and passes on the
+next (a marker file in ``$REPRO_PLANTED_STATE``, a directory the test makes);
+fail_when_switched fails only when ``$REPRO_PLANTED_BREAK`` is set (a regression against a
+baseline run without it); slow_pass passes after 1.5 s.
 """
 
 from __future__ import annotations
@@ -30,10 +35,22 @@ TIMEOUT_S = 10.0
 
 
 def run(ctx, params) -> None:
-    kind = params["kind"]
+    kind = params["kind"].partition("~")[0]  # "pass~xxxx": a long case id, same behaviour
     ctx.heartbeat("planted", 1)
     ctx.metric("planted_metric_s", 0.25)
     if kind == "pass":
+        return
+    if kind == "flaky_once":
+        marker = os.path.join(os.environ["REPRO_PLANTED_STATE"], "flaky_once.attempted")
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            raise AssertionError("planted flaky check failed on the first attempt")
+        return
+    if kind == "slow_pass":  # a second and a half: a TTY shows its line redrawn in place
+        time.sleep(1.5)
+        return
+    if kind == "fail_when_switched":
+        assert not os.environ.get("REPRO_PLANTED_BREAK"), "planted regression"
         return
     if kind == "fail":
         assert 1 + 1 == 3, "planted check failed"
