@@ -30,6 +30,7 @@ from repro import proctree
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit, xml_safe
 from repro.outcomes import CaseResult, Outcome
+from repro.host import cuda_init
 from repro.runner import watchdog
 from repro.runner.watchdog import Heartbeats
 from repro.scenarios import Case, skip_reason
@@ -416,7 +417,10 @@ def run_all(
         # On a GPU variant a missing device is a failure the harness reports, never a skip.
         requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
         reason = skip_reason(requires, ctx.fingerprint)
-        if reason is not None:
+        broken = cuda_init.case_error(case, ctx.fingerprint)  # NVML fine, CUDA broken: red
+        if broken is not None:
+            result = broken
+        elif reason is not None:
             result = skipped_result(case, reason)
         else:
             result = run_case(ctx, case, on_tick=reporter.case_tick)
