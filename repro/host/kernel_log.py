@@ -21,8 +21,8 @@ DMESG_RESTRICT = "/proc/sys/kernel/dmesg_restrict"
 #: Kernel log lines worth keeping beside a case: GPU driver faults and resets, OOM, hangs, crashes.
 EVIDENCE = re.compile(
     r"NVRM|Xid|nvidia|amdgpu|\bkfd\b|hogged CPU|Out of memory|oom[-_ ]kill|Killed process"
-    r"|blocked for more than|hung_task|soft lockup|rcu.*stall|segfault|general protection"
-    r"|GPU reset|ring .* timeout|page fault",
+    r"|blocked for more than|hung_task|soft lockup|rcu.{0,20}detected stall|segfault"
+    r"|general protection|GPU reset|ring \S+ timeout",
     re.IGNORECASE,
 )
 _NOT_PERMITTED = re.compile(r"Operation not permitted|Permission denied|EPERM", re.IGNORECASE)
