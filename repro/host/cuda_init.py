@@ -58,7 +58,10 @@ CAUSES: tuple[Cause, ...] = (
     Cause(
         802,
         "cudaErrorSystemNotReady",
-        re.compile(r"Error 802|\b802\b.*not yet initiali[sz]ed|cudaErrorSystemNotReady|system not yet initiali[sz]ed", re.I),
+        re.compile(
+            r"Error 802|\b802\b.*not yet initiali[sz]ed|cudaErrorSystemNotReady|system not yet initiali[sz]ed",
+            re.I,
+        ),
         "system not yet initialized: Fabric Manager is not running (HGX/NVSwitch host)",
         "install and start nvidia-fabricmanager matching the driver version "
         "(systemctl enable --now nvidia-fabricmanager)",
@@ -68,7 +71,9 @@ CAUSES: tuple[Cause, ...] = (
     Cause(
         803,
         "cudaErrorSystemDriverMismatch",
-        re.compile(r"Error 803|\b803\b|unsupported display driver\s*/\s*cuda driver combination", re.I),
+        re.compile(
+            r"Error 803|\b803\b|unsupported display driver\s*/\s*cuda driver combination", re.I
+        ),
         "the user-space CUDA driver (libcuda) and the kernel module differ",
         "reboot after the driver upgrade so the kernel module matches the libraries "
         "(or remove a libcuda the image carries)",
@@ -96,7 +101,9 @@ CAUSES: tuple[Cause, ...] = (
 )
 
 _ANY_ERROR_NUMBER = re.compile(r"(?:Error|error|code=)\s*(\d{1,4})\b")
-_GENERIC_FIX = "run a CUDA sample (deviceQuery) on the host and fix the driver install until it passes"
+_GENERIC_FIX = (
+    "run a CUDA sample (deviceQuery) on the host and fix the driver install until it passes"
+)
 
 
 @dataclass(frozen=True)

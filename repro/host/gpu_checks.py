@@ -27,17 +27,34 @@ _INIT_SOURCE = "torch probe: torch.cuda.is_available() warning / torch.zeros(1, 
 _COUNT_SOURCE = "matrix.yaml runners.<kind>.gpus; fingerprint selection (repro.host.selection)"
 _ODD_MODES = ("Exclusive_Process", "Exclusive_Thread", "Prohibited")
 _FABRIC_NOT_READY = ("Not Started", "In Progress", "service inactive", "service failed")
+#: What to do when the WSL2 GPU bridge fails (NVIDIA "CUDA on WSL User Guide": the Windows driver
+#: provides CUDA inside WSL2; a Linux driver installed in the distribution breaks it).
+_WSL_FIX = (
+    "the WSL2 GPU bridge (/dev/dxg, /usr/lib/wsl/lib) fails: update the Windows NVIDIA driver and "
+    "WSL (wsl --update), then wsl --shutdown; never install a Linux NVIDIA driver inside WSL2"
+)
 
 
 def _gpu_facts(fp: Fingerprint) -> str:
-    """Compute modes and fabric state of the GPUs the job uses, as evidence (may be "")."""
-    facts = []
+    """Compute modes and fabric state of the GPUs the job uses, GPUs with the same facts
+    grouped ("GPU 0-7: compute mode Default, fabric Not Started"); "" when none is known."""
+    groups: dict[str, list[str]] = {}
     for gpu in fp.used_gpus:
         modes = [f"compute mode {gpu.compute_mode}"] if gpu.compute_mode else []
         modes += [f"fabric {gpu.fabric_state}"] if gpu.fabric_state else []
         if modes:
-            facts.append(f"GPU {gpu.index}: {', '.join(modes)}")
-    return "; ".join(facts)
+            groups.setdefault(", ".join(modes), []).append(str(gpu.index))
+    return "; ".join(f"GPU {','.join(ids)}: {facts}" for facts, ids in groups.items())
+
+
+def _gpu_list(gpus) -> str:
+    """Names counted, with UUIDs when there are few: "NVIDIA H100 80GB HBM3 ×2 (GPU-a, GPU-b)"."""
+    counts: dict[str, int] = {}
+    for gpu in gpus:
+        counts[gpu.name or "?"] = counts.get(gpu.name or "?", 0) + 1
+    names = " + ".join(n if c == 1 else f"{n} ×{c}" for n, c in counts.items()) or "none"
+    uuids = [g.uuid for g in gpus if g.uuid]
+    return names + (f" ({', '.join(uuids)})" if uuids and len(uuids) <= 4 else "")
 
 
 def cuda_init_check(fp: Fingerprint) -> Finding:
@@ -53,17 +70,17 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
     if found is not None:
         classified = signatures.classify(found.line, HostFacts.from_fingerprint(fp))
         predicts = classified.name if classified.name != signatures.UNKNOWN else ""
-        summary = found.summary
+        summary, source = found.summary, found.source
         if fp.host.wsl2 and predicts == "wsl_gpu_unavailable":
-            row = signatures.SIGNATURE_BY_NAME[predicts]
-            summary = f"WSL2 GPU paravirtualisation: {row.workaround}"
+            number = f"CUDA error {found.code} on WSL2" if found.code is not None else "WSL2"
+            summary = f"{number}: {_WSL_FIX}"
+            source = signatures.SIGNATURE_BY_NAME[predicts].source
         detail = (
             f"{runtime.accelerator} does not initialise although {runtime.accelerator_count} "
             f"device(s) are counted: {summary}; CUDA said: {found.line}"
             + (f" ({evidence})" if evidence else "")
         )
-        source = f"{found.source}; {_INIT_SOURCE}"
-        return Finding(CUDA_INIT, FAIL, detail, source, predicts)
+        return Finding(CUDA_INIT, FAIL, detail, f"{source}; {_INIT_SOURCE}", predicts)
     if not runtime.accelerator_available or runtime.accelerator_count < 1:
         detail = f"{runtime.accelerator} build, no device counted: nothing to initialise"
         return Finding(CUDA_INIT, NA, detail, _INIT_SOURCE)
@@ -89,7 +106,7 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
 def gpu_count_check(fp: Fingerprint, expected: int | None) -> Finding:
     """``gpu_count``: the GPUs the job uses against ``expected`` (None: not named, n/a)."""
     used = fp.used_gpus or fp.visible_gpus
-    names = ", ".join(g.uuid or g.name or "?" for g in used) or "none"
+    names = _gpu_list(used)
     chosen = ""
     if fp.selection is not None:
         variables = ", ".join(f"{k}={v}" for k, v in fp.selection.variables) or "MIG"

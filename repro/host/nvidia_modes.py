@@ -131,7 +131,9 @@ def read_modes(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadable)
         "persistence_mode": _enabled(persistence),
         "ecc_mode": _enabled(ecc),
         "fabric_state": FABRIC_STATES.get(int(state), str(state)) if state is not None else None,
-        "mig_devices": _mig_devices(nvml, handle, what, unreadable) if mig_mode == "Enabled" else (),
+        "mig_devices": _mig_devices(nvml, handle, what, unreadable)
+        if mig_mode == "Enabled"
+        else (),
     }
 
 

@@ -96,7 +96,9 @@ def _as_cuda_sees(gpu: Gpu, notes: list[str]) -> Gpu | None:
     if gpu.mig_mode != "Enabled":
         return gpu
     if not gpu.mig_devices:
-        notes.append(f"GPU {gpu.index} is in MIG mode without MIG instances: CUDA sees no device on it")
+        notes.append(
+            f"GPU {gpu.index} is in MIG mode without MIG instances: CUDA sees no device on it"
+        )
         return None
     notes.append(
         f"GPU {gpu.index} is in MIG mode: CUDA sees only its first MIG instance "
@@ -153,7 +155,9 @@ def _resolve_rocm(gpus: Sequence[Gpu], environ: Mapping[str, str], notes: list[s
         picked: list[Gpu] = []
         for item in entries(environ[name]):
             if not (item.isdigit() and int(item) < len(chosen)) or chosen[int(item)] in picked:
-                notes.append(f"{name} entry {item!r} is not an index of the GPUs left: ignored with the rest")
+                notes.append(
+                    f"{name} entry {item!r} is not an index of the GPUs left: ignored with the rest"
+                )
                 break
             picked.append(chosen[int(item)])
         chosen = picked
@@ -175,7 +179,11 @@ def select(gpus: Sequence[Gpu], environ: Mapping[str, str]) -> Selection | None:
     if nvidia_env not in _NVIDIA_ALL:
         notes.append(
             "NVIDIA_VISIBLE_DEVICES is read by the NVIDIA Container Toolkit when a container "
-            + ("starts: this process is given no GPU" if nvidia_env in _NVIDIA_NONE else "starts, not by CUDA")
+            + (
+                "starts: this process is given no GPU"
+                if nvidia_env in _NVIDIA_NONE
+                else "starts, not by CUDA"
+            )
         )
     rocm_vars = any(n in environ for n in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"))
     if cuda_value is None and not mig and not (amd and rocm_vars):
@@ -206,8 +214,14 @@ def container_gpus(environ: Mapping[str, str], accelerator: str) -> str:
                 return ",".join(entries(value)) or "none"
         return "all"
     if accelerator == "rocm":
-        rocr = entries(environ.get("ROCR_VISIBLE_DEVICES", "")) if "ROCR_VISIBLE_DEVICES" in environ else None
-        hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in environ else "CUDA_VISIBLE_DEVICES"
+        rocr = (
+            entries(environ.get("ROCR_VISIBLE_DEVICES", ""))
+            if "ROCR_VISIBLE_DEVICES" in environ
+            else None
+        )
+        hip_name = (
+            "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in environ else "CUDA_VISIBLE_DEVICES"
+        )
         hip = entries(environ[hip_name]) if hip_name in environ else None
         if hip is not None and rocr is not None:
             picked = [rocr[int(i)] for i in hip if i.isdigit() and int(i) < len(rocr)]

@@ -27,10 +27,10 @@ from typing import Any
 
 import repro
 from repro import proctree
+from repro.host import cuda_init
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit, xml_safe
 from repro.outcomes import CaseResult, Outcome
-from repro.host import cuda_init
 from repro.runner import watchdog
 from repro.runner.watchdog import Heartbeats
 from repro.scenarios import Case, skip_reason
