@@ -1,3 +1,6 @@
+# /// script
+# dependencies = ["nox>=2025.2.9", "pyyaml>=6"]
+# ///
 """nox sessions for repro-matrix. Configuration only: the logic lives in the `repro` package.
 
     nox -s repro-host   the main job: run the scenarios on this interpreter, then build the matrix
@@ -9,15 +12,23 @@
                         images / run the cases inside them with this host's GPU passthrough,
                         e.g. `nox -s repro-cpu`, `nox -s repro-cu128 -- -k CASE --shell`; `nox -l`
 
-Environment: REPRO_TORCH_SPEC is the torch requirement the `tests` session installs
-(default torch==2.13.0, the CPU build this project's CI uses). REPRO_BASE_IMAGE,
-REPRO_INDEX_URL, REPRO_WHEELHOUSE and REPRO_PYTHON override the variants' for the docker sessions.
+The block above is PEP 723 metadata: nox (2025.02+) builds an environment with what this file
+imports (`.nox/_nox_script_mode`) and runs itself from there, so `pip install nox && nox -l`
+lists every generated session on a fresh machine. Every session has its own venv: nothing is
+installed into the interpreter running nox or into the interpreter under test.
+
+Environment: REPRO_HOST_PYTHON is the interpreter whose torch `repro-host` tests (default: the
+first python3 on PATH outside nox's environments, i.e. where `pip install torch` put it).
+REPRO_TORCH_SPEC is the torch requirement the `tests` session installs (default torch==2.13.0,
+the CPU build this project's CI uses). REPRO_BASE_IMAGE, REPRO_INDEX_URL, REPRO_WHEELHOUSE and
+REPRO_PYTHON override the variants' for the docker sessions.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -34,32 +45,45 @@ TORCH_SPEC = shlex.split(os.environ.get("REPRO_TORCH_SPEC", "torch==2.13.0"))
 RESULTS = os.environ.get("REPRO_RESULTS", "results")
 
 
-@nox.session(name="repro-host", venv_backend="none")
-def repro_host(session: nox.Session) -> None:
-    """Main job: run every scenario case on the interpreter running nox, then build the matrix.
+PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 
-    Uses the torch build already installed in that interpreter (that is what is under test).
-    Extra arguments go to `repro run`, e.g. `nox -s repro-host -- -k dataloader`.
+
+def interpreter_under_test() -> str:
+    """REPRO_HOST_PYTHON, else the first python3 on PATH outside nox's own environments (nox
+    runs from .nox/_nox_script_mode, which has no torch), else this interpreter."""
+    explicit = os.environ.get("REPRO_HOST_PYTHON")
+    if explicit:
+        return explicit
+    nox_envs = os.path.abspath(".nox")
+    outside = [
+        entry
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry and not os.path.abspath(entry).startswith(nox_envs)
+    ]
+    return shutil.which("python3", path=os.pathsep.join(outside)) or sys.executable
+
+
+@nox.session(name="repro-host", python=interpreter_under_test())
+def repro_host(session: nox.Session) -> None:
+    """Main job: run every scenario case against the torch build of the interpreter under test
+    (REPRO_HOST_PYTHON, default python3 on PATH), then build the matrix.
+
+    repro-matrix goes into this session's venv (made from that interpreter); the interpreter's
+    own packages (torch) are visible behind the venv's through a .pth file, so nothing is
+    installed into it. Extra arguments go to `repro run`, e.g. `nox -s repro-host -- -k dataloader`.
     """
-    python = sys.executable
-    session.run(python, "-m", "pip", "install", "--quiet", "-e", ".[nvidia]", external=True)
+    session.install("--quiet", "-e", ".[nvidia]")
+    under_test = session.run(
+        interpreter_under_test(), "-c", PURELIB, silent=True, external=True
+    ).strip()
+    venv_site = session.run("python", "-c", PURELIB, silent=True).strip()
+    Path(venv_site, "zz_repro_under_test.pth").write_text(under_test + "\n")
     # `repro run` exits 1 when a reproduction reproduced (red cases): still build the matrix.
-    session.run(
-        python,
-        "-m",
-        "repro",
-        "run",
-        "--results",
-        RESULTS,
-        *session.posargs,
-        external=True,
-        success_codes=[0, 1],
-    )
+    session.run("repro", "run", "--results", RESULTS, *session.posargs, success_codes=[0, 1])
     # Expected reproductions show as expected; one host covers one variant, so no coverage noise.
     session.run(
-        python, "-m", "repro", "report", RESULTS, "--output", RESULTS,
-        "--config", "matrix.yaml", "--no-coverage", external=True,
-    )  # fmt: skip
+        "repro", "report", RESULTS, "--output", RESULTS, "--config", "matrix.yaml", "--no-coverage"
+    )
 
 
 @nox.session

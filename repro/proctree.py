@@ -3,15 +3,19 @@
 A case's processes are found two ways, because neither alone is enough: the live descendants
 of the case's root process, and every process whose environment carries the case's token
 (``REPRO_CASE_TOKEN``). The token catches what escaped the tree: torchrun starts ranks in new
-sessions, and a worker whose parent died is re-parented to init.
+sessions, and a worker whose parent died is re-parented to init. Subreapers
+(:func:`become_subreaper`, ``repro.runner.harness``) keep orphans in the tree in the first
+place, so a ``setsid``'ed grandchild with a clean environment is found too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 import psutil
@@ -19,6 +23,95 @@ import psutil
 TOKEN_VAR = "REPRO_CASE_TOKEN"
 #: Seconds to wait for a SIGKILLed tool to be reaped before giving up on it.
 KILL_GRACE_S = 2.0
+#: prctl(2) options, from <linux/prctl.h>.
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    """Call prctl(2); False where there is none (not Linux) or it fails."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def become_subreaper() -> bool:
+    """Make the calling process the child subreaper of its descendants (Linux >= 3.4):
+    orphans, ``setsid``'ed ones included, are re-parented to it instead of to init, so they stay
+    in its tree. Returns False where that is not available."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Have the kernel send ``sig`` to the calling process when its parent dies (PR_SET_PDEATHSIG;
+    cleared by fork, kept by exec). Returns False where that is not available."""
+    return _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def kill_subtree(timeout_s: float = 5.0) -> list[str]:
+    """SIGKILL every live descendant of the calling process until none is left (new ones forked
+    meanwhile included), reaping them; at most ``timeout_s`` seconds.
+
+    Meant for a subreaper (:func:`become_subreaper`), whose tree holds every orphan. Returns
+    ``describe()`` of each process found alive at the first sweep (zombies are not counted).
+    """
+    me = psutil.Process()
+    first: list[str] | None = None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            live = [p for p in me.children(recursive=True) if _alive(p)]
+        except psutil.Error:
+            live = []
+        if first is None:
+            first = [f"{p.pid} {describe(p)}" for p in live]
+        send(live, signal.SIGKILL)
+        _reap_children()
+        if not live or time.monotonic() > deadline:
+            return first
+        time.sleep(0.02)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _reap_children() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def adopted_since(known: set[int]) -> list[psutil.Process]:
+    """Live descendants of the calling process whose pid is not in ``known`` (a snapshot of
+    :func:`descendant_pids` taken before a case started): what a subreaper adopted from it."""
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+    adopted = []
+    for proc in children:
+        if proc.pid in known:
+            continue
+        if _alive(proc):
+            adopted.append(proc)
+        else:  # an orphan that already died: reap it, or zombies pile up in a long run
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(proc.pid, os.WNOHANG)
+    return adopted
+
+
+def descendant_pids() -> set[int]:
+    """Pids of the calling process's live descendants."""
+    try:
+        return {p.pid for p in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
 
 
 def run_bounded(
@@ -108,6 +201,14 @@ def kill_case(root_pid: int | None, token: str, timeout_s: float = 5.0) -> list[
     if root_pid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root_pid, signal.SIGKILL)
+    return kill(procs, timeout_s)
+
+
+def kill(procs: list[psutil.Process], timeout_s: float = 5.0) -> list[psutil.Process]:
+    """SIGKILL ``procs`` and wait up to ``timeout_s`` seconds (reaping our own children).
+    Returns those still alive."""
+    if not procs:
+        return []
     send(procs, signal.SIGKILL)
     _gone, alive = psutil.wait_procs(procs, timeout=timeout_s)
     return alive

@@ -546,7 +546,7 @@ class FakeNox:
 
         return wrap
 
-    def session(self, name, venv_backend, tags, default):
+    def session(self, name, tags, default, venv_backend=None):
         def wrap(func):
             self.sessions[name] = {
                 "func": func,
@@ -570,7 +570,9 @@ def test_nox_sessions_per_runtime_parametrised_by_torch_pin():
     )
     cu128 = fake.sessions["repro-cu128"]
     assert cu128["default"] is False and "cuda" in cu128["tags"] and "gpu" in cu128["tags"]
-    assert cu128["venv_backend"] == "none"
+    assert (
+        cu128["venv_backend"] is None
+    )  # nox's default: a venv of its own, never nox's interpreter
     assert cu128["func"].params[0] == "torch" and "2.8.0" in cu128["func"].params[1]
     assert (
         fake.sessions["repro-cpu"]["default"] is True

@@ -725,3 +725,26 @@ def test_a_container_run_keeps_its_container_section():
     fp = Fingerprint.from_json(merged)
     assert fp.container is not None and fp.container.glibc == "2.36"
     assert fp.to_json() == merged
+
+
+def test_a_fingerprint_file_option_reads_only_a_bounded_regular_json_file(tmp_path):
+    """--fingerprint / --host-fingerprint: one reader; a FIFO never blocks, bad shapes are exit 2."""
+    import os
+
+    from repro.errors import ConfigError
+
+    fifo = tmp_path / "fp.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"--host-fingerprint .*: not a regular file \(FIFO\)"):
+        fingerprint.read_file(fifo, "--host-fingerprint")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="with a 'host' section"):
+        fingerprint.read_file(wrong, "--fingerprint")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigError, match="expected a fingerprint JSON object"):
+        fingerprint.read_file(deep, "--fingerprint")
+    good = tmp_path / "fingerprint.json"
+    good.write_text('{"host": {"hostname": "box"}}')
+    assert fingerprint.read_file(good, "--fingerprint")["host"]["hostname"] == "box"

@@ -15,7 +15,7 @@ from repro import scenarios
 from repro.host import cuda_init, doctor, fingerprint, gpu_checks, selection
 from repro.host.model import Fingerprint
 from repro.outcomes import Outcome
-from repro.runner import executor
+from repro.runner import executor, run_all
 from repro.signatures import engine as signatures
 from repro.signatures.hostfacts import HostFacts
 
@@ -218,7 +218,7 @@ def test_case_outcome(host, tmp_path, monkeypatch):
         return
     ctx = executor.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
     ctx.run_dir.mkdir()
-    [result] = executor.run_all(ctx, [case])  # never starts a child: the python does not exist
+    [result] = run_all.run_all(ctx, [case])  # never starts a child: the python does not exist
     assert (result.outcome, result.signature) == (Outcome.ERROR, "infra.cuda_init")
     assert host["probe"]["cuda_init_error"] in result.properties["repro.cuda_init_error"]
     # The same line, classified with the host's facts, names the host-specific cause.

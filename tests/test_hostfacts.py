@@ -12,8 +12,8 @@ from repro.cli.main import main as repro_main
 from repro.host import fingerprint
 from repro.host.model import Fingerprint
 from repro.outcomes import Outcome
-from repro.runner.executor import Events
-from repro.runner.executor import classify as runner_classify
+from repro.runner.protocol import Events
+from repro.runner.verdict import classify as runner_classify
 from repro.signatures import table
 from repro.signatures.engine import classify
 from repro.signatures.hostfacts import HOST_ROWS, NATIVE, HostFacts

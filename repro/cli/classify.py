@@ -57,18 +57,9 @@ def host_facts(args: argparse.Namespace) -> HostFacts | None:
     path = getattr(args, "fingerprint", None)
     if not path:
         return None
-    try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read(16 << 20))
-    except OSError as exc:
-        raise ConfigError(f"--fingerprint {path}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"--fingerprint {path}: not JSON ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
-        raise ConfigError(
-            f"--fingerprint {path}: expected a fingerprint.json object with a 'host' section"
-        )
-    return HostFacts.from_fingerprint(data)
+    from repro.host import fingerprint
+
+    return HostFacts.from_fingerprint(fingerprint.read_file(path, "--fingerprint"))
 
 
 def classify_log(name: str, host: HostFacts | None = None) -> engine.Classification:

@@ -302,7 +302,7 @@ def _image_id(client, settings: build_settings.BuildSettings, opts: JobOptions, 
 
 def _make_run_dir(results: Path, variant_id: str, user: str) -> Path:
     """``results/<run-id>`` on the host, writable by the container's user."""
-    from repro.runner.executor import new_run_dir
+    from repro.runner.run_all import new_run_dir
 
     try:
         _, run_dir = new_run_dir(results, variant_id)

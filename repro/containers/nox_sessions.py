@@ -12,13 +12,12 @@ GPU sessions are ``default=False``. Arguments after ``--`` go to ``repro docker-
 ``repro build``): ``nox -s repro-cpu -- -k shm --shm-size 64m``, ``nox -s repro-cu128 -- -k CASE
 --shell``. Overrides: ``--base-image/--index-url/--wheelhouse/--python`` there, or
 ``REPRO_BASE_IMAGE``/``REPRO_INDEX_URL``/``REPRO_WHEELHOUSE``/``REPRO_PYTHON``; the command prints
-the effective settings. Sessions run on the interpreter running nox (``venv_backend="none"``):
-the docker SDK is installed into it when missing.
+the effective settings. Each session installs repro-matrix with the docker SDK into its own venv
+(``.nox/<session>``), never into the interpreter running nox.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -26,58 +25,22 @@ from typing import Any
 RESULTS = "results"
 
 
-def _ensure_sdk(session: Any) -> None:
-    """The interpreter running nox needs repro's dependencies and the docker SDK."""
-    missing = [
-        m
-        for m in ("docker", "yaml", "junitparser", "defusedxml", "psutil", "jinja2")
-        if importlib.util.find_spec(m) is None
-    ]
-    if missing:
-        session.log(
-            f"installing repro-matrix[docker] into {sys.executable} (missing: {', '.join(missing)})"
-        )
-        session.run(
-            sys.executable, "-m", "pip", "install", "--quiet", "-e", ".[docker]", external=True
-        )
-
-
 def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> Callable[..., None]:
     def body(session: Any, torch: str) -> None:
-        _ensure_sdk(session)
-        python = sys.executable
+        # The session's own venv: the docker SDK and repro's dependencies never go into the
+        # interpreter running nox (torch is not needed on the host side of a container run).
+        session.install("--quiet", "-e", ".[docker,nvidia]")
         variant_id = variant_ids[torch]
         if not run:
-            session.run(
-                python,
-                "-m",
-                "repro",
-                "build",
-                variant_id,
-                "--config",
-                config_path,
-                *session.posargs,
-                external=True,
-            )
+            session.run("repro", "build", variant_id, "--config", config_path, *session.posargs)
             return
         # docker-run exits 1 when a reproduction reproduced (red cases): still a completed run.
         # --report refreshes results/matrix.* even when the container hit its timeout.
         session.run(
-            python,
-            "-m",
-            "repro",
-            "docker-run",
-            variant_id,
-            "--config",
-            config_path,
-            "--results",
-            RESULTS,
-            "--report",
-            RESULTS,
-            *session.posargs,
-            external=True,
+            "repro", "docker-run", variant_id, "--config", config_path,
+            "--results", RESULTS, "--report", RESULTS, *session.posargs,
             success_codes=[0, 1],
-        )
+        )  # fmt: skip
 
     return body
 
@@ -99,9 +62,10 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
                 f"noxfile: no build-/repro- sessions: {str(exc).splitlines()[0]}", file=sys.stderr
             )
             return []
-    except ImportError as exc:  # nox's interpreter lacks pyyaml & co
+    except ImportError as exc:  # NOX_SCRIPT_MODE=none and nox's interpreter lacks pyyaml
         print(
-            f"noxfile: no build-/repro- sessions ({exc}); pip install -e '.[docker]'",
+            f"noxfile: no build-/repro- sessions ({exc}); run nox without NOX_SCRIPT_MODE=none "
+            "so it builds the noxfile's PEP 723 environment",
             file=sys.stderr,
         )
         return []
@@ -127,6 +91,6 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
             body.__name__ = body.__qualname__ = f"{kind}_{runtime.replace('.', '_')}"
             name = f"{kind}-{runtime}"
             parametrized = nox.parametrize("torch", pins, ids=pins)(body)
-            nox.session(name=name, venv_backend="none", tags=tags, default=not gpu)(parametrized)
+            nox.session(name=name, tags=tags, default=not gpu)(parametrized)
             names.append(name)
     return names

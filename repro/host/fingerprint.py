@@ -17,6 +17,7 @@ tests can point it at a captured tree. Anything that exists but cannot be read i
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import re
@@ -32,6 +33,7 @@ from typing import Any
 
 from repro import proctree
 from repro.config import runtime_tag as config_runtime_tag
+from repro.errors import ConfigError
 from repro.host import amd, files, nvidia, nvidia_modes, selection, smi
 from repro.host.files import Unreadable
 from repro.host.model import (
@@ -481,3 +483,28 @@ def format_text(fp: Fingerprint | Mapping[str, Any]) -> str:
         lines.append("unreadable")
         lines += [f"  {item.what}: {item.why}" for item in fp.unreadable]
     return "\n".join(lines)
+
+
+#: A fingerprint.json is a few KiB; anything past this is not one.
+MAX_FINGERPRINT_BYTES = 16 << 20
+
+
+def read_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
+    """Read a ``fingerprint.json`` given on the command line as ``option`` (untrusted input).
+
+    Only a regular file of at most 16 MiB is read (a FIFO or /dev/zero never blocks); returns
+    the JSON object, which has a ``host`` section. Raises ConfigError naming ``option`` and the
+    path otherwise (unreadable, not JSON, too deep, wrong shape)."""
+    from repro.junit.files import InputRefused, read_capped
+
+    try:
+        data = json.loads(read_capped(path, MAX_FINGERPRINT_BYTES))
+    except InputRefused as exc:
+        raise ConfigError(f"{option} {path}: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{option} {path}: expected a fingerprint JSON object: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("host"), dict):
+        raise ConfigError(
+            f"{option} {path}: expected a fingerprint JSON object with a 'host' section"
+        )
+    return data

@@ -1,16 +1,17 @@
 """The API a scenario's ``run(ctx, params)`` sees, inside the case's child process.
 
 Everything a case reports travels as JSON lines appended to the events file the runner named
-in ``REPRO_EVENTS`` (one ``write`` per line, flushed at once), so metrics and the last heartbeat
+in ``REPRO_EVENTS`` (``repro.runner.protocol``: one ``write`` per line), so metrics and the last heartbeat
 survive even when the case later segfaults or hangs.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import math
 import time
 from typing import Any
+
+from repro.runner import protocol
 
 
 class CaseFailed(Exception):
@@ -44,24 +45,24 @@ class Context:
         self._t0 = time.monotonic()
 
     def emit(self, event: str, **fields: Any) -> None:
-        """Append one event line (``{"event": ..., "t": seconds since start, ...}``)."""
-        record = {"event": event, "t": round(time.monotonic() - self._t0, 6), **fields}
-        line = json.dumps(record, default=str) + "\n"
-        # O_APPEND + one write: lines from forked workers do not interleave mid-line.
-        fd = os.open(self._events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        """Append one event line (``{"event": ..., "t": seconds since start, ...}``) through
+        the one writer of the protocol, :func:`repro.runner.protocol.append_event`."""
+        protocol.append_event(self._events_path, self._t0, event, fields)
 
     def heartbeat(self, phase: str, step: int | None = None) -> None:
         """Mark progress: the watchdog reports the last phase a hung case reached."""
-        self.emit("heartbeat", phase=phase, step=step)
+        self.emit("heartbeat", phase=str(phase), step=None if step is None else int(step))
 
     def metric(self, name: str, value: float) -> None:
         """Record a number as testcase property ``metric.<name>``; put the unit in the name
-        (``first_batch_s``, ``it_per_s``, ``peak_rss_bytes``)."""
-        self.emit("metric", name=name, value=float(value))
+        (``first_batch_s``, ``it_per_s``, ``peak_rss_bytes``). A NaN or infinite value (a loss
+        that diverged) is recorded as the text ``nan``/``inf`` under the same property name:
+        the events protocol carries finite numbers only."""
+        number = float(value)
+        if math.isfinite(number):
+            self.emit("metric", name=str(name), value=number)
+        else:
+            self.emit("property", name=f"metric.{name}", value=repr(number))
 
     def property(self, name: str, value: Any) -> None:
         """Record a free-form testcase property (a version, a mode that was really used)."""

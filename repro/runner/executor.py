@@ -1,16 +1,17 @@
-"""Run scenario cases, each in its own child process and process group, under a watchdog.
+"""Run one scenario case in its own child process and process group, under a watchdog.
 
 The runner never imports torch and never initialises CUDA: it starts ``python -m
-repro.runner.harness`` per case, waits with a hard timeout, and classifies what happened from the exit
-status, the events file and the log (``repro.signatures.engine``). A segfault, abort, deadlock or a
-leaked DataLoader worker or torchrun rank ends that case only; the run goes on. After each case
-``junit.xml`` and ``run.json`` are rewritten atomically, so a run killed halfway keeps every
-finished case.
+repro.runner.harness`` per case (the harness is the case's subreaper and forks the case
+process), drains the case's output into a capped log (``repro.runner.caselog``), follows its
+heartbeats (``repro.runner.watchdog``), enforces the hard timeout, and classifies what happened
+(``repro.runner.verdict``). A segfault, abort, deadlock, a broken events file or a leaked
+DataLoader worker, torchrun rank or ``setsid``'ed grandchild ends that case only.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -20,20 +21,20 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import repro
 from repro import proctree
-from repro.host import cuda_init
-from repro.junit.sidecar import write_run_info
-from repro.junit.writer import write_junit, xml_safe
+from repro.errors import ConfigError
+from repro.junit.writer import xml_safe
 from repro.outcomes import CaseResult, Outcome
-from repro.runner import watchdog
+from repro.runner import protocol, verdict, watchdog
+from repro.runner.caselog import DEFAULT_CAP_BYTES, CaseLog, OutputPipe
+from repro.runner.protocol import EventReader
 from repro.runner.watchdog import Heartbeats
-from repro.scenarios import Case, skip_reason
+from repro.scenarios import Case
 from repro.signatures import engine as signatures
 from repro.signatures.hostfacts import HostFacts
 
@@ -42,6 +43,8 @@ STACK_DUMP_WAIT_S = 2.0
 #: How much of a log is read for classification and kept in the JUnit body (bytes, from the end).
 LOG_TAIL_BYTES = 4 * 1024 * 1024
 DETAIL_CHARS = 8_000
+#: Seconds the runner keeps draining a finished case's output (a leftover holding the pipe).
+DRAIN_S = 2.0
 _POLL_S = 0.05
 _BEAT_POLL_S = 0.25
 
@@ -49,105 +52,19 @@ _BEAT_POLL_S = 0.25
 def log_name(case_id: str) -> str:
     """File name of a case log: the case id with characters unsafe in paths replaced."""
     safe = re.sub(r"[^A-Za-z0-9._=,-]+", "_", case_id.replace("[", "-").replace("]", ""))
-    return f"{safe.strip('_')}.log"
+    return f"{safe.strip('_')[:200] or 'case'}.log"
 
 
-@dataclass
-class Events:
-    """What a case reported through its events file (see ``repro.runner.case_api``)."""
-
-    result: dict[str, Any] | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
-    properties: dict[str, str] = field(default_factory=dict)
-    last_phase: str | None = None
-    last_step: int | None = None
-
-    @classmethod
-    def read(cls, path: Path) -> Events:
-        events = cls()
-        try:
-            lines = path.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return events
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:  # a line cut short by a crash
-                continue
-            kind = record.get("event")
-            if kind == "heartbeat":
-                events.last_phase, events.last_step = record.get("phase"), record.get("step")
-            elif kind == "metric":
-                events.metrics[str(record["name"])] = float(record["value"])
-            elif kind == "property":
-                events.properties[str(record["name"])] = str(record["value"])
-            elif kind == "result" and events.result is None:
-                events.result = record
-        return events
-
-
-def _read_tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - limit))
-        return handle.read().decode("utf-8", errors="replace")
-
-
-def _phase_text(events: Events) -> str:
-    if not events.last_phase:
-        return "no heartbeat"
-    step = f" step {events.last_step}" if events.last_step is not None else ""
-    return f"last phase {events.last_phase!r}{step}"
-
-
-def classify(
-    returncode: int | None,
-    watchdog: tuple[Outcome, str, str] | None,
-    events: Events,
-    log_text: str,
-    host: HostFacts | None = None,
-) -> tuple[Outcome, str, str]:
-    """Decide ``(outcome, signature, message)`` for a finished case.
-
-    Order: the watchdog's verdict (hung, or too slow), then the exit status (negative = killed
-    by that signal), then the signature table on the log. For a scenario's own failed/error
-    verdict, a signature the scenario names explicitly (it knows the context, e.g.
-    ``exit_code_masked``) wins over the table; otherwise the table decides. Unknown failures
-    keep their first meaningful line.
-    """
-    if watchdog is not None:
-        return watchdog
-    found = signatures.classify(log_text, host)  # host facts: WSL2 vs native causes
-    result = events.result
-
-    if returncode is not None and returncode < 0:
-        signum = -returncode
-        name = signatures.signal_name(signum)
-        if found.name != signatures.UNKNOWN:
-            return Outcome.CRASHED, found.name, f"killed by {name}: {found.message}"
-        return (
-            Outcome.CRASHED,
-            signatures.signal_signature(signum),
-            f"killed by {name} ({_phase_text(events)})",
+def check_timeout(case: Case) -> None:
+    """Refuse a case whose hard timeout is not a finite, positive number of seconds (NaN or
+    infinity would disable the watchdog). Raises ConfigError naming the case."""
+    timeout = case.timeout_s
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ConfigError(f"case {case.case_id}: timeout_s: expected seconds, got {timeout!r}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ConfigError(
+            f"case {case.case_id}: timeout_s: expected a finite positive number of seconds, got {timeout!r}"
         )
-
-    if result is None:
-        detail = found.message or f"exit status {returncode}"
-        return Outcome.ERROR, found.name, f"no verdict, exit status {returncode}: {detail}"
-
-    outcome = Outcome(result["outcome"])
-    if outcome is Outcome.SKIPPED:
-        return outcome, "", result.get("message") or "skipped"
-    if outcome is Outcome.PASSED:
-        if returncode not in (0, None):
-            return Outcome.ERROR, found.name, f"reported passed but exited with status {returncode}"
-        return outcome, "", ""
-    signature = result.get("signature") or found.name
-    message = result.get("message") or found.message
-    if found.name != signatures.UNKNOWN and found.message and found.message not in message:
-        message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
-    return outcome, signature, message[:1000]
 
 
 @dataclass
@@ -162,6 +79,8 @@ class RunContext:
         python: interpreter that runs the cases (the one under test).
         expect_accelerator: a cuda case that finds no device fails instead of skipping
             (true for GPU variants in containers; a silent CPU fallback must not pass).
+        env: the variant's extra environment for every case.
+        log_cap_bytes: cap of each case log (bytes; the tail is kept).
     """
 
     run_dir: Path
@@ -171,31 +90,16 @@ class RunContext:
     python: str = sys.executable
     expect_accelerator: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    log_cap_bytes: int = DEFAULT_CAP_BYTES
 
 
-def _case_env(
-    ctx: RunContext, case: Case, events: Path, workdir: Path, token: str
-) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(ctx.env)
-    # The harness must import this very repro (same version as the runner), installed or not.
-    package_root = str(Path(repro.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONFAULTHANDLER"] = "1"  # spawned workers and ranks print stacks on fatal signals too
-    env["REPRO_CASE"] = json.dumps(
-        {
-            "scenario": case.scenario,
-            "module": case.module,
-            "case_id": case.case_id,
-            "params": case.param_dict,
-            "expect_accelerator": ctx.expect_accelerator,
-        }
-    )
-    env["REPRO_EVENTS"] = str(events)
-    env["REPRO_WORKDIR"] = str(workdir)
-    env[proctree.TOKEN_VAR] = token
-    return env
+@dataclass
+class _Watch:
+    """What the watch loop saw of a running case."""
+
+    returncode: int | None = None
+    verdict: verdict.Verdict | None = None
+    leaked: list[str] = field(default_factory=list)
 
 
 def run_case(
@@ -203,75 +107,206 @@ def run_case(
 ) -> CaseResult:
     """Run one case in an isolated child process and return its classified result.
 
-    Hard timeout: ``case.timeout_s`` seconds. On timeout every process of the case is sent
-    SIGUSR1 (all-thread stack dump into the log), then after ``STACK_DUMP_WAIT_S`` the whole tree
-    is SIGKILLed. Leftover processes (leaked workers, ranks) are killed after every case and
-    counted in the ``repro.leaked_processes`` property.
+    Hard timeout: ``case.timeout_s`` seconds (refused unless finite and positive:
+    ConfigError). On timeout every process of the case is sent SIGUSR1 (all-thread stack dump
+    into the log), then after ``STACK_DUMP_WAIT_S`` the whole tree is SIGKILLed. Leftover
+    processes (leaked workers, ranks, ``setsid``'ed grandchildren: found by the harness as
+    subreaper, by the case token, and among orphans this process adopted) are killed after
+    every case and counted in the ``repro.leaked_processes`` property.
+
+    Raises OSError when the log cannot be written (the case's tree is killed first).
     """
+    check_timeout(case)
     logs = ctx.run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / log_name(case.case_id)
+    header = f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n"
+    log = _open_log(logs, case.case_id, header.encode(errors="replace"), ctx.log_cap_bytes)
     workdir = Path(tempfile.mkdtemp(prefix="repro-case-"))
     events_path = workdir / "events.jsonl"
     token = uuid.uuid4().hex
-    env = _case_env(ctx, case, events_path, workdir, token)
-
+    spec = {
+        "scenario": case.scenario,
+        "module": case.module,
+        "case_id": case.case_id,
+        "params": case.param_dict,
+        "expect_accelerator": ctx.expect_accelerator,
+    }
+    env = protocol.case_env(dict(os.environ), ctx.env, spec, events_path, workdir, token)
+    reader = EventReader(events_path)
+    pipe = OutputPipe(log)
+    report_read, report_write = os.pipe()
+    env[protocol.REPORT_FD_VAR] = str(report_write)
+    known = proctree.descendant_pids()
+    proc = None
     started = time.monotonic()
-    timed_out = stalled = False
-    beats = Heartbeats(events_path)
-    with open(log_path, "wb") as log:
-        log.write(
-            f"# repro case {case.case_id}\n# timeout {case.timeout_s:g} s, python {ctx.python}\n".encode()
-        )
-        log.flush()
+    try:
         proc = subprocess.Popen(
             [ctx.python, "-m", "repro.runner.harness"],
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=pipe.write_fd,
             stderr=subprocess.STDOUT,
             cwd=workdir,
             env=env,
             start_new_session=True,
+            pass_fds=(report_write,),
         )
-        deadline = started + case.timeout_s
-        next_beat_poll = started
-        while proc.poll() is None:
-            now = time.monotonic()
-            if now >= next_beat_poll:
-                beats.poll(now)
-                next_beat_poll = now + _BEAT_POLL_S
-            if now >= deadline:
-                timed_out = True
-                break
-            if beats.stalled(now):
-                stalled = True
-                break
-            if on_tick:
-                on_tick(now - started)
-            time.sleep(_POLL_S)
-        watchdog_verdict = None
-        if timed_out or stalled:
-            slow = timed_out and beats.progressing(time.monotonic())
-            dump_at = log.tell()
-            wchans = _dump_and_kill(proc, token, log)
-            watchdog_verdict = _watchdog_verdict(
-                case, beats, slow, _read_from(log_path, dump_at), wchans, time.monotonic() - started
-            )
-            if not slow:
-                log.write(
-                    b"# repro watchdog: kernel log tail\n"
-                    + watchdog.kernel_log_tail().encode(errors="replace")
-                    + b"\n"
-                )
+        os.close(report_write)
+        report_write = -1
+        pipe.close_write_end()
+        seen = _watch(ctx, case, proc, Heartbeats(reader), pipe, token, on_tick, started)
         duration = time.monotonic() - started
-        leaked = proctree.case_processes(None, token)
-        if leaked:
-            proctree.kill_case(None, token)
-            log.write(
-                f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {[p.pid for p in leaked]}\n".encode()
-            )
+        seen.leaked = _leftovers(report_read, token, known, log)
+        pipe.drain(DRAIN_S)
+        events = reader.read_all()
+        log_text = log.tail(LOG_TAIL_BYTES)
+    except BaseException:
+        if proc is not None:
+            proctree.kill_case(proc.pid, token)
+            proctree.kill(proctree.adopted_since(known))
+        raise
+    finally:
+        if report_write >= 0:
+            os.close(report_write)
+        os.close(report_read)
+        pipe.close()
+        log.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return _result(ctx, case, seen, events, log_text, duration, log.path)
 
-    events = Events.read(events_path)
+
+def _open_log(logs: Path, case_id: str, header: bytes, cap_bytes: int) -> CaseLog:
+    """A new log for the case; two ids that map to one file name get ``-2``, ``-3``..."""
+    name = log_name(case_id)
+    for attempt in range(1, 100):
+        path = logs / (name if attempt == 1 else f"{name[:-4]}-{attempt}.log")
+        try:
+            return CaseLog(path, header, cap_bytes)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{logs}: no free log name for {name}")
+
+
+def _watch(
+    ctx: RunContext,
+    case: Case,
+    proc: subprocess.Popen,
+    beats: Heartbeats,
+    pipe: OutputPipe,
+    token: str,
+    on_tick: Callable[[float], None] | None,
+    started: float,
+) -> _Watch:
+    """Wait for the case under the hard deadline and the stall detector, draining its output.
+    Nothing the case does to its files can block this loop (non-blocking pipe and events)."""
+    deadline = started + case.timeout_s
+    next_beat_poll = started
+    timed_out = stalled = False
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now >= next_beat_poll:
+            beats.poll(now)
+            next_beat_poll = now + _BEAT_POLL_S
+        if now >= deadline:
+            timed_out = True
+            break
+        if beats.stalled(now):
+            stalled = True
+            break
+        if on_tick:
+            on_tick(now - started)
+        pipe.pump(_POLL_S)
+    seen = _Watch()
+    if not (timed_out or stalled):
+        seen.returncode = proc.returncode
+        return seen
+    slow = timed_out and beats.progressing(time.monotonic())
+    mark = pipe.log.mark()
+    wchans = _dump_and_kill(proc, token, pipe)
+    dump = pipe.log.text_since(mark, LOG_TAIL_BYTES)
+    elapsed = time.monotonic() - started
+    seen.verdict = verdict.watchdog_verdict(case, beats, slow, dump, wchans, elapsed)
+    if not slow:
+        pipe.log.write(
+            b"# repro watchdog: kernel log tail\n"
+            + watchdog.kernel_log_tail().encode(errors="replace")
+            + b"\n"
+        )
+    return seen
+
+
+def _dump_and_kill(proc: subprocess.Popen, token: str, pipe: OutputPipe) -> list[str]:
+    """Ask every process of a stuck case for its stacks, then kill the tree.
+
+    Returns each process's kernel wait channel, read before the kill (a ``D``-state process
+    blocked in ``dup_mmap`` is a fork stuck in the kernel, not a Python deadlock).
+    """
+    log = pipe.log
+    procs = proctree.case_processes(proc.pid, token)
+    log.write(f"\n# repro watchdog: dumping stacks of {len(procs)} process(es)\n".encode())
+    # One process at a time, each under a header, so interleaved dumps stay attributable.
+    per_process_s = min(0.5, STACK_DUMP_WAIT_S / max(1, len(procs)))
+    wchans = []
+    for member in procs:
+        channel = watchdog.wchan(member.pid)
+        wchans.append(channel)
+        log.write(
+            f"# --- stacks of pid {member.pid} (wchan {channel or '?'}): {proctree.describe(member)} ---\n".encode(
+                errors="replace"
+            )
+        )
+        proctree.send([member], signal.SIGUSR1)
+        pipe.drain_for(per_process_s)
+    alive = proctree.kill_case(proc.pid, token)
+    proc.wait()
+    pipe.drain_for(0.1)
+    if alive:
+        log.write(
+            f"# repro watchdog: unkillable process(es) (D state?): {[p.pid for p in alive]}\n".encode()
+        )
+    log.write(b"# repro watchdog: process tree killed\n")
+    return wchans
+
+
+def _harness_report(fd: int) -> list[str]:
+    """The leftovers the harness killed when the case ended (its one JSON line), or []."""
+    os.set_blocking(fd, False)
+    try:
+        data = os.read(fd, 65536)
+        leaked = json.loads(data.decode(errors="replace")).get("leaked") if data else []
+    except (OSError, ValueError, AttributeError):  # no report: the harness itself was killed
+        return []
+    return [str(item)[:200] for item in leaked] if isinstance(leaked, list) else []
+
+
+def _leftovers(report_fd: int, token: str, known: set[int], log: CaseLog) -> list[str]:
+    """Every process the case left behind, killed: those the harness found in its subreaper
+    tree (its report), then those outside it: processes carrying the case's token, and orphans
+    this (subreaper) process adopted while the case ran. Returns their descriptions."""
+    leaked = _harness_report(report_fd)
+    found = {p.pid: p for p in proctree.case_processes(None, token)}
+    found.update({p.pid: p for p in proctree.adopted_since(known)})
+    procs = list(found.values())
+    leaked += [f"{p.pid} {proctree.describe(p)}" for p in procs]
+    proctree.kill(procs)
+    if leaked:
+        log.write(
+            f"\n# repro: killed {len(leaked)} leftover process(es) of this case: {leaked}\n".encode(
+                errors="replace"
+            )
+        )
+    return leaked
+
+
+def _result(
+    ctx: RunContext,
+    case: Case,
+    seen: _Watch,
+    events: protocol.Events,
+    log_text: str,
+    duration: float,
+    log_path: Path,
+) -> CaseResult:
+    watchdog_verdict = seen.verdict
     if watchdog_verdict is not None and events.result is not None:
         outcome_, signature_, message_ = watchdog_verdict
         watchdog_verdict = (
@@ -279,23 +314,24 @@ def run_case(
             signature_,
             f"{message_} (after a {events.result['outcome']} verdict: teardown or exit hung)",
         )
-    shutil.rmtree(workdir, ignore_errors=True)
-    log_text = _read_tail(log_path)
-    host = HostFacts.from_fingerprint(ctx.fingerprint)
-    outcome, signature, message = classify(
-        proc.returncode, watchdog_verdict, events, log_text, host
+    outcome, signature, message = verdict.classify(
+        seen.returncode,
+        watchdog_verdict,
+        events,
+        log_text,
+        HostFacts.from_fingerprint(ctx.fingerprint),
     )
     message = xml_safe(message)  # a dying process can leave NULs and escapes in its last line
 
     properties = dict(events.properties)
-    if proc.returncode is not None and watchdog_verdict is None:
-        properties["repro.returncode"] = str(proc.returncode)
-        if proc.returncode < 0:
-            properties["repro.signal"] = signatures.signal_name(-proc.returncode)
+    if seen.returncode is not None:
+        properties["repro.returncode"] = str(seen.returncode)
+        if seen.returncode < 0:
+            properties["repro.signal"] = signatures.signal_name(-seen.returncode)
     if events.last_phase:
         properties["repro.last_phase"] = events.last_phase
-    if leaked:
-        properties["repro.leaked_processes"] = str(len(leaked))
+    if seen.leaked:
+        properties["repro.leaked_processes"] = str(len(seen.leaked))
     for key, value in case.params:
         properties[f"param.{key}"] = str(value)
     return CaseResult(
@@ -312,146 +348,9 @@ def run_case(
     )
 
 
-def _dump_and_kill(proc: subprocess.Popen, token: str, log) -> list[str]:
-    """Ask every process of a stuck case for its stacks, then kill the tree.
-
-    Returns each process's kernel wait channel, read before the kill (a ``D``-state process
-    blocked in ``dup_mmap`` is a fork stuck in the kernel, not a Python deadlock).
-    """
-    procs = proctree.case_processes(proc.pid, token)
-    log.write(f"\n# repro watchdog: dumping stacks of {len(procs)} process(es)\n".encode())
-    # One process at a time, each under a header, so interleaved dumps stay attributable.
-    per_process_s = min(0.5, STACK_DUMP_WAIT_S / max(1, len(procs)))
-    wchans = []
-    for member in procs:
-        channel = watchdog.wchan(member.pid)
-        wchans.append(channel)
-        log.write(
-            f"# --- stacks of pid {member.pid} (wchan {channel or '?'}): {proctree.describe(member)} ---\n".encode()
-        )
-        log.flush()
-        proctree.send([member], signal.SIGUSR1)
-        time.sleep(per_process_s)
-    alive = proctree.kill_case(proc.pid, token)
-    proc.wait()
-    if alive:
-        log.write(
-            f"# repro watchdog: unkillable process(es) (D state?): {[p.pid for p in alive]}\n".encode()
-        )
-    log.write(b"# repro watchdog: process tree killed\n")
-    log.flush()
-    return wchans
-
-
-def _read_from(path: Path, offset: int) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        return handle.read(LOG_TAIL_BYTES).decode("utf-8", errors="replace")
-
-
-def _watchdog_verdict(
-    case: Case, beats: Heartbeats, slow: bool, dump: str, wchans: list[str], elapsed_s: float
-) -> tuple[Outcome, str, str]:
-    """Outcome, signature and message when the watchdog ended a case."""
-    phase = (
-        f"last phase {beats.last_phase!r}"
-        + (f" step {beats.last_step}" if beats.last_step is not None else "")
-        if beats.last_phase
-        else "no heartbeat"
-    )
-    if slow:
-        return (
-            Outcome.ERROR,
-            "timeout_slow_progress",
-            f"still making progress when its {case.timeout_s:g} s timeout ran out ({phase}); slow, not hung: raise timeout_s",
-        )
-    signature, source = watchdog.hang_subtype(dump, wchans)
-    if beats.stalled(time.monotonic()) and elapsed_s < case.timeout_s:
-        why = f"no heartbeat for {beats.stall_budget_s():.0f} s in a steady phase"
-    else:
-        why = f"no verdict within {case.timeout_s:g} s"
-    sub = f" [{signature}, {source}]" if source else ""
-    return Outcome.HUNG, signature, f"{why} ({phase}){sub}; stacks dumped, process tree killed"
-
-
 def skipped_result(case: Case, reason: str) -> CaseResult:
     """The result for a case that is not started because a requirement is absent."""
     properties = {f"param.{key}": str(value) for key, value in case.params}
     return CaseResult(
         case.scenario, case.case_id, Outcome.SKIPPED, message=reason, properties=properties
     )
-
-
-class Reporter:
-    """What the runner tells about progress (see ``repro.runner.progress``); all methods optional."""
-
-    def case_started(self, index: int, total: int, case: Case) -> None: ...
-    def case_tick(self, elapsed_s: float) -> None: ...
-    def case_finished(self, index: int, total: int, result: CaseResult) -> None: ...
-
-
-def run_all(
-    ctx: RunContext,
-    cases: Sequence[Case],
-    reporter: Reporter | None = None,
-    preflight: Sequence[CaseResult] = (),
-) -> list[CaseResult]:
-    """Run ``cases`` one after another (timings stay comparable on a 2-core runner).
-
-    Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's
-    tree, keeps what finished, and re-raises KeyboardInterrupt. ``preflight`` results (the
-    ``doctor`` testsuite, ``repro.host.doctor``) come first in ``junit.xml`` and in the returned list
-    and are written before the first case starts; ``run.json`` counts cases only.
-    """
-    reporter = reporter or Reporter()
-    results: list[CaseResult] = list(preflight)
-    junit_path = ctx.run_dir / "junit.xml"
-    hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
-    ctx.run_info.update(cases_total=len(cases), cases_done=0)
-    write_run_info(ctx.run_dir, ctx.run_info)
-    if results:
-        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
-    total = len(cases)
-    for index, case in enumerate(cases, start=1):
-        reporter.case_started(index, total, case)
-        # On a GPU variant a missing device is a failure the harness reports, never a skip.
-        requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
-        reason = skip_reason(requires, ctx.fingerprint)
-        broken = cuda_init.case_error(case, ctx.fingerprint)  # NVML fine, CUDA broken: red
-        if broken is not None:
-            result = broken
-        elif reason is not None:
-            result = skipped_result(case, reason)
-        else:
-            result = run_case(ctx, case, on_tick=reporter.case_tick)
-        results.append(result)
-        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
-        ctx.run_info["cases_done"] = index
-        write_run_info(ctx.run_dir, ctx.run_info)
-        reporter.case_finished(index, total, result)
-    ctx.run_info["finished"] = _now()
-    write_run_info(ctx.run_dir, ctx.run_info)
-    return results
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def new_run_dir(results_root: Path, variant_id: str) -> tuple[str, Path]:
-    """Create ``results_root/<run-id>`` that did not exist before; never reuses a directory.
-
-    Run id: ``<UTC timestamp>-<variant id>``, with ``-2``, ``-3``... on collision.
-    Raises OSError if the directory cannot be created.
-    """
-    base = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{variant_id}"
-    results_root.mkdir(parents=True, exist_ok=True)
-    for attempt in range(1, 1000):
-        run_id = base if attempt == 1 else f"{base}-{attempt}"
-        path = results_root / run_id
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return run_id, path
-    raise OSError(f"could not create a new run directory under {results_root}")

@@ -1,12 +1,13 @@
 """Entry point of one case's child process: ``python -m repro.runner.harness``.
 
-The runner starts this module in a new session (its own process group) with:
+The runner starts this module in a new session (its own process group) with the environment
+of ``repro.runner.protocol.case_env`` (``REPRO_CASE``, ``REPRO_EVENTS``, ``REPRO_WORKDIR``, the
+case token) and, in ``REPRO_REPORT_FD``, a pipe for the harness's own report.
 
-- ``REPRO_CASE``: JSON ``{"scenario", "module", "case_id", "params", "expect_accelerator"}``
-- ``REPRO_EVENTS``: path of the JSON-lines events file (see ``repro.runner.case_api``)
-- ``REPRO_WORKDIR``: a private temporary directory
-
-It arms ``faulthandler`` for fatal signals (crash stacks) and for ``SIGUSR1`` (the watchdog asks
+Two processes (issue 9, item 3): this one makes itself the child subreaper and forks the case
+process, then only watches (:func:`_watch`): it reaps orphans, kills the case's whole subtree
+when the case ends or when the runner dies (even by ``kill -9``), and reports leftovers. The
+case process has PDEATHSIG = SIGKILL, so it cannot outlive its watcher. The case process arms ``faulthandler`` for fatal signals (crash stacks) and for ``SIGUSR1`` (the watchdog asks
 every process of a hung case for all its threads' stacks before killing the tree), runs the
 scenario and appends a ``result`` event. The verdict travels in the events file, not in the
 exit status, so a status of 0 with no verdict is itself suspicious.
@@ -14,51 +15,30 @@ exit status, so a status of 0 with no verdict is itself suspicious.
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import faulthandler
 import json
 import os
+import resource
 import signal
 import sys
 import traceback
 
-from repro import scenarios
+from repro import proctree, scenarios
+from repro.runner import protocol
 from repro.runner.case_api import CaseFailed, CaseSkipped, Context
 
 #: Signal the watchdog sends to ask for stacks. Registered again in spawned scenario children
 #: by :func:`arm_stack_dump` so DataLoader workers and torchrun ranks can answer too.
 DUMP_SIGNAL = signal.SIGUSR1
-_PR_SET_PDEATHSIG = 1
+#: Seconds between the watcher's checks for an ended case or a dead runner.
+_WATCH_POLL_S = 0.05
 
 
 def arm_stack_dump() -> None:
     """Print every thread's Python stack to stderr on SIGUSR1, and on fatal signals."""
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(DUMP_SIGNAL, file=sys.stderr, all_threads=True, chain=False)
-
-
-def _die_with_runner() -> None:
-    """If the runner dies (even by SIGKILL), take this case's whole process group down with it,
-    so a killed run leaves no hung case or DataLoader worker behind."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the runner's own cleanup still applies
-        return
-    harness_pid = os.getpid()
-
-    def on_term(signum: int, _frame: object) -> None:
-        if os.getpid() != harness_pid:
-            # A forked child (e.g. a DataLoader worker being terminated) inherited this handler:
-            # behave as if it had the default one.
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        os.killpg(0, signal.SIGKILL)
-
-    signal.signal(signal.SIGTERM, on_term)
-    if os.getppid() == 1:  # the runner died before prctl took effect
-        os.killpg(0, signal.SIGKILL)
 
 
 def _print_traceback() -> None:
@@ -123,12 +103,88 @@ def run_case(spec: dict, events_path: str, workdir: str) -> dict:
     return verdict
 
 
+def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
+    """The harness's own loop while its child runs the case (this process runs no case code).
+
+    It is the child subreaper of the case, so every orphaned descendant (a ``setsid``'ed
+    grandchild too) is re-parented to it and stays in its tree. It reaps them, and:
+
+    - when the runner dies (even by SIGKILL: ``getppid()`` changes), it SIGKILLs its whole
+      subtree and exits, so nothing of the case outlives a killed run;
+    - when the case process ends, it SIGKILLs whatever of the case is left, reports those
+      processes on ``report_fd`` (one JSON line ``{"leaked": [...]}``) and exits with the case's
+      status (a signal is re-raised on itself, so the runner sees ``-SIGNUM`` as before).
+    """
+    signal.signal(DUMP_SIGNAL, signal.SIG_IGN)  # the watchdog asks every pid for stacks
+    status = None
+    while status is None:
+        status = _reap(case_pid)
+        if status is None and os.getppid() != runner_pid:
+            proctree.kill_subtree()
+            os._exit(1)
+        if status is None:  # wakes at once when a child exits (SIGCHLD is blocked, see main)
+            signal.sigtimedwait([signal.SIGCHLD], _WATCH_POLL_S)
+    leaked = proctree.kill_subtree()
+    if report_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.write(report_fd, (json.dumps({"leaked": leaked})[:60_000] + "\n").encode())
+            os.close(report_fd)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        faulthandler.disable()
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return 128 + signum
+    return os.waitstatus_to_exitcode(status)
+
+
+def _reap(case_pid: int) -> int | None:
+    """Reap every exited child; the case process's wait status once it has ended, else None."""
+    status = None
+    while True:
+        try:
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if pid == 0:
+            return status
+        if pid == case_pid:
+            status = wait_status
+
+
 def main() -> int:
-    spec = json.loads(os.environ["REPRO_CASE"])
-    arm_stack_dump()
-    _die_with_runner()
+    """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`)."""
+    spec = json.loads(os.environ[protocol.CASE_VAR])
+    report_fd = int(os.environ.get(protocol.REPORT_FD_VAR, "-1"))
+    # From the environment, not getppid(): a runner killed before this line would otherwise
+    # leave init recorded as "the runner" and the watcher would never notice.
+    runner_pid = int(os.environ.get(protocol.RUNNER_PID_VAR, os.getppid()))
+    proctree.become_subreaper()
+    if os.getppid() != runner_pid:
+        return 1
     sys.stdout.flush()
-    run_case(spec, os.environ["REPRO_EVENTS"], os.environ.get("REPRO_WORKDIR", os.getcwd()))
+    sys.stderr.flush()
+    watcher_pid = os.getpid()
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # before fork: no lost wake-up
+    case_pid = os.fork()
+    if case_pid:
+        os._exit(_watch(case_pid, runner_pid, report_fd))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the case gets a normal mask
+    # The case process: dies at once with its watcher (PDEATHSIG SIGKILL: a case ignoring
+    # SIGTERM cannot outlive it), and cannot write the watcher's report.
+    if report_fd >= 0:
+        os.close(report_fd)
+    proctree.set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != watcher_pid:  # the watcher died before prctl took effect
+        os._exit(1)
+    arm_stack_dump()
+    run_case(
+        spec,
+        os.environ[protocol.EVENTS_VAR],
+        os.environ.get(protocol.WORKDIR_VAR, os.getcwd()),
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     return 0

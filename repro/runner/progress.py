@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from repro.outcomes import CaseResult, Outcome
-from repro.runner.executor import Reporter
+from repro.runner.run_all import Reporter
 from repro.scenarios import Case
 
 NON_TTY_NOTICE_S = 30.0

@@ -14,7 +14,6 @@ Never imports torch.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.host import kernel_log
+from repro.runner.protocol import EventReader
 
 STEADY_BEATS = 3
 STALL_FLOOR_S = 10.0
@@ -67,10 +67,13 @@ FORK_BLOCKED_WCHAN = "dup_mmap"
 
 @dataclass
 class Heartbeats:
-    """Reads a case's events file incrementally and keeps the heartbeat rhythm."""
+    """Keeps the heartbeat rhythm of a running case from its events file.
 
-    path: Path
-    offset: int = 0
+    ``reader`` is the case's :class:`repro.runner.protocol.EventReader` (the one place the
+    events file is read); everything else it reads stays in ``reader.events``.
+    """
+
+    reader: EventReader
     last_phase: str | None = None
     last_step: Any = None
     last_beat_at: float | None = None  # runner's monotonic clock
@@ -79,23 +82,8 @@ class Heartbeats:
 
     def poll(self, now: float) -> None:
         """Consume new complete lines of the events file; ``now`` is time.monotonic()."""
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.offset)
-                chunk = handle.read()
-        except FileNotFoundError:
-            return
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return
-        self.offset += end + 1
-        for line in chunk[: end + 1].splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if record.get("event") == "heartbeat":
-                self._beat(record.get("phase"), record.get("step"), now)
+        for record in self.reader.poll():
+            self._beat(record.get("phase"), record.get("step"), now)
 
     def _beat(self, phase: str | None, step: Any, now: float) -> None:
         if phase != self.last_phase:

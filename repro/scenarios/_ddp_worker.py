@@ -1,16 +1,23 @@
 """The training script torchrun starts in each rank for the ``ddp`` scenario.
 
-``python -m torch.distributed.run ... --module repro.scenarios._ddp_worker --backend B --fault F``.
-Checks RANK/LOCAL_RANK/WORLD_SIZE propagation, rendezvous, an all_reduce, one DDP step with a
-DistributedSampler (parameters identical on every rank afterwards), and a clean
-``destroy_process_group``. ``--fault rank_raises`` makes rank 1 raise after the all_reduce;
-``--fault rank_segfault`` kills rank 1 with SIGSEGV there; ``--fault duplicate_gpu`` ignores
-LOCAL_RANK so every rank lands on GPU 0 (F5-4: NCCL's "Duplicate GPU detected").
+``python -m torch.distributed.run ... --module repro.scenarios._ddp_worker --backend B
+--workers N --log-file PATH [--fault F]``. Set up as the field runs DDP (F5-1/O3, issue 14):
+RANK/LOCAL_RANK/WORLD_SIZE propagation, rendezvous, an all_reduce, one epoch over a
+DistributedSampler loader with ``num_workers`` N (``pin_memory`` on GPU), logging from rank 0
+only (decided by ``RANK``, as O3's rank-0-only wandb), parameters identical on every rank
+afterwards, and a clean ``destroy_process_group``.
+
+Faults: ``rank_raises`` makes rank 1 raise after the all_reduce; ``rank_segfault`` kills rank 1
+with SIGSEGV there; ``duplicate_gpu`` ignores LOCAL_RANK so every rank lands on GPU 0 (F5-4:
+NCCL's "Duplicate GPU detected"); ``oom_halving`` (GPU only) caps the allocator and starts with
+a batch too large for it: ``torch.cuda.OutOfMemoryError`` is caught, the batch halved and the
+step retried, and rank 0 prints ``oom_recovery: start_batch=S final_batch=F retries=R``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 from datetime import timedelta
@@ -22,14 +29,93 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
+SAMPLES = 64
+BATCH = 8
+FEATURES = 10
+#: oom_halving: the first batch size tried, the hidden width, and how much device memory beyond
+#: what is already reserved the capped allocator allows (bytes). 65536 x 1024 fp32 inputs alone
+#: are 256 MiB, so the first attempts must fail and about 1024 must fit.
+OOM_START_BATCH = 65536
+OOM_WIDTH = 1024
+OOM_HEADROOM_BYTES = 64 * 2**20
 
-@record  # writes the rank's traceback to the error file torchrun reports as root cause
-def main() -> None:
+
+def _parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", choices=["gloo", "nccl"], required=True)
     parser.add_argument("--fault", default="none")
-    args = parser.parse_args()
+    parser.add_argument("--workers", type=int, default=0, help="DataLoader num_workers")
+    parser.add_argument("--log-file", required=True, help="rank 0's metrics (JSON lines)")
+    return parser.parse_args()
 
+
+def _train_epoch(model, device, workers: int, rank: int, world: int, log_file: str) -> int:
+    """One epoch over a DistributedSampler loader; rank 0 alone appends one record per step."""
+    torch.manual_seed(0)
+    dataset = TensorDataset(torch.randn(SAMPLES, FEATURES), torch.randn(SAMPLES, 1))
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
+    sampler.set_epoch(0)
+    loader = DataLoader(
+        dataset,
+        batch_size=BATCH,
+        sampler=sampler,
+        num_workers=workers,
+        pin_memory=device.type == "cuda",  # the field's setting; only meaningful on a GPU
+    )
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    is_logger = int(os.environ["RANK"]) == 0  # rank-0-only logging, decided as O3 did
+    steps = 0
+    for inputs, targets in loader:
+        optimizer.zero_grad(set_to_none=True)
+        outputs = model(inputs.to(device, non_blocking=True))
+        loss = torch.nn.functional.mse_loss(outputs, targets.to(device, non_blocking=True))
+        loss.backward()
+        optimizer.step()
+        if is_logger:
+            with open(log_file, "a") as handle:
+                handle.write(json.dumps({"rank": rank, "step": steps, "loss": loss.item()}) + "\n")
+        steps += 1
+    return steps
+
+
+def _oom_halving(device, rank: int) -> tuple[int, int]:
+    """Find a batch that fits a capped allocator by halving on OutOfMemoryError, in lock-step.
+
+    Each attempt runs without any collective (so a rank that runs out of memory cannot strand
+    the others inside an all-reduce); the ranks then agree (all_reduce MIN of "it fit") and all
+    halve together. Returns (final batch, retries); the caller takes the real DDP step.
+    """
+    total = torch.cuda.get_device_properties(device).total_memory
+    allowed = torch.cuda.memory_reserved(device) + OOM_HEADROOM_BYTES
+    torch.cuda.set_per_process_memory_fraction(min(1.0, allowed / total), device)
+    probe = torch.nn.Sequential(
+        torch.nn.Linear(OOM_WIDTH, 4 * OOM_WIDTH),
+        torch.nn.ReLU(),
+        torch.nn.Linear(4 * OOM_WIDTH, 1),
+    ).to(device)
+    batch, retries = OOM_START_BATCH, 0
+    while batch >= 1:
+        fitted = 1
+        try:
+            inputs = torch.randn(batch, OOM_WIDTH, device=device)
+            probe(inputs).square().mean().backward()
+        except torch.cuda.OutOfMemoryError:
+            fitted = 0
+        inputs = None
+        probe.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+        agreed = torch.tensor([fitted], device=device)
+        dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
+        if agreed.item() == 1:
+            return batch, retries
+        batch //= 2
+        retries += 1
+    raise RuntimeError("oom_halving: not even a batch of 1 fits the capped allocator")
+
+
+@record  # writes the rank's traceback to the error file torchrun reports as root cause
+def main() -> None:
+    args = _parse()
     rank, local_rank, world = (int(os.environ[k]) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
     print(
         f"rank {rank}: RANK={rank} LOCAL_RANK={local_rank} WORLD_SIZE={world} MASTER_PORT={os.environ.get('MASTER_PORT')}",
@@ -56,28 +142,27 @@ def main() -> None:
         raise RuntimeError("repro planted failure: rank 1 raises after all_reduce")
     if args.fault == "rank_segfault" and rank == 1:
         os.kill(os.getpid(), signal.SIGSEGV)
+    if args.fault == "oom_halving":
+        final, retries = _oom_halving(device, rank)
+        if rank == 0:
+            print(
+                f"oom_recovery: start_batch={OOM_START_BATCH} final_batch={final} retries={retries}",
+                flush=True,
+            )
 
-    torch.manual_seed(0)
-    dataset = TensorDataset(torch.randn(64, 10), torch.randn(64, 1))
-    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
-    loader = DataLoader(dataset, batch_size=8, sampler=sampler)
     model = DistributedDataParallel(
-        torch.nn.Linear(10, 1).to(device),
+        torch.nn.Linear(FEATURES, 1).to(device),
         device_ids=[local_rank] if device.type == "cuda" else None,
     )
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    inputs, targets = next(iter(loader))
-    loss = torch.nn.functional.mse_loss(model(inputs.to(device)), targets.to(device))
-    loss.backward()
-    optimizer.step()
+    steps = _train_epoch(model, device, args.workers, rank, world, args.log_file)
 
     flat = torch.cat([p.detach().flatten() for p in model.parameters()])
     reference = flat.clone()
     dist.broadcast(reference, src=0)
-    assert torch.equal(flat, reference), "parameters differ across ranks after a DDP step"
+    assert torch.equal(flat, reference), "parameters differ across ranks after DDP steps"
     dist.barrier()
     dist.destroy_process_group()
-    print(f"rank {rank}: DDP step ok, loss {loss.item():.4f}", flush=True)
+    print(f"rank {rank}: DDP step ok, {steps} steps, {args.workers} loader workers", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
-"""``ddp``: ``torch.distributed.run`` (torchrun) with 2 ranks on one machine.
+"""``ddp``: ``torch.distributed.run`` (torchrun) with 1..N ranks on one machine.
 
-Failure family 5 of ../shared/field-reports.md (O3): rendezvous, RANK/LOCAL_RANK/WORLD_SIZE
-propagation, all_reduce, one DDP step with DistributedSampler, clean destroy_process_group
-(gloo on CPU, nccl on >= 2 GPUs). Planted faults show what users hit:
+Failure family 5 of ../shared/field-reports.md (O3), set up as the field runs it (issue 14):
+world size as an axis (1 and 2 ranks on CPU with gloo; on GPUs up to the visible count with
+nccl, ``requires gpus>=N``; 1 rank is the field's single-GPU DDP), a DistributedSampler loader
+with ``num_workers`` 0/2 (``pin_memory`` on GPU), logging from rank 0 only (by ``RANK``; the
+scenario checks that rank 0 alone wrote the metrics file), rendezvous, RANK/LOCAL_RANK/WORLD_SIZE
+propagation, all_reduce, clean destroy_process_group. Planted faults run at one point of the grid
+(``FAULT_WORLD_SIZE`` ranks, no loader workers) and show what users hit:
 
 - ``rank_raises``: rank 1 raises; the launcher must exit non-zero (pytorch/pytorch#20728: an old
   launcher returned 0; O3's wrapper printed success while a rank crashed) -> ``failed``,
@@ -16,6 +20,11 @@ propagation, all_reduce, one DDP step with DistributedSampler, clean destroy_pro
   completed" and exits 0 (O3; huggingface/accelerate#996) -> the launcher's output still shows
   the rank failure, so the case is ``failed`` with ``exit_code_masked``.
 
+- ``oom_halving`` (nccl only): the batch-size-halving OOM recovery path - a capped allocator,
+  ``torch.cuda.OutOfMemoryError`` caught, batch halved, step retried in lock-step on every rank;
+  ``passed`` when it recovers, with ``metric.oom_retries`` and ``metric.oom_final_batch``. The CPU
+  lane lists it skipped (no device memory to exhaust). Not yet run on a GPU by this project.
+
 Any case whose launcher exits 0 while its output shows a failure signature is reported as
 ``exit_code_masked`` (F5-5: parse the failure summary, never trust a wrapper's exit status).
 
@@ -24,7 +33,9 @@ Ranks' output is teed into the case log with a per-rank prefix (F5-6: never keep
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -38,24 +49,46 @@ MASKING_WRAPPER = (
 )
 #: Warning-level signatures that do not make a run failed (field reports, precedence rule 1).
 _HARMLESS = {"fork_multithread_warning", "cuda_ipc_producer_terminated"}
+_OOM_LINE = re.compile(
+    r"oom_recovery: start_batch=(?P<start>\d+) final_batch=(?P<final>\d+) retries=(?P<retries>\d+)"
+)
 
 PARAMS = {
     "backend": ["gloo", "nccl"],
-    "fault": ["none", "rank_raises", "port_in_use", "masked_segfault", "duplicate_gpu"],
-}
+    # Ranks on this machine; on GPU hosts widen with matrix.yaml params (e.g. [1, 2, 4, 8]).
+    "world_size": [1, 2],
+    "workers": [0, 2],  # DataLoader num_workers per rank
+    "fault": [
+        "none", "rank_raises", "port_in_use", "masked_segfault", "duplicate_gpu", "oom_halving",
+    ],
+}  # fmt: skip
+QUIET_DEFAULTS = {"fault": "none"}
 TIMEOUT_S = 120.0
-NPROC = 2
+#: Where in the grid the planted faults run: one world size and loader, as before the grid grew.
+FAULT_WORLD_SIZE = 2
+FAULT_WORKERS = 0
 
 
 def valid(params) -> bool:
-    return params["fault"] != "duplicate_gpu" or params["backend"] == "nccl"
+    fault, backend = params["fault"], params["backend"]
+    if fault == "none":
+        return True
+    if params["workers"] != FAULT_WORKERS:
+        return False
+    if fault == "oom_halving":  # a device-memory path; any world size (1 GPU is enough)
+        return backend == "nccl"
+    if fault == "duplicate_gpu" and backend != "nccl":
+        return False
+    return params["world_size"] == FAULT_WORLD_SIZE
 
 
 def requires(params) -> list[str]:
     if params["backend"] != "nccl":
         return []
     # The duplicate-GPU error needs only one GPU: that is the point of it.
-    return ["accelerator"] if params["fault"] == "duplicate_gpu" else [f"gpus>={NPROC}"]
+    if params["fault"] == "duplicate_gpu" or params["world_size"] == 1:
+        return ["accelerator"]
+    return [f"gpus>={params['world_size']}"]
 
 
 def free_port() -> int:
@@ -78,27 +111,35 @@ def occupy(port: int) -> socket.socket:
     return sock
 
 
-def launcher_command(port: int, backend: str, fault: str, log_dir: str) -> list[str]:
-    """The torchrun command line (wrapped in the masking script for ``masked_segfault``)."""
+def launcher_command(
+    port: int, params: dict, log_dir: str, metrics_file: str, fault: str | None = None
+) -> list[str]:
+    """The torchrun command line (wrapped in the masking script for ``masked_segfault``).
+
+    ``params``: the case's backend, world_size, workers, fault; ``metrics_file``: where rank 0
+    logs; ``fault`` overrides ``params["fault"]`` (the wrapped inner command)."""
+    fault = fault or params["fault"]
     if fault == "masked_segfault":
-        wrapped = launcher_command(port, backend, "rank_segfault", log_dir)
+        wrapped = launcher_command(port, params, log_dir, metrics_file, "rank_segfault")
         return [sys.executable, "-c", MASKING_WRAPPER, *wrapped]
     return [
         sys.executable, "-m", "torch.distributed.run",
-        "--nnodes=1", f"--nproc-per-node={NPROC}",
+        "--nnodes=1", f"--nproc-per-node={params['world_size']}",
         "--master-addr=127.0.0.1", f"--master-port={port}",
         "--max-restarts=0", "--tee=3", f"--log-dir={log_dir}",
         "--module", "repro.scenarios._ddp_worker",
-        "--backend", backend, "--fault", fault,
+        "--backend", params["backend"], "--fault", fault,
+        "--workers", str(params["workers"]), "--log-file", metrics_file,
     ]  # fmt: skip
 
 
 def run(ctx, params) -> None:
-    backend, fault = params["backend"], params["fault"]
+    backend, fault, world = params["backend"], params["fault"], params["world_size"]
     port = free_port()
     blocker = occupy(port) if fault == "port_in_use" else None
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    command = launcher_command(port, backend, fault, os.path.join(ctx.workdir, "torchrun"))
+    metrics_file = os.path.join(ctx.workdir, "rank0-metrics.jsonl")
+    command = launcher_command(port, params, os.path.join(ctx.workdir, "torchrun"), metrics_file)
     ctx.log(" ".join(command))
     ctx.heartbeat("launcher")
     try:
@@ -110,7 +151,7 @@ def run(ctx, params) -> None:
     ctx.property("master_port", port)
     if returncode != 0:
         ctx.fail(
-            f"torchrun exited with status {returncode} (backend {backend}, {NPROC} ranks, fault {fault})"
+            f"torchrun exited with status {returncode} (backend {backend}, {world} ranks, fault {fault})"
         )
     found = signatures.classify(output)
     if found.name != signatures.UNKNOWN and found.name not in _HARMLESS:
@@ -118,11 +159,43 @@ def run(ctx, params) -> None:
             f"launcher exited 0 but its output shows {found.name}: {found.message}",
             signature="exit_code_masked",
         )
-    if fault != "none":
+    if fault not in ("none", "oom_halving"):
         ctx.fail(
             f"launcher exited 0 although fault {fault!r} was planted and nothing shows it",
             signature="exit_code_masked",
         )
+
+    _check_rank0_logging(ctx, metrics_file)
+    if fault == "oom_halving":
+        _record_oom_recovery(ctx, output)
+
+
+def _check_rank0_logging(ctx, metrics_file: str) -> None:
+    """Rank 0, and only rank 0, wrote one metrics record per step."""
+    try:
+        with open(metrics_file) as handle:
+            records = [json.loads(line) for line in handle if line.strip()]
+    except FileNotFoundError:
+        ctx.fail("rank 0 logged nothing: the rank-0-only logger never ran")
+    ranks = sorted({record["rank"] for record in records})
+    ctx.property("logging_ranks", ",".join(map(str, ranks)))
+    ctx.metric("rank0_logged_steps", len(records))
+    if ranks != [0]:
+        ctx.fail(f"metrics were logged by ranks {ranks}; only rank 0 may log (RANK=0)")
+
+
+def _record_oom_recovery(ctx, output: str) -> None:
+    """Record what the OOM recovery did (rank 0's ``oom_recovery:`` line)."""
+    found = _OOM_LINE.search(output)
+    if found is None:
+        ctx.fail("oom_halving ran but rank 0 reported no oom_recovery line")
+    start, final, retries = (int(found.group(k)) for k in ("start", "final", "retries"))
+    ctx.metric("oom_start_batch", start)
+    ctx.metric("oom_final_batch", final)
+    ctx.metric("oom_retries", retries)
+    ctx.property("oom_recovery", "recovered" if retries else "no OOM at the first batch")
+    if retries == 0:
+        ctx.fail(f"the capped allocator fitted batch {start}: the recovery path was not exercised")
 
 
 def _tee(command: list[str], env: dict[str, str]) -> tuple[int, str]:

@@ -18,13 +18,23 @@ CPU. Modes:
   created it - the fix of wandb PR #12111.
 - ``logger_thread``: the ``WANDB_START_METHOD=thread`` alternative (wandb/wandb#3223, O1): no
   service process and a finalizer that needs no other thread.
-- ``wandb`` / ``wandb_thread``: the real wandb in offline mode (``WANDB_MODE=offline``), with the
-  default start method or ``WANDB_START_METHOD=thread``, with fork DataLoader workers; skipped
-  when wandb is not installed.
+- ``wandb`` / ``wandb_thread``: the real wandb (axis ``wandb``: a release, e.g. the affected
+  0.27.2 and the current 0.31.0) in offline mode (``WANDB_MODE=offline``, ``WANDB_DIR`` in the
+  case's workdir, no network), with the default start method or ``WANDB_START_METHOD=thread``,
+  and fork DataLoader workers. The pinned release is installed once into a cache
+  (``repro.scenarios._packages``; ``$REPRO_WHEELHOUSE`` for offline installs) and the wandb part
+  runs in a fresh interpreter (``repro.scenarios._wandb_child``); a failed install skips the
+  case with pip's error. ``mode=wandb`` also runs under ``forkserver``: the workaround that works.
 
 Expected under ``fork``: ``lock`` and ``logger_process`` hang (the watchdog reports ``hung``
 with every process's stacks); the guarded and thread modes pass. ``spawn`` and ``forkserver``
-start fresh interpreters that inherit neither the lock nor the client -> passed.
+start fresh interpreters that inherit neither the lock nor the client -> passed. Observed with
+the real wandb on CPython 3.11 / torch 2.13 (CPU): 0.27.2 hangs in the workers'
+``_cleanup -> api_cleanup_request -> asyncio_manager.run -> Future.result`` (wandb#12079) with and
+without ``WANDB_START_METHOD=thread`` (0.27.2 warns that ``start_method`` "is currently
+non-functional and safely ignored"), passes under forkserver; 0.31.0 passes (its
+``AsyncioManager`` refuses to run in a forked process, wandb PR #12114, and ``_cleanup``
+swallows that error).
 """
 
 from __future__ import annotations
@@ -47,9 +57,13 @@ PARAMS = {
         "wandb",
         "wandb_thread",
     ],
+    # Real wandb releases for the wandb modes: 0.27.2 is the last affected by wandb#12079
+    # (0.25.1-0.27.2, F2-2); 0.31.0 is current (issue 14). "none" for the other modes.
+    "wandb": ["none", "0.27.2", "0.31.0"],
 }
-QUIET_DEFAULTS = {"mode": "lock"}
-TIMEOUT_S = 20.0
+QUIET_DEFAULTS = {"mode": "lock", "wandb": "none"}
+#: Covers a cold install of a pinned wandb (about 15 s on this project's 2-core CI host).
+TIMEOUT_S = 45.0
 WORKERS = 2
 SAMPLES = 8
 
@@ -58,8 +72,16 @@ _LIBRARY_LOCK = threading.Lock()
 
 
 def valid(params) -> bool:
-    # The fixes and the real wandb only make a point under fork, where the bug lives.
-    return params["mode"] in ("lock", "logger_process") or params["start_method"] == "fork"
+    mode, start_method = params["mode"], params["start_method"]
+    uses_wandb = mode.startswith("wandb")
+    if uses_wandb != (params.get("wandb", "none") != "none"):
+        return False  # a wandb release only with the wandb modes, and they need one
+    if uses_wandb:
+        # forkserver is the fix that works for every release; the thread setting only matters
+        # under fork.
+        return start_method == "fork" or (mode == "wandb" and start_method == "forkserver")
+    # The fixes only make a point under fork, where the bug lives.
+    return mode in ("lock", "logger_process") or start_method == "fork"
 
 
 def requires(params) -> list[str]:
@@ -71,7 +93,7 @@ def run(ctx, params) -> None:
     if mode == "lock":
         _run_lock(ctx, params["start_method"])
     elif mode.startswith("wandb"):
-        _run_wandb(ctx, params["start_method"], thread_mode=mode == "wandb_thread")
+        _run_wandb(ctx, params, thread_mode=mode == "wandb_thread")
     else:
         _run_logger(ctx, params["start_method"], mode)
 
@@ -164,15 +186,21 @@ def _say_goodbye(loop, conn, owner_pid: int, pid_guard: bool) -> None:
 
 
 class CollectingDataset:
-    """Each sample runs the garbage collector, as a worker's allocations eventually do."""
+    """Samples from ``collect_from`` on run the garbage collector, as a worker's allocations
+    eventually do (a later ``collect_from`` makes the hang come at a later step, as in the field).
+    """
+
+    def __init__(self, samples: int = SAMPLES, collect_from: int = 0):
+        self.samples, self.collect_from = samples, collect_from
 
     def __len__(self) -> int:
-        return SAMPLES
+        return self.samples
 
     def __getitem__(self, index: int):
         import torch
 
-        gc.collect()
+        if index >= self.collect_from:
+            gc.collect()
         return torch.full((4,), float(index))
 
 
@@ -200,24 +228,36 @@ def _run_logger(ctx, start_method: str, mode: str) -> None:
 # -- real wandb ---------------------------------------------------------------------------------
 
 
-def _run_wandb(ctx, start_method: str, thread_mode: bool) -> None:
-    try:
-        import wandb
-    except ImportError:
-        ctx.skip("wandb is not installed (pip install wandb to run the real thing, offline)")
-    from torch.utils.data import DataLoader
+def _run_wandb(ctx, params, thread_mode: bool) -> None:
+    """Install the pinned wandb (cached) and run the wandb part in a fresh interpreter."""
+    import subprocess
+    import sys
 
-    os.environ["WANDB_MODE"] = "offline"
-    os.environ["WANDB_SILENT"] = "true"
-    if thread_mode:
-        os.environ["WANDB_START_METHOD"] = "thread"
-    ctx.property("wandb_version", wandb.__version__)
-    run = wandb.init(project="repro-matrix", dir=ctx.workdir)
-    loader = DataLoader(
-        CollectingDataset(), batch_size=2, num_workers=WORKERS, multiprocessing_context=start_method
+    from repro.scenarios import _packages
+
+    requirement = f"wandb=={params['wandb']}"
+    ctx.heartbeat("install")
+    try:
+        installed = _packages.ensure([requirement])
+    except _packages.PackageInstallError as exc:
+        ctx.skip(f"cannot install {requirement}: {exc}")
+    ctx.metric("install_s", installed.install_s)
+    ctx.property("package_cache", "hit" if installed.cached else "miss")
+    ctx.property("package_dir", installed.path)
+    env = _packages.child_env(installed)
+    env.update(
+        WANDB_MODE="offline",  # no network, no account
+        WANDB_DIR=os.path.join(ctx.workdir, "wandb"),
+        WANDB_SILENT="true",
+        WANDB_CONSOLE="off",  # keep wandb from wrapping the case log
+        WANDB_ERROR_REPORTING="false",  # no Sentry traffic
     )
-    for epoch in range(2):
-        for step, batch in enumerate(loader):
-            ctx.heartbeat("batch", epoch * 10 + step)
-            run.log({"value": float(batch.sum())})
-    run.finish()
+    env.pop("WANDB_START_METHOD", None)
+    if thread_mode:
+        env["WANDB_START_METHOD"] = "thread"
+    os.makedirs(env["WANDB_DIR"], exist_ok=True)
+    command = [sys.executable, "-m", "repro.scenarios._wandb_child", params["start_method"]]
+    ctx.log(f"{' '.join(command)} (PYTHONPATH starts with {installed.path})")
+    status = subprocess.call(command, env=env, cwd=ctx.workdir, stdin=subprocess.DEVNULL)
+    if status != 0:
+        ctx.fail(f"the wandb {params['wandb']} interpreter exited with status {status}")

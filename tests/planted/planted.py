@@ -6,12 +6,22 @@ alive), sleep (a slow case, for killing the runner mid-run), masked_exit (exit 0
 verdict), cudnn (prints a real cuDNN error text, then raises), nan_dice (the DB Dice loss's
 ``assert loss <= 1`` meeting a NaN, field report F4-4), slow (keeps beating, never finishes),
 stall (beats steadily, then goes silent).
+
+Hostile kinds (issue 9): events_outcome, events_nan, events_array, events_long_line (bad
+records in the events file), events_fifo, events_devzero (the events file replaced by a FIFO or
+a symlink to /dev/zero, then a hang), setsid_leak (passes, leaving a ``setsid``'ed grandchild
+with a clean environment), setsid_sleep (sleeps with such a grandchild), ignore_term (ignores
+SIGTERM and sleeps), kill_harness (kills its own harness, leaving a clean setsid grandchild),
+chatty (prints 200 MB). Grandchildren write their pid to ``$REPRO_PLANTED_PIDS`` when set.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -56,7 +66,76 @@ def run(ctx, params) -> None:
             ctx.heartbeat("steady_step", step)
             time.sleep(0.05)
         time.sleep(3600)
+    if kind.startswith("events_"):
+        _hostile_events(kind, os.environ["REPRO_EVENTS"])
+        return
+    if kind == "setsid_leak":
+        _setsid_grandchild()
+        return
+    if kind == "setsid_sleep":
+        _setsid_grandchild()
+        time.sleep(3600)
+    if kind == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _record_pid(os.getpid())
+        time.sleep(3600)
+    if kind == "kill_harness":
+        _setsid_grandchild()
+        os.kill(os.getppid(), signal.SIGKILL)
+        return
+    if kind == "chatty":
+        line = b"x" * 1023 + b"\n"
+        block = line * 1024  # 1 MiB
+        for _ in range(200):
+            os.write(1, block)
+        return
     raise AssertionError(f"unknown planted kind {kind!r}")
+
+
+def _record_pid(pid: int) -> None:
+    path = os.environ.get("REPRO_PLANTED_PIDS")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(f"{pid}\n")
+
+
+def _setsid_grandchild() -> None:
+    """Start a grandchild that leaves the session and drops every REPRO_* variable (so neither
+    the process group nor the case token finds it), then return once it is running."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    code = (
+        "import os, sys, time\n"
+        "os.setsid()\n"
+        "if os.fork(): os._exit(0)\n"  # double fork: re-parented away from the case
+        "path = sys.argv[1]\n"
+        "if path: open(path, 'a').write(f'{os.getpid()}\\n')\n"
+        "time.sleep(3600)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, os.environ.get("REPRO_PLANTED_PIDS", "")],
+        env=env,
+        check=True,
+    )
+
+
+def _hostile_events(kind: str, path: str) -> None:
+    if kind in ("events_fifo", "events_devzero"):
+        os.unlink(path)
+        if kind == "events_fifo":
+            os.mkfifo(path)
+        else:
+            os.symlink("/dev/zero", path)
+        time.sleep(3600)
+    records = {
+        "events_outcome": {"event": "result", "outcome": "exploded"},
+        "events_nan": {"event": "metric", "name": "x", "value": float("nan")},
+        "events_array": [1, 2, 3],
+    }
+    with open(path, "a") as handle:
+        if kind == "events_long_line":
+            handle.write('{"event": "property", "name": "x", "value": "' + "y" * 200_000 + '"}\n')
+        else:
+            handle.write(json.dumps(records[kind]) + "\n")
 
 
 def _dice_loss(loss: float) -> float:

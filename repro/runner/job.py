@@ -1,0 +1,288 @@
+"""The ``repro run`` job as a short sequence of named steps:
+
+load config -> select cases -> fingerprint -> pick variant -> make run dir -> doctor ->
+run all -> summarise.
+
+Each step is a function of what the previous ones produced; :func:`run_job` strings them
+together. The command line (``repro.cli.run``) turns options into :class:`RunOptions` and
+prints; nothing here parses arguments. Errors are ConfigError (bad input, exit 2) and
+FatalError (cannot go on, exit 3). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import repro
+from repro import config as matrix_mod
+from repro.errors import ConfigError, FatalError
+from repro.outcomes import OUTCOME_ORDER, CaseResult
+from repro.runner import executor
+from repro.runner.caselog import DEFAULT_CAP_BYTES
+from repro.runner.run_all import Reporter, new_run_dir, run_all
+from repro.scenarios import Case
+
+#: Where a step tells the user what it is doing (one line, no newline).
+Say = Callable[[str], None]
+
+
+@dataclass
+class RunOptions:
+    """What ``repro run`` was asked to do (the CLI's options, already parsed).
+
+    ``timeout_scale``: multiplier of every case timeout (None = matrix.yaml's). ``properties``:
+    ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
+    """
+
+    config: str | Path = matrix_mod.DEFAULT_FILE
+    patterns: Sequence[str] | None = None
+    variant: str | None = None
+    results: str | None = None
+    run_dir: str | None = None
+    python: str = ""
+    timeout_scale: float | None = None
+    host_fingerprint: str | None = None
+    doctor: bool = True
+    properties: Sequence[str] = ()
+    log_cap_bytes: int = DEFAULT_CAP_BYTES
+
+
+@dataclass
+class RunSummary:
+    """What a finished run produced: its id and directory, and every result (doctor first)."""
+
+    run_id: str
+    run_dir: Path
+    results: list[CaseResult] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """``{outcome value: number of results}`` in the report's outcome order."""
+        return {o.value: sum(1 for r in self.results if r.outcome is o) for o in OUTCOME_ORDER}
+
+    @property
+    def red(self) -> bool:
+        return any(r.outcome.is_problem for r in self.results)
+
+
+# ---- step: load config, select cases ----------------------------------------------------
+
+
+def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
+    """Load matrix.yaml, select the cases, apply ``--timeout-scale`` and check every timeout.
+
+    Raises ConfigError for a bad file, a selector matching nothing, a scale that is not a
+    finite positive number, or a case timeout that is not (NaN would disable the watchdog).
+    """
+    config = matrix_mod.load(options.config)
+    cases = matrix_mod.select_cases(config.cases(), options.patterns)
+    scale = options.timeout_scale
+    if scale is not None:
+        if not math.isfinite(scale) or scale <= 0:
+            raise ConfigError(f"--timeout-scale: expected a finite positive number, got {scale}")
+        cases = [dataclasses.replace(c, timeout_s=c.timeout_s * scale) for c in cases]
+    for case in cases:
+        executor.check_timeout(case)
+    return config, cases
+
+
+# ---- step: fingerprint -------------------------------------------------------------------
+
+
+def fingerprint_host(options: RunOptions) -> dict[str, Any]:
+    """The fingerprint of the interpreter under test, keyed by the real host when a
+    ``--host-fingerprint`` file (collected outside the container) is given."""
+    from repro.host import fingerprint
+
+    fp = fingerprint.collect(python=options.python).to_json()
+    if options.host_fingerprint:
+        host_fp = fingerprint.read_file(options.host_fingerprint, "--host-fingerprint")
+        fp = merge_host_fingerprint(host_fp, fp)
+    return fp
+
+
+def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) -> dict[str, Any]:
+    """Fingerprint of a run inside a container: host, GPUs and driver as the host sees them
+    (they key the matrix row), runtime (torch build, visible devices) as the container sees it,
+    and the container's own OS/glibc/Python under ``container``."""
+    merged = dict(inner_fp)
+    for section in ("host", "gpus", "driver"):
+        if section in host_fp:
+            merged[section] = host_fp[section]
+    inner_host = inner_fp.get("host") or {}
+    merged["container"] = {
+        key: inner_host.get(key) for key in ("os", "glibc", "python", "container")
+    }
+    merged["unreadable"] = list(inner_fp.get("unreadable") or []) + [
+        dict(u, what=f"host:{u.get('what')}") for u in host_fp.get("unreadable") or []
+    ]
+    return merged
+
+
+# ---- step: pick variant ------------------------------------------------------------------
+
+
+def pick_variant(
+    config: matrix_mod.Matrix, options: RunOptions, fp: dict[str, Any]
+) -> dict[str, Any]:
+    """The variant the results are recorded as: ``--variant`` from matrix.yaml (inside its
+    image), else derived from the interpreter's torch build (:func:`host_variant`)."""
+    if options.variant:
+        return dict(config.variant(options.variant).as_dict(), source="matrix")
+    return host_variant(fp)
+
+
+def host_variant(fp: dict[str, Any]) -> dict[str, Any]:
+    """The variant a host-lane run belongs to, derived from the interpreter's torch build.
+    Raises FatalError when the interpreter has no usable torch."""
+    from repro.host import fingerprint
+
+    torch_version = (fp.get("runtime") or {}).get("torch")
+    if not torch_version:
+        why = next(
+            (u["why"] for u in fp.get("unreadable", []) if u.get("what") == "torch"),
+            "torch not importable",
+        )
+        raise FatalError(
+            f"the interpreter under test has no usable torch ({why})",
+            hint="install the torch build to test, e.g. pip install torch==2.13.0",
+        )
+    runtime = fingerprint.runtime_tag(fp)
+    return {
+        "id": matrix_mod.canonical_id(runtime, torch_version),
+        "runtime": runtime,
+        "torch": torch_version,
+        "accelerator": matrix_mod.accelerator_of(runtime),
+        "source": "host",
+    }
+
+
+# ---- step: make run dir --------------------------------------------------------------------
+
+
+def make_run_dir(
+    config: matrix_mod.Matrix, options: RunOptions, variant: dict[str, Any]
+) -> tuple[str, Path]:
+    """``(run id, directory)``: the given empty ``--run-dir``, or a new one under the results
+    root. A run never writes into (or overwrites) another run's directory."""
+    if options.run_dir:
+        run_dir = Path(options.run_dir)
+        if not run_dir.is_dir():
+            raise ConfigError(f"--run-dir {run_dir}: not a directory")
+        if any(run_dir.iterdir()):
+            raise ConfigError(
+                f"--run-dir {run_dir}: not empty; a run writes into a fresh directory"
+            )
+        return run_dir.name, run_dir
+    results_root = Path(options.results or config.results_dir)
+    try:
+        return new_run_dir(results_root, variant["id"])
+    except OSError as exc:
+        raise FatalError(
+            f"cannot create a run directory under {results_root}: {exc.strerror or exc}"
+        ) from None
+
+
+def parse_properties(items: Sequence[str]) -> dict[str, str]:
+    """``NAME=VALUE`` strings as a dict; ConfigError for one without ``=`` or a name."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--property: expected NAME=VALUE, got {item!r}")
+        out[name.strip()] = value
+    return out
+
+
+def run_context(
+    options: RunOptions,
+    fp: dict[str, Any],
+    variant: dict[str, Any],
+    run_id: str,
+    run_dir: Path,
+    extra_properties: dict[str, str],
+) -> executor.RunContext:
+    """Write ``fingerprint.json`` and build the run's context: testsuite properties
+    (fingerprint, ``variant.*``, ``repro.*``, ``container.*``, then ``--property``) and the
+    ``run.json`` sidecar's first state."""
+    from repro.host import fingerprint
+
+    host_key = fingerprint.host_key(fp)
+    (run_dir / "fingerprint.json").write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
+    suite_properties = dict(fingerprint.to_properties(fp))
+    suite_properties.update(
+        {
+            f"variant.{k}": str(v)
+            for k, v in variant.items()
+            if isinstance(v, (str, int, float)) and v is not None
+        }
+    )
+    suite_properties.update(
+        {"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key}
+    )
+    for section, values in (fp.get("container") or {}).items():
+        if values is not None:
+            suite_properties[f"container.{section}"] = str(values)
+    suite_properties.update(extra_properties)
+    run_info = {
+        "schema": 1,
+        "run_id": run_id,
+        "variant": {k: variant[k] for k in ("id", "runtime", "torch", "accelerator", "source")},
+        "host_key": host_key,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished": None,
+        "repro_version": repro.__version__,
+    }
+    return executor.RunContext(
+        run_dir=run_dir,
+        fingerprint=fp,
+        suite_properties=suite_properties,
+        run_info=run_info,
+        python=options.python,
+        expect_accelerator=variant["source"] == "matrix" and variant["accelerator"] != "cpu",
+        env=dict(variant.get("env") or {}),
+        log_cap_bytes=options.log_cap_bytes,
+    )
+
+
+# ---- step: doctor ------------------------------------------------------------------------
+
+
+def doctor_preflight(fp: dict[str, Any], run_dir: Path, say: Say) -> list[CaseResult]:
+    """The health pre-flight's findings as the run's ``doctor`` testsuite; warnings and
+    failures are also said."""
+    from repro.host import doctor
+
+    findings = doctor.run_checks(fp)
+    for finding in findings:
+        if finding.status in (doctor.WARN, doctor.FAIL):
+            say(f"doctor: {finding.check} {finding.status}: {finding.detail}")
+    return doctor.to_results(findings, doctor.write_log(run_dir, findings))
+
+
+# ---- the job -----------------------------------------------------------------------------
+
+
+def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> RunSummary:
+    """Every step of ``repro run`` in order; returns the summary (the CLI prints it)."""
+    config, cases = select_cases(options)
+    extra_properties = parse_properties(options.properties)
+    say(f"fingerprinting {options.python} ...")
+    fp = fingerprint_host(options)
+    variant = pick_variant(config, options, fp)
+    run_id, run_dir = make_run_dir(config, options, variant)
+    ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
+    say(
+        f"run {run_id}: {len(cases)} cases, variant {variant['id']} (torch {variant['torch']}), "
+        f"host {ctx.suite_properties['host.key']}"
+    )
+    say(f"results -> {run_dir}")
+    preflight = doctor_preflight(fp, run_dir, say) if options.doctor else []
+    results = run_all(ctx, cases, reporter, preflight=preflight)
+    return RunSummary(run_id, run_dir, results)

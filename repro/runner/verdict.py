@@ -1,0 +1,102 @@
+"""Decide a finished case's ``(outcome, signature, message)`` from what the runner saw: the
+watchdog's verdict, the exit status, the events the case reported and its log.
+
+Order (DESIGN.md, "The runner"): the watchdog (hung, or too slow), then a broken events
+protocol, then the exit status (negative = killed by that signal), then the signature table
+(``repro.signatures.engine``) on the log. A signature the scenario names itself wins over the
+table for its own failed/error verdict. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import time
+
+from repro.outcomes import Outcome
+from repro.runner import watchdog
+from repro.runner.protocol import Events
+from repro.runner.watchdog import Heartbeats
+from repro.scenarios import Case
+from repro.signatures import engine as signatures
+from repro.signatures.hostfacts import HostFacts
+from repro.signatures.table import EVENTS_PROTOCOL
+
+Verdict = tuple[Outcome, str, str]
+
+
+def phase_text(last_phase: str | None, last_step: object) -> str:
+    """``last phase 'batch' step 3``, or ``no heartbeat``."""
+    if not last_phase:
+        return "no heartbeat"
+    step = f" step {last_step}" if last_step is not None else ""
+    return f"last phase {last_phase!r}{step}"
+
+
+def classify(
+    returncode: int | None,
+    watchdog_verdict: Verdict | None,
+    events: Events,
+    log_text: str,
+    host: HostFacts | None = None,
+) -> Verdict:
+    """Decide ``(outcome, signature, message)`` for a finished case (order: module docstring).
+
+    A broken events protocol (``events.problem``) is the case's ``error`` with signature
+    ``events_protocol`` unless the process crashed or was ended by the watchdog: the crash or
+    hang is the more useful fact. Unknown failures keep their first meaningful line.
+    """
+    if watchdog_verdict is not None:
+        return watchdog_verdict
+    found = signatures.classify(log_text, host)  # host facts: WSL2 vs native causes
+    result = events.result
+
+    if returncode is not None and returncode < 0:
+        signum = -returncode
+        name = signatures.signal_name(signum)
+        if found.name != signatures.UNKNOWN:
+            return Outcome.CRASHED, found.name, f"killed by {name}: {found.message}"
+        return (
+            Outcome.CRASHED,
+            signatures.signal_signature(signum),
+            f"killed by {name} ({phase_text(events.last_phase, events.last_step)})",
+        )
+
+    if events.problem is not None:
+        return Outcome.ERROR, EVENTS_PROTOCOL, f"bad events file: {events.problem}"
+
+    if result is None:
+        detail = found.message or f"exit status {returncode}"
+        return Outcome.ERROR, found.name, f"no verdict, exit status {returncode}: {detail}"
+
+    outcome = Outcome(result["outcome"])
+    if outcome is Outcome.SKIPPED:
+        return outcome, "", result.get("message") or "skipped"
+    if outcome is Outcome.PASSED:
+        if returncode not in (0, None):
+            return Outcome.ERROR, found.name, f"reported passed but exited with status {returncode}"
+        return outcome, "", ""
+    signature = result.get("signature") or found.name
+    message = result.get("message") or found.message
+    if found.name != signatures.UNKNOWN and found.message and found.message not in message:
+        message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
+    return outcome, signature, message[:1000]
+
+
+def watchdog_verdict(
+    case: Case, beats: Heartbeats, slow: bool, dump: str, wchans: list[str], elapsed_s: float
+) -> Verdict:
+    """Outcome, signature and message when the watchdog ended a case: slow (still beating when
+    the timeout ran out) or hung (sub-typed from the stack ``dump`` and wait channels)."""
+    phase = phase_text(beats.last_phase, beats.last_step)
+    if slow:
+        return (
+            Outcome.ERROR,
+            "timeout_slow_progress",
+            f"still making progress when its {case.timeout_s:g} s timeout ran out ({phase}); slow, not hung: raise timeout_s",
+        )
+    signature, source = watchdog.hang_subtype(dump, wchans)
+    if beats.stalled(time.monotonic()) and elapsed_s < case.timeout_s:
+        why = f"no heartbeat for {beats.stall_budget_s():.0f} s in a steady phase"
+    else:
+        why = f"no verdict within {case.timeout_s:g} s"
+    sub = f" [{signature}, {source}]" if source else ""
+    return Outcome.HUNG, signature, f"{why} ({phase}){sub}; stacks dumped, process tree killed"

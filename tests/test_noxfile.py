@@ -1,0 +1,83 @@
+"""The noxfile on a fresh machine: `pip install nox && nox -l` lists every generated session.
+
+nox (2025.02+) reads the noxfile's PEP 723 block, builds `.nox/_nox_script_mode` with what the
+noxfile imports (pyyaml) and runs itself from there; the interpreter that has nox stays as it was.
+Needs the package index (as CI has): a few seconds for the venv, ~20 s for the installs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def bare_nox(tmp_path_factory):
+    """A fresh venv with nothing but nox in it (what `pip install nox` gives a user)."""
+    root = tmp_path_factory.mktemp("bare")
+    venv.create(root / "venv", with_pip=True, clear=True)
+    python = root / "venv" / "bin" / "python"
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "nox>=2025.2.9"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return root, python
+
+
+def _site_packages(python) -> set[str]:
+    out = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True
+    ).stdout
+    return {line.split("==")[0].lower() for line in out.splitlines()}
+
+
+def test_bare_nox_lists_the_generated_sessions_without_touching_its_interpreter(bare_nox):
+    root, python = bare_nox
+    before = _site_packages(python)
+    done = subprocess.run(
+        [str(python), "-m", "nox", "-l", "-f", str(REPO / "noxfile.py"),
+         "--envdir", str(root / "envs")],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    listed = done.stdout + done.stderr
+    for session in (
+        "repro-host",
+        "tests",
+        "repro-cu128",
+        "build-cu128",
+        "repro-cpu",
+        "repro-rocm7.2",
+    ):
+        assert f"- {session}" in listed or f"* {session}" in listed, (session, listed[-2000:])
+    assert "no build-/repro- sessions" not in listed
+    assert (root / "envs" / "_nox_script_mode").is_dir()  # nox built the noxfile's environment
+    assert _site_packages(python) == before  # ... and installed nothing into its own interpreter
+    assert "pyyaml" not in before
+
+
+def test_no_session_runs_on_the_interpreter_running_nox():
+    import nox.registry
+
+    sys.path.insert(0, str(REPO))
+    try:
+        nox.registry.get().clear()
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("noxfile_under_test", REPO / "noxfile.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sessions = nox.registry.get()
+        assert "repro-host" in sessions and any(name.startswith("repro-cu") for name in sessions)
+        backends = {name: func.venv_backend for name, func in sessions.items()}
+        assert not [name for name, backend in backends.items() if backend == "none"], backends
+    finally:
+        nox.registry.get().clear()
+        sys.path.remove(str(REPO))
