@@ -198,7 +198,7 @@ def test_help_lists_every_exit_code(project):
 def test_every_command_sets_a_handler():
     parser = cli_main.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    expected = {"plan", "env", "doctor", "run", "report", "compare", "classify"}
+    expected = {"plan", "check", "env", "doctor", "run", "report", "compare", "classify"}
     expected |= {"build", "host", "docker-run", "wheelhouse"}
     assert set(sub.choices) == expected
     for name, command in sub.choices.items():

@@ -110,7 +110,7 @@ def test_repro_classify_reads_the_host_from_a_fingerprint_file(tmp_path, capsys)
 
 @pytest.mark.parametrize(
     ("content", "expected"),
-    [(None, "cannot read"), ("{not json", "not JSON"), ("[1, 2]", "'host' section")],
+    [(None, "cannot read"), ("{not json", "expected a fingerprint JSON object"), ("[1, 2]", "'host' section")],
 )
 def test_a_bad_fingerprint_file_is_a_one_line_config_error(tmp_path, capsys, content, expected):
     fp_file = tmp_path / "fp.json"

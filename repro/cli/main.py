@@ -19,6 +19,7 @@ import sys
 from typing import NoReturn
 
 import repro
+from repro.cli import check as check_cmd
 from repro.cli import classify as classify_cmd
 from repro.cli import docker
 from repro.cli import host as host_cmd
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # One register() per command module; the commands still defined below keep theirs here.
     plan_cmd.register(sub)
+    check_cmd.register(sub)
     host_cmd.register(sub)
     run_cmd.register(sub)
     report_cmd.register(sub)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from repro import config
+from repro.compat import check as compat_check
 from repro.config import github_plan
 from repro.errors import EXIT_OK, ConfigError
 
@@ -69,15 +71,27 @@ def build(matrix: config.Matrix, selectors: list[str] | None) -> dict[str, Any]:
     }
 
 
+def warn_stale_pins(matrix: config.Matrix) -> None:
+    """One warning line on stderr when matrix.yaml's newest torch pin is older than the newest
+    release in the shipped compat facts (exit status unchanged)."""
+    message = compat_check.stale_pins([v.torch for v in matrix.variants])
+    if message:
+        print(f"repro plan: warning: {matrix.path}: {message}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the plan (text, or JSON with ``--json``). Returns 0; raises ConfigError."""
+    """Print the plan (text, or JSON with ``--json``). Returns 0 (also after the stale-pins
+    warning on stderr); raises ConfigError."""
     matrix = config.load(args.config)
     if args.tier and not args.github:
         raise ConfigError("--tier: only with --github (the tier picks the CI jobs)")
     if args.github:
-        print(json.dumps(github_plan.plan_github(matrix, args.tier, args.variant)))
+        jobs = github_plan.plan_github(matrix, args.tier, args.variant)
+        warn_stale_pins(matrix)
+        print(json.dumps(jobs))
         return EXIT_OK
     plan = build(matrix, args.variant)
+    warn_stale_pins(matrix)
     if args.json:
         print(json.dumps(plan, indent=2, sort_keys=True))
         return EXIT_OK

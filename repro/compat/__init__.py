@@ -1,12 +1,13 @@
 """Published compatibility facts, arch rules and per-cell predictions.
 
 ``facts`` loads the shipped facts file with provenance, ``arch`` holds the device-code rule
-(:func:`match_arch`), ``results`` what a prediction is, ``predictions`` the per-cell checks.
+(:func:`match_arch`), ``results`` what a prediction is, ``predictions`` the per-cell checks, ``forward_compat``
+CUDA forward compatibility in images, ``pip_command`` and ``check`` the ``repro check`` answer.
 Import the names from here: ``from repro.compat import predict, match_arch``.
 """
 
 from repro.compat.arch import ArchVerdict, gfx_from_override, match_arch, normalise_gfx
-from repro.compat.facts import FACTS_FILE, Facts, default_facts
+from repro.compat.facts import EXTRA_FACTS_FILE, FACTS_FILE, Facts, default_facts, extra_facts
 from repro.compat.predictions import Gpu, accelerator, gpus_of, predict, runtime_tag, version
 from repro.compat.results import (
     FAIL,
@@ -21,6 +22,7 @@ from repro.compat.results import (
 )
 
 __all__ = [
+    "EXTRA_FACTS_FILE",
     "FACTS_FILE",
     "FAIL",
     "NOTE",
@@ -36,6 +38,7 @@ __all__ = [
     "combine",
     "default_facts",
     "disagreement",
+    "extra_facts",
     "gfx_from_override",
     "gpus_of",
     "match_arch",

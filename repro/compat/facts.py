@@ -19,6 +19,8 @@ import yaml
 from repro import data as shipped_data
 
 FACTS_FILE = shipped_data.COMPAT_FACTS
+#: Facts the shared file lacks (published patch releases, forward compatibility in images).
+EXTRA_FACTS_FILE = shipped_data.COMPAT_EXTRA
 
 #: Words that, written before "unverified" in a comment, limit the mark to that field.
 _FIELD_WORDS = frozenset(
@@ -147,3 +149,10 @@ def _unverified_marks(text: str) -> dict[int, frozenset[str] | None]:
 def default_facts() -> Facts:
     """The facts shipped with the package (loaded once)."""
     return Facts.load()
+
+
+@functools.lru_cache(maxsize=1)
+def extra_facts() -> Facts:
+    """``repro/data/compat-extra.yaml``: the facts the shared file lacks (loaded once), with the
+    same ``# unverified`` convention. Reasons name its values ``compat-extra:<path>``."""
+    return Facts.load(EXTRA_FACTS_FILE)

@@ -6,6 +6,8 @@ rests on them); the rules are those of compat-facts.md section 0:
 1. **driver vs CUDA runtime**: the NVIDIA driver must be at least the minor-version-compatibility
    minimum of the build's CUDA major (``cuda_min_driver.X.Y.family_min``). On WSL2 the driver
    number is the Windows driver, so the ``windows`` columns apply (``host.wsl2`` = ``true``).
+   Below it, an image that carries the CUDA forward-compatibility package still runs the build
+   on data-centre GPUs (:mod:`repro.compat.forward_compat`): "pass via forward compatibility".
 2. **kernel image**: some ``sm_XY`` cubin of the build's arch list runs on the device per torch's
    own ``DEVICE_REQUIREMENT`` table (torch/cuda/__init__.py, copied in compat-facts.yaml as
    ``device_code_compat``), or a PTX entry ``compute_XY`` with ``XY <= capability`` can be
@@ -16,7 +18,9 @@ rests on them); the rules are those of compat-facts.md section 0:
    targets outside the ROCm release's official list are noted.
 
 Inputs are the matrix's properties: ``host.driver.nvidia``, ``host.wsl2``,
-``host.gpu.N.{vendor,compute_capability,gfx_target}``, ``variant.{runtime,torch,accelerator}``.
+``host.gpu.N.{vendor,name,brand,compute_capability,gfx_target}``,
+``variant.{runtime,torch,accelerator}`` and, for forward compatibility, the image facts
+``variant.base_image`` / ``variant.cuda_compat``.
 What the run itself observed (``runtime.cuda``, ``runtime.hip``, ``runtime.arch_list``) beats the
 table. A prediction is ``fail`` when any check fails, ``unknown`` when a check lacked data, else
 ``pass``.
@@ -28,12 +32,13 @@ Pure functions of their inputs; this module never imports torch and never touche
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from repro.compat.arch import match_arch, normalise_gfx
-from repro.compat.facts import Facts, Path_, default_facts
+from repro.compat.facts import Facts, Path_, default_facts, extra_facts
+from repro.compat.forward_compat import forward_compat
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
 
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
@@ -100,11 +105,15 @@ def _accelerator(variant_props: Mapping[str, str], tag: str | None) -> str | Non
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU from ``host.gpu.N.*``; ``brand`` is NVML's brand (``geforce``, ``nvidia``,
+    ``tesla``...) where the fingerprint records it."""
+
     index: int
     vendor: str | None
     name: str | None
     capability: str | None
     gfx_target: str | None
+    brand: str | None = None
 
 
 def gpus_of(host_props: Mapping[str, str]) -> list[Gpu] | None:
@@ -128,7 +137,7 @@ def gpus_of(host_props: Mapping[str, str]) -> list[Gpu] | None:
                 vendor = "nvidia"
             elif gfx or (name or "").upper().startswith("AMD"):
                 vendor = "amd"
-        gpus.append(Gpu(index, vendor, name, capability, gfx))
+        gpus.append(Gpu(index, vendor, name, capability, gfx, f.get("brand") or None))
     return gpus
 
 
@@ -229,7 +238,13 @@ def _arch_list(
 
 
 def _driver_check(
-    facts: Facts, driver: str | None, cuda: str | None, cuda_fact: str, wsl2: bool
+    facts: Facts,
+    driver: str | None,
+    cuda: str | None,
+    cuda_fact: str,
+    wsl2: bool,
+    gpus: Sequence[Gpu] = (),
+    variant_props: Mapping[str, str] | None = None,
 ) -> Reason:
     platform = "windows" if wsl2 else "linux"
     if cuda is None:
@@ -252,7 +267,29 @@ def _driver_check(
             f"driver {driver} is older than {minimum}, the minimum for CUDA {major}.x ({where}): "
             f"the CUDA {cuda} runtime fails with cudaErrorInsufficientDriver"
         )
-        return Reason("driver", FAIL, text, fact, unverified)
+        fc = forward_compat(
+            facts,
+            extra_facts(),
+            driver=str(driver),
+            cuda=cuda,
+            wsl2=wsl2,
+            gpus=[(g.index, g.name, g.brand) for g in gpus],
+            variant_props=variant_props or {},
+        )
+        if fc is None:
+            return Reason("driver", FAIL, text, fact, unverified)
+        both = f"{fact}; {fc.fact}"
+        if fc.verdict == PASS:
+            text = (
+                f"pass via forward compatibility: driver {driver} is older than {minimum}, the "
+                f"minimum for CUDA {major}.x, but {fc.text}"
+            )
+            return Reason("driver", PASS, text, both, unverified or fc.unverified)
+        if fc.verdict == UNKNOWN:
+            text = f"{text}, unless forward compatibility applies: {fc.text}"
+            return Reason("driver", UNKNOWN, text, both, unverified or fc.unverified)
+        text = f"{text}; no forward compatibility: {fc.text}"
+        return Reason("driver", FAIL, text, both, unverified)
     text = f"driver {driver} >= {minimum}, the minimum for CUDA {major}.x ({where})"
     return Reason("driver", PASS, text, fact, unverified)
 
@@ -357,7 +394,7 @@ def _cuda_checks(
         match = _CUDA_TAG_RE.match(tag)
         if match:
             cuda, cuda_fact = f"{int(match.group(1))}.{match.group(2)}", "variant.runtime"
-    reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2)]
+    reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props)]
     arch = _arch_list(facts, variant_props, entry, "arch", "arch_lists", ("sm_", "compute_"))
     for gpu in gpus:
         code = _code(gpu.capability or "")

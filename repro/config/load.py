@@ -27,6 +27,7 @@ from repro.config.model import (
     Variant,
 )
 from repro.config.read import HugeNumber, load_yaml
+from repro.config.scripts import inline_expectations, is_script_entry, parse_script_entry
 from repro.config.select import DEFAULT_FILE
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
@@ -214,6 +215,8 @@ def parse(data: Any, path: Path) -> Matrix:
     scenario_configs = _parse_scenarios(data.get("scenarios", {}), problems)
     runners = _parse_runners(data.get("runners", {}), problems)
     expectations = _parse_expect(data.get("expect", []), problems)
+    next_index = max((e.index for e in expectations), default=-1) + 1
+    expectations += inline_expectations(data.get("scenarios"), next_index, problems)
     enabled = {s.name for s in scenario_configs if s.enabled}
     tiers = parse_tiers(data.get("tiers", {}), enabled, problems)
 
@@ -433,6 +436,10 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
             continue
         if settings is None:
             settings = {}
+        if is_script_entry(settings):  # bring your own repro: repro.config.scripts
+            config = parse_script_entry(name, settings, where, problems)
+            out.extend([config] if config else [])
+            continue
         if not isinstance(settings, dict):
             problems.add(
                 where, "a mapping (or nothing) with enabled, module, params, timeout_s", settings

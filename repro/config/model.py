@@ -17,6 +17,7 @@ from repro import scenarios
 from repro.config.select import glob_match, select_variants
 from repro.config.tiers import Tier
 from repro.errors import ConfigError
+from repro.scenarios import script as script_scenario
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
@@ -56,20 +57,42 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ScriptEntry:
+    """A user's own repro script (``scenarios: NAME: {script: ...}``, ``repro.config.scripts``).
+
+    ``path`` is the absolute path of an existing regular file (a ``.py`` file, or an executable),
+    ``args`` its arguments, ``cwd`` the folder it runs in (matrix.yaml's), all validated.
+    """
+
+    path: str
+    args: tuple[str, ...]
+    cwd: str
+
+
+@dataclass(frozen=True)
 class ScenarioConfig:
-    """A scenario as selected in matrix.yaml: axis overrides and timeout (seconds)."""
+    """A scenario as selected in matrix.yaml: axis overrides and timeout (seconds).
+
+    ``script`` is set for a bring-your-own-repro entry: one case, id ``name``, run by
+    ``repro.scenarios.script``."""
 
     name: str
     module: str | None
     params: Mapping[str, tuple[Any, ...]]
     timeout_s: float | None
     enabled: bool = True
+    script: ScriptEntry | None = None
 
     def cases(self, timeout_scale: float = 1.0) -> list[scenarios.Case]:
         """Its cases (the module's grid with ``params`` applied), timeouts times ``timeout_scale``.
 
         Raises ConfigError when the scenario module breaks its contract."""
-        cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
+        if self.script is not None:
+            entry = self.script
+            timeout = self.timeout_s if self.timeout_s is not None else script_scenario.TIMEOUT_S
+            cases = [script_scenario.case(self.name, entry.path, entry.args, entry.cwd, timeout)]
+        else:
+            cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
         if timeout_scale != 1.0:
             cases = [dataclasses.replace(c, timeout_s=c.timeout_s * timeout_scale) for c in cases]
         return cases
@@ -94,6 +117,8 @@ class Expectation:
     host: str = "*"
     signature: str | None = None
     link: str | None = None
+    #: Where the entry was written when not in the ``expect:`` list (``scenarios.my_bug.expect``).
+    source: str | None = None
 
     def matches(self, *, scenario: str, case: str, variant: str, host: str) -> bool:
         """Whether a case of this cell is covered by the entry (whatever its outcome)."""
@@ -125,7 +150,7 @@ class Expectation:
             )
             if v != "*"
         )
-        return f"expect[{self.index}]" + (f" ({what})" if what else "")
+        return (self.source or f"expect[{self.index}]") + (f" ({what})" if what else "")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields, in the order matrix.json has always used."""

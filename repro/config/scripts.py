@@ -1,0 +1,165 @@
+"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
+
+    scenarios:
+      my_bug:
+        script: repro/my_bug.py        # relative to matrix.yaml's folder
+        args: ["--steps", "3"]         # strings
+        timeout_s: 60
+        expect: {outcome: failed, signature: cuda_illegal_instruction, reason: "..."}
+
+The entry becomes a :class:`~repro.config.model.ScenarioConfig` with a
+:class:`~repro.config.model.ScriptEntry` (one case, id = the entry's name, run by
+``repro.scenarios.script``); an inline ``expect:`` becomes a normal
+:class:`~repro.config.model.Expectation` for that case. Problems are added to the loader's
+collector (``problems.add(key, expected, got)``), never raised here. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from repro import scenarios
+from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, ScriptEntry
+from repro.scenarios import script as script_scenario
+
+#: Keys of a ``script:`` scenario entry.
+SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect"}
+#: Keys of its inline ``expect:`` (the case is the entry itself).
+INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
+#: Most arguments, and longest argument (characters).
+MAX_ARGS = 256
+MAX_ARG_CHARS = 4000
+
+
+def is_script_entry(settings: Any) -> bool:
+    """Whether a ``scenarios:`` value is a bring-your-own-repro entry (a mapping with ``script``)."""
+    return isinstance(settings, dict) and "script" in settings
+
+
+def parse_script_entry(
+    name: str, settings: dict, where: str, problems: Any
+) -> ScenarioConfig | None:
+    """A validated ``script:`` entry called ``name`` (``where`` = ``scenarios.NAME``), or None
+    after adding its problems to ``problems`` (the loader's collector; ``problems.path`` is
+    matrix.yaml, whose folder relative script paths start from)."""
+    problems.unknown_keys(where, settings, SCRIPT_KEYS)
+    path = _script_path(settings.get("script"), f"{where}.script", problems)
+    args = _args(settings.get("args", []), f"{where}.args", problems)
+    timeout = settings.get("timeout_s", script_scenario.TIMEOUT_S)
+    if not _seconds(timeout):
+        problems.add(
+            f"{where}.timeout_s",
+            f"a positive number of seconds (at most {scenarios.MAX_TIMEOUT_S:g})",
+            timeout,
+        )
+    enabled = settings.get("enabled", True)
+    if not isinstance(enabled, bool):
+        problems.add(f"{where}.enabled", "true or false", enabled)
+    if path is None or args is None or not _seconds(timeout) or not isinstance(enabled, bool):
+        return None
+    entry = ScriptEntry(str(path), tuple(args), str(Path(problems.path).resolve().parent))
+    module = script_scenario.__name__
+    return ScenarioConfig(name, module, {}, float(timeout), enabled, script=entry)
+
+
+def inline_expectations(raw_scenarios: Any, first_index: int, problems: Any) -> list[Expectation]:
+    """The ``expect:`` of every ``script:`` entry as Expectations for its case, numbered from
+    ``first_index`` (after the ``expect:`` list: the report keys entries by index)."""
+    out: list[Expectation] = []
+    if not isinstance(raw_scenarios, dict):
+        return out
+    for name, settings in raw_scenarios.items():
+        if not is_script_entry(settings) or "expect" not in settings:
+            continue
+        where = f"scenarios.{name}.expect"
+        rule = _expectation(str(name), settings["expect"], where, first_index + len(out), problems)
+        if rule is not None:
+            out.append(rule)
+    return out
+
+
+def _script_path(value: Any, key: str, problems: Any) -> Path | None:
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        problems.add(key, "a path to your repro script, relative to matrix.yaml's folder", value)
+        return None
+    path = (Path(problems.path).resolve().parent / value).absolute()
+    try:
+        mode = os.stat(path).st_mode  # follows a symlink: its target must be a regular file
+    except OSError as exc:
+        problems.add(key, f"an existing file ({path}: {exc.strerror or exc})")
+        return None
+    if not stat.S_ISREG(mode):
+        problems.add(key, f"a regular file ({path} is not one)")
+        return None
+    if path.suffix != ".py" and not os.access(path, os.X_OK):
+        problems.add(
+            key, f"a .py script or an executable file ({path} is not executable: chmod +x it)"
+        )
+        return None
+    return path
+
+
+def _args(value: Any, key: str, problems: Any) -> list[str] | None:
+    if not isinstance(value, list) or len(value) > MAX_ARGS:
+        problems.add(key, f"a list of at most {MAX_ARGS} strings", value)
+        return None
+    for index, arg in enumerate(value):
+        # No NUL (execve cannot pass it); numbers must be quoted so "1e3" stays "1e3".
+        if not isinstance(arg, str) or "\0" in arg or len(arg) > MAX_ARG_CHARS:
+            problems.add(f"{key}[{index}]", "a string (quote numbers and booleans)", arg)
+            return None
+    return list(value)
+
+
+def _seconds(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 < value <= scenarios.MAX_TIMEOUT_S
+    )
+
+
+def _text(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and value.isprintable() and 0 < len(value.strip()) <= limit
+
+
+def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> Expectation | None:
+    if not isinstance(raw, dict):
+        problems.add(where, "a mapping with outcome, signature, reason, link", raw)
+        return None
+    problems.unknown_keys(where, raw, INLINE_EXPECT_KEYS)
+    ok = True
+    outcome = raw.get("outcome", "any-problem")
+    if outcome not in EXPECT_OUTCOMES:
+        problems.add(f"{where}.outcome", f"one of {', '.join(EXPECT_OUTCOMES)}", outcome)
+        ok = False
+    signature = raw.get("signature")
+    if signature is not None and not _text(signature, 400):
+        problems.add(f"{where}.signature", "a non-empty signature name or glob", signature)
+        ok = False
+    reason = raw.get("reason", f"the repro script of {name} reproduces the bug")
+    if not _text(reason, 2000):
+        problems.add(f"{where}.reason", "a non-empty string saying what the script shows", reason)
+        ok = False
+    link = raw.get("link")
+    if link is not None and not (_text(link, 1000) and re.match(r"^https?://\S+$", link.strip())):
+        problems.add(f"{where}.link", "an http(s) URL of the issue behind the reason", link)
+        ok = False
+    if not ok:
+        return None
+    return Expectation(
+        index=index,
+        reason=reason.strip(),
+        outcome=str(outcome),
+        case=name,
+        scenario=name,
+        signature=signature.strip() if signature is not None else None,
+        link=link.strip() if link is not None else None,
+        source=where,
+    )
