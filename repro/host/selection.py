@@ -208,11 +208,12 @@ def container_gpus(environ: Mapping[str, str], accelerator: str) -> str:
     its GPUs the toolkit's way); ROCm: ``ROCR_VISIBLE_DEVICES`` composed with
     ``HIP_VISIBLE_DEVICES`` (HIP indexes what ROCr left) into host indices."""
     if accelerator == "cuda":
-        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
-            value = environ.get(name)
-            if value is not None and value.strip().lower() not in _NVIDIA_ALL:
-                return ",".join(entries(value)) or "none"
-        return "all"
+        if "CUDA_VISIBLE_DEVICES" in environ:  # "" hides every GPU from CUDA
+            return ",".join(entries(environ["CUDA_VISIBLE_DEVICES"])) or "none"
+        value = environ.get("NVIDIA_VISIBLE_DEVICES", "all").strip()
+        if value.lower() == "all":
+            return "all"
+        return "none" if value.lower() in _NVIDIA_NONE else ",".join(entries(value)) or "none"
     if accelerator == "rocm":
         rocr = (
             entries(environ.get("ROCR_VISIBLE_DEVICES", ""))
