@@ -284,3 +284,53 @@ def test_kernel_log_keeps_evidence_not_audit_noise():
     xid = "[81240.1] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus."
     assert kernel_log.evidence("\n".join([noise] * 50 + [xid, noise])) == xid
     assert kernel_log.evidence(noise).startswith("(kernel log: no GPU driver")
+
+
+# --------------------------------------------------------------------------------------------
+# matrix.yaml runners.<kind>.gpus
+
+
+def load_matrix(tmp_path, runners_yaml: str):
+    from repro import config
+
+    text = (Path(__file__).resolve().parent.parent / "matrix.yaml").read_text()
+    start = text.index("\nrunners:")
+    end = text.index("\n\n", start + 1)
+    path = tmp_path / "matrix.yaml"
+    path.write_text(text[:start] + "\nrunners:\n" + runners_yaml + text[end:])
+    return config.load(path)
+
+
+def test_runner_entry_may_name_its_gpu_count(tmp_path):
+    from repro.config import runners
+
+    matrix = load_matrix(
+        tmp_path,
+        "  cpu: [ubuntu-latest]\n  cuda: {labels: [self-hosted, gpu, nvidia], gpus: 2}\n",
+    )
+    assert matrix.runners["cuda"] == ("self-hosted", "gpu", "nvidia")
+    assert matrix.runner_gpus == {"cuda": 2}
+    assert runners.expected_gpus(matrix.runner_gpus, "cuda", wsl2=False) == 2
+    assert runners.expected_gpus(matrix.runner_gpus, "cuda", wsl2=True) is None  # cuda-wsl2
+    assert runners.expected_gpus(matrix.runner_gpus, "cpu", wsl2=False) is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{labels: [gpu], gpus: 0}", "runners.cuda.gpus: expected a whole number of GPUs from 1"),
+        (
+            "{labels: [gpu], gpus: true}",
+            "runners.cuda.gpus: expected a whole number of GPUs from 1",
+        ),
+        ("{labels: [], gpus: 2}", "runners.cuda.labels: expected a non-empty list"),
+        ("{label: [gpu]}", "runners.cuda.label: expected one of the keys labels, gpus"),
+    ],
+)
+def test_bad_runner_gpu_count_is_a_one_line_config_error(tmp_path, entry, message):
+    from repro.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        load_matrix(tmp_path, f"  cuda: {entry}\n")
+    assert message in str(raised.value)
+    assert str(raised.value).count("\n") == 0
