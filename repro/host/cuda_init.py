@@ -72,7 +72,8 @@ CAUSES: tuple[Cause, ...] = (
         803,
         "cudaErrorSystemDriverMismatch",
         re.compile(
-            r"Error 803|\(803 vs\. 0\)|code=803|unsupported display driver\s*/\s*cuda driver combination", re.I
+            r"Error 803|\(803 vs\. 0\)|code=803|unsupported display driver\s*/\s*cuda driver combination",
+            re.I,
         ),
         "the user-space CUDA driver (libcuda) and the kernel module differ",
         "reboot after the driver upgrade so the kernel module matches the libraries "
