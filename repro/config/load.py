@@ -27,6 +27,7 @@ from repro.config.model import (
     Variant,
 )
 from repro.config.read import HugeNumber, load_yaml
+from repro.config.runners import parse_runners
 from repro.config.scripts import inline_expectations, is_script_entry, parse_script_entry
 from repro.config.select import DEFAULT_FILE
 from repro.config.tiers import parse_tiers
@@ -213,7 +214,7 @@ def parse(data: Any, path: Path) -> Matrix:
     defaults = _parse_defaults(data.get("defaults", {}), problems)
     variants = _parse_variants(data.get("variants", []), defaults, problems)
     scenario_configs = _parse_scenarios(data.get("scenarios", {}), problems)
-    runners = _parse_runners(data.get("runners", {}), problems)
+    runners, runner_gpus = parse_runners(data.get("runners", {}), problems)
     expectations = _parse_expect(data.get("expect", []), problems)
     next_index = max((e.index for e in expectations), default=-1) + 1
     expectations += inline_expectations(data.get("scenarios"), next_index, problems)
@@ -230,6 +231,7 @@ def parse(data: Any, path: Path) -> Matrix:
         runners,
         tuple(expectations),
         tiers,
+        runner_gpus=runner_gpus,
     )
     _check_case_ids(matrix, problems)
     if problems.lines:
@@ -506,21 +508,6 @@ def _check_case_ids(matrix: Matrix, problems: _Problems) -> None:
                 )
                 break
             seen[case_id] = where
-
-
-def _parse_runners(raw: Any, problems: _Problems) -> dict[str, tuple[str, ...]]:
-    if not isinstance(raw, dict):
-        problems.add("runners", "a mapping of host kind to a list of runner labels", raw)
-        return {}
-    out = {}
-    for kind, labels in raw.items():
-        if not isinstance(labels, list) or not labels or not all(_text(x, 200) for x in labels):
-            problems.add(
-                f"runners.{_shown(kind)}", "a non-empty list of runner label strings", labels
-            )
-            continue
-        out[str(kind)] = tuple(labels)
-    return out
 
 
 def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:

@@ -179,6 +179,8 @@ class Matrix:
     runners: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     expectations: tuple[Expectation, ...] = ()
     tiers: Mapping[str, Tier] = field(default_factory=dict)
+    #: ``runners.<kind>.gpus``: GPUs one runner of that kind should have (repro.config.runners).
+    runner_gpus: Mapping[str, int] = field(default_factory=dict)
 
     def tier(self, name: str) -> Tier:
         """The CI tier called ``name``. Raises ConfigError naming the known tiers."""

@@ -39,6 +39,7 @@ from repro.containers import build_settings, images, start_failure
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
+from repro.host import selection as gpu_selection
 
 #: Seconds added to the sum of the case timeouts for the container's hard timeout (start-up,
 #: the in-container fingerprint, stack dumps).
@@ -372,8 +373,12 @@ def run_one(
             config_file=str(opts.config_file.resolve()),
             host_fingerprint_dir=str(fp_dir),
             patterns=opts.patterns,
-            env=tuple(variant.env),
-            gpus=opts.gpus,
+            # The host's HSA_OVERRIDE_GFX_VERSION first, so the variant's own env still wins.
+            env=gpu_selection.container_env(os.environ, variant.accelerator) + tuple(variant.env),
+            # The runner's GPU selection (CUDA_/NVIDIA_/ROCR_/HIP_VISIBLE_DEVICES), not all GPUs.
+            gpus=opts.gpus
+            if opts.gpus != "all"
+            else gpu_selection.container_gpus(os.environ, variant.accelerator),
             gpu_mode=opts.gpu_mode,
             shm_size=shm_size,
             ipc=opts.ipc,

@@ -62,7 +62,9 @@ DEFAULT_MEM_LIMIT = "16g"
 class RunOptions:
     """How to run one variant's image. Paths are host paths (absolute).
 
-    ``gpus``: ``all``, indices ``0,1`` or CDI names ``nvidia.com/gpu=0`` (comma-separated).
+    ``gpus``: ``all``, indices ``0,1``, UUIDs (``GPU-...``, ``MIG-...``) or CDI names
+    ``nvidia.com/gpu=0`` (comma-separated), ``none`` for no GPU (``repro.containers.job`` passes
+    the runner's selection, ``repro.host.selection.container_gpus``).
     ``gpu_mode`` (NVIDIA): ``auto`` (WSL2 devices on WSL2 unless Docker Desktop, else the
     toolkit's DeviceRequest, else CDI when only a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``.
     ``shm_size``: a Docker size (``8g``) or None for Docker's default (64 MB); ``ipc``: ``host``,
@@ -170,7 +172,10 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
     group_add: list[str] = []
     security_opt = ["no-new-privileges"]
 
-    if kind == host_mod.NVIDIA or (
+    if options.gpus == "none" and kind != host_mod.CPU:
+        # An empty CUDA_VISIBLE_DEVICES on the runner: the job has no GPU, so neither has the container.
+        notes.append("no GPU passed: the runner's GPU selection is empty")
+    elif kind == host_mod.NVIDIA or (
         kind == host_mod.NVIDIA_WSL2 and _nvidia_mode(host, options.gpus, options.gpu_mode) != "wsl"
     ):
         mode = _nvidia_mode(host, options.gpus, options.gpu_mode)
@@ -322,7 +327,10 @@ def gpu_parity(host_fp: Mapping[str, Any], probe: Mapping[str, Any] | None) -> t
     Compares counts, then names (in order). Returns ``(ok, text)`` for the
     ``container.gpu_parity`` property.
     """
-    host_gpus = [g.get("name") or g.get("gfx_target") or "?" for g in host_fp.get("gpus") or []]
+    # The GPUs the runner was given (the fingerprint's selection), not every GPU of the box.
+    selected = (host_fp.get("selection") or {}).get("devices")
+    gpus = selected if isinstance(selected, list) else host_fp.get("gpus") or []
+    host_gpus = [g.get("name") or g.get("gfx_target") or "?" for g in gpus]
     if probe is None:
         return (
             False,

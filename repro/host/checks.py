@@ -35,7 +35,10 @@ NVML = "nvml"
 ROCM_SMI = "rocm_smi"
 DEV_SHM = "dev_shm"
 DRIVER_VS_RUNTIME = "driver_vs_runtime"
-CHECKS = (NVIDIA_SMI, NVML, ROCM_SMI, DEV_SHM, DRIVER_VS_RUNTIME)
+#: Implemented in repro.host.gpu_checks (CUDA initialises; the expected GPUs are the job's).
+CUDA_INIT = "cuda_init"
+GPU_COUNT = "gpu_count"
+CHECKS = (NVIDIA_SMI, NVML, ROCM_SMI, DEV_SHM, DRIVER_VS_RUNTIME, CUDA_INIT, GPU_COUNT)
 
 #: Below this, ``/dev/shm`` is too small for DataLoader workers and NCCL (DESIGN.md measurement).
 SHM_MIN_BYTES = 1 << 30

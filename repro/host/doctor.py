@@ -2,7 +2,8 @@
 
 A broken driver, a missing device or a 64 MB ``/dev/shm`` makes cases fail for reasons that have
 nothing to do with the torch build under test. The doctor checks those first and reports them as
-**infra** findings, so they are never mistaken for reproduced torch failures. Five checks:
+**infra** findings, so they are never mistaken for reproduced torch failures. Seven checks
+(``cuda_init`` and ``gpu_count`` are described in :mod:`repro.host.gpu_checks`):
 
 - ``nvidia_smi``: ``nvidia-smi --query-gpu=index,name,driver_version,memory.total
   --format=csv,noheader`` (``PATH``, else WSL2's ``/usr/lib/wsl/lib/nvidia-smi``). Exit 0 is ok;
@@ -51,12 +52,14 @@ from typing import Any
 
 from repro import compat
 from repro.containers import hostkind
-from repro.host import checks, smi
+from repro.host import checks, gpu_checks, smi
 from repro.host.checks import (
     CHECKS,
+    CUDA_INIT,
     DEV_SHM,
     DRIVER_VS_RUNTIME,
     FAIL,
+    GPU_COUNT,
     NA,
     NVIDIA_SMI,
     NVML,
@@ -71,9 +74,11 @@ from repro.outcomes import CaseResult, Outcome
 
 __all__ = [
     "CHECKS",
+    "CUDA_INIT",
     "DEV_SHM",
     "DRIVER_VS_RUNTIME",
     "FAIL",
+    "GPU_COUNT",
     "NA",
     "NVIDIA_SMI",
     "NVML",
@@ -113,6 +118,7 @@ def run_checks(
     environ: Mapping[str, str] | None = None,
     facts: compat.Facts | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    expected_gpus: int | None = None,
 ) -> list[Finding]:
     """Run every check of :data:`CHECKS` (in that order) against fingerprint ``fp``.
 
@@ -121,7 +127,9 @@ def run_checks(
     through ``run`` (``subprocess.run``-compatible: ``run(argv, capture_output=True, text=True,
     timeout=..., stdin=...)``, ``FileNotFoundError`` for a missing tool) for at most
     ``timeout_s`` each; ``statvfs`` sizes ``/dev/shm``; ``environ`` (default ``os.environ``) only
-    helps to recognise WSL2. Never raises for what it finds: every problem is a finding.
+    helps to recognise WSL2; ``expected_gpus`` is the GPU count matrix.yaml's runner entry names
+    (``repro.config.runner_gpus``; None: not checked). Never raises for what it finds: every
+    problem is a finding.
     """
     fp = as_fingerprint(fp)
     root_path = Path(root)
@@ -154,6 +162,8 @@ def run_checks(
     findings[DRIVER_VS_RUNTIME] = _timed(
         checks.driver_vs_runtime(fp, smi_driver, evidence, facts), time.monotonic() - started
     )
+    findings[CUDA_INIT] = gpu_checks.cuda_init_check(fp)
+    findings[GPU_COUNT] = gpu_checks.gpu_count_check(fp, expected_gpus)
     return [findings[name] for name in CHECKS]
 
 

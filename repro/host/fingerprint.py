@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,9 +34,10 @@ from typing import Any
 from repro import proctree
 from repro.config import runtime_tag as config_runtime_tag
 from repro.errors import ConfigError
-from repro.host import amd, files, nvidia, smi
+from repro.host import amd, files, nvidia, nvidia_modes, selection, smi
 from repro.host.files import Unreadable
 from repro.host.model import (
+    GPU_MODES,
     Driver,
     Fingerprint,
     Gpu,
@@ -213,7 +215,9 @@ def collect(
 
     torch is never imported here: ``python -m repro.host.torch_probe`` runs as a child for at most
     ``timeout_s`` seconds. Files are read under ``root`` ("/" normally; a captured tree in tests);
-    ``environ`` (default ``os.environ``) helps recognise WSL2 and containers; ``nvml`` replaces
+    ``environ`` (default ``os.environ``) helps recognise WSL2 and containers and selects the
+    GPUs the job uses (``selection``: ``CUDA_VISIBLE_DEVICES``, MIG, ``ROCR_``/``HIP_VISIBLE_DEVICES``,
+    see :mod:`repro.host.selection`; ``environment``: those and the NCCL variables); ``nvml`` replaces
     the pynvml module and ``run`` the SMI tool runner (tests). Never raises for a missing or
     broken piece (no torch, no NVML, a nonexistent ``python``); only programming errors propagate.
     """
@@ -242,7 +246,9 @@ def collect(
         rocm=amd.rocm_version(root_path, unreadable),
         amdgpu=amd.amdgpu_version(root_path, unreadable),
     )
-    gpus = nvidia_reading.gpus + amd.read(root_path, unreadable, run=run)
+    gpus = _with_fabric_service(nvidia_reading.gpus, root_path, run) + amd.read(
+        root_path, unreadable, run=run
+    )
     return Fingerprint(
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         host=HostFacts(
@@ -254,7 +260,20 @@ def collect(
         driver=driver,
         runtime=runtime,
         unreadable=tuple(UnreadableItem(u["what"], u["why"]) for u in unreadable),
+        selection=selection.select(gpus, environ),
+        environment=selection.environment(environ),
     )
+
+
+def _with_fabric_service(gpus: tuple[Gpu, ...], root: Path, run: smi.Runner) -> tuple[Gpu, ...]:
+    """NVIDIA GPUs with ``fabric_state`` from the nvidia-fabricmanager service where NVML gave
+    none (older driver or binding) and the unit is installed (an HGX/NVSwitch host)."""
+    if not gpus or all(g.fabric_state for g in gpus):
+        return gpus
+    state = nvidia_modes.fabric_service_state(root, run)
+    if state is None:
+        return gpus
+    return tuple(g if g.fabric_state else replace(g, fabric_state=state) for g in gpus)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +340,18 @@ _HOST_PROPERTIES = (
     "container",
     "wsl2",
 )
-_GPU_PROPERTIES = ("name", "vendor", "compute_capability", "gfx_target", "memory_bytes")
+_GPU_PROPERTIES = (
+    "name",
+    "vendor",
+    "compute_capability",
+    "gfx_target",
+    "memory_bytes",
+    "compute_mode",
+    "mig_mode",
+    "persistence_mode",
+    "ecc_mode",
+    "fabric_state",
+)
 _DRIVER_PROPERTIES = ("nvidia", "cuda_driver_api", "rocm", "amdgpu")
 _RUNTIME_PROPERTIES = (
     "torch",
@@ -334,6 +364,7 @@ _RUNTIME_PROPERTIES = (
     "accelerator_available",
     "accelerator_count",
     "default_start_method",
+    "cuda_init_error",
 )
 
 
@@ -352,16 +383,25 @@ def to_properties(fp: Fingerprint | Mapping[str, Any]) -> dict[str, str]:
     """Flat ``{name: text}`` for JUnit testsuite properties; keys whose value is None are left out.
 
     ``host.{hostname,os,kernel,arch,glibc,python,cpu,cpu_count,memory_bytes,container,wsl2,key,
-    gpu_count}``, ``host.gpu.<index>.{name,vendor,compute_capability,gfx_target,memory_bytes}``
-    (bytes), ``host.driver.{nvidia,cuda_driver_api,rocm,amdgpu}``, ``runtime.{torch,cuda,hip,cudnn,
-    nccl,arch_list,accelerator,accelerator_available,accelerator_count,default_start_method}``
-    (``arch_list`` comma-joined, booleans "true"/"false").
+    gpu_count}``, ``host.gpu.<index>.{name,vendor,compute_capability,gfx_target,memory_bytes,
+    compute_mode,mig_mode,persistence_mode,ecc_mode,fabric_state}`` (bytes) for the GPUs the
+    job uses (:attr:`Fingerprint.used_gpus`; with a selection also ``host.gpu_total`` and
+    ``host.gpu_selection``), ``host.driver.{nvidia,cuda_driver_api,rocm,amdgpu}``,
+    ``runtime.{torch,cuda,hip,cudnn,nccl,arch_list,accelerator,accelerator_available,
+    accelerator_count,default_start_method,cuda_init_error}`` (``arch_list`` comma-joined,
+    booleans "true"/"false") and ``host.env.<NAME>`` for the recorded environment.
     """
     fp = as_fingerprint(fp)
     props: dict[str, Any] = {f"host.{n}": getattr(fp.host, n) for n in _HOST_PROPERTIES}
     props["host.key"] = host_key(fp)
-    props["host.gpu_count"] = len(fp.gpus)
-    for gpu in fp.gpus:
+    used = fp.used_gpus
+    props["host.gpu_count"] = len(used)
+    if fp.selection is not None:
+        props["host.gpu_total"] = len(fp.gpus)
+        chosen = ", ".join(f"{k}={v}" for k, v in fp.selection.variables)
+        props["host.gpu_selection"] = chosen or "MIG"
+    props.update({f"host.env.{name}": value for name, value in fp.environment})
+    for gpu in used:
         for name in _GPU_PROPERTIES:
             props[f"host.gpu.{gpu.index}.{name}"] = getattr(gpu, name)
     props.update({f"host.driver.{n}": getattr(fp.driver, n) for n in _DRIVER_PROPERTIES})
@@ -398,12 +438,21 @@ def format_text(fp: Fingerprint | Mapping[str, Any]) -> str:
     ]
     for gpu in fp.gpus:
         arch = f"sm {gpu.compute_capability}" if gpu.compute_capability else gpu.gfx_target
+        modes = ", ".join(
+            f"{m.replace('_', ' ')} {getattr(gpu, m)}" for m in GPU_MODES if getattr(gpu, m)
+        )
         lines.append(
             f"  [{gpu.index}] {_or_dash(gpu.name)}  {_or_dash(arch)}  "
-            f"{_gib(gpu.memory_bytes)}  ({gpu.source})"
+            f"{_gib(gpu.memory_bytes)}  ({gpu.source})" + (f"  {modes}" if modes else "")
         )
+        lines += [f"      MIG {m.uuid}  {_or_dash(m.name)}" for m in gpu.mig_devices]
     if not fp.gpus:
         lines.append("  none found")
+    if fp.selection is not None:
+        chosen = ", ".join(f"{k}={v}" for k, v in fp.selection.variables) or "MIG"
+        used = ", ".join(f"{_or_dash(g.name)} [{g.uuid or g.index}]" for g in fp.selection.devices)
+        lines.append(f"selected      {chosen}: {used or 'no GPU'}")
+        lines += [f"  note: {note}" for note in fp.selection.notes]
     lines += [
         f"driver        nvidia {_or_dash(driver.nvidia)}, CUDA driver API "
         f"{_or_dash(driver.cuda_driver_api)}, ROCm {_or_dash(driver.rocm)}, "
@@ -422,10 +471,14 @@ def format_text(fp: Fingerprint | Mapping[str, Any]) -> str:
             f"{_or_dash(device.capability)}  {_gib(device.total_memory_bytes)}"
             + (f"  {device.gcn_arch}" if device.gcn_arch else "")
         )
+    if runtime.cuda_init_error:
+        lines.append(f"cuda init      FAILED: {runtime.cuda_init_error}")
     lines.append(
         f"start methods {_or_dash(', '.join(runtime.start_methods))} "
         f"(default {_or_dash(runtime.default_start_method)})"
     )
+    if fp.environment:
+        lines.append("environment   " + " ".join(f"{k}={v}" for k, v in fp.environment))
     if fp.unreadable:
         lines.append("unreadable")
         lines += [f"  {item.what}: {item.why}" for item in fp.unreadable]

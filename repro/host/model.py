@@ -111,11 +111,52 @@ class HostFacts:
 
 
 @dataclass(frozen=True)
+class MigDevice:
+    """One MIG instance of a GPU in MIG mode, as NVML lists it: ``uuid`` "MIG-...", ``name``
+    "NVIDIA A100-SXM4-40GB MIG 1g.5gb", ``memory_bytes`` in bytes."""
+
+    index: int | None = None
+    uuid: str | None = None
+    name: str | None = None
+    memory_bytes: int | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> MigDevice:
+        data = _section(data)
+        return cls(
+            index=_count(data.get("index")),
+            uuid=_text(data.get("uuid")),
+            name=_text(data.get("name")),
+            memory_bytes=_count(data.get("memory_bytes")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "uuid": self.uuid,
+            "name": self.name,
+            "memory_bytes": self.memory_bytes,
+        }
+
+
+#: Per-GPU modes read from NVML, in ``nvidia-smi -q`` words (None: not read or not supported).
+GPU_MODES = ("compute_mode", "mig_mode", "persistence_mode", "ecc_mode", "fabric_state")
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One GPU as the driver lists it: ``vendor`` nvidia|amd, ``memory_bytes`` in bytes,
     ``compute_capability`` "9.0" (NVIDIA) or ``gfx_target`` "gfx90a" (AMD), and ``source``
     (``nvml``, ``nvidia-smi``, ``sysfs`` for the KFD topology, ``rocm-smi``/``amd-smi``, or
-    ``torch`` where only the probe saw it)."""
+    ``torch`` where only the probe saw it).
+
+    NVIDIA GPUs read through NVML also carry ``bus_id`` ("00000000:18:00.0") and the modes of
+    :data:`GPU_MODES` in ``nvidia-smi -q`` words: ``compute_mode`` "Default" |
+    "Exclusive_Process" | "Prohibited", ``mig_mode``/``persistence_mode``/``ecc_mode``
+    "Enabled" | "Disabled", ``fabric_state`` (Fabric Manager / NVLink fabric: "Completed",
+    "In Progress", "Not Started", or the service state "inactive" where only systemd said),
+    and ``mig_devices`` (MIG instances, MIG mode only). A MIG instance selected by its UUID
+    appears as a Gpu of its own with ``mig_parent`` the index of its GPU."""
 
     index: int | None = None
     vendor: str | None = None
@@ -125,6 +166,14 @@ class Gpu:
     compute_capability: str | None = None
     gfx_target: str | None = None
     source: str | None = None
+    bus_id: str | None = None
+    compute_mode: str | None = None
+    mig_mode: str | None = None
+    persistence_mode: str | None = None
+    ecc_mode: str | None = None
+    fabric_state: str | None = None
+    mig_devices: tuple[MigDevice, ...] = ()
+    mig_parent: int | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> Gpu:
@@ -138,10 +187,15 @@ class Gpu:
             compute_capability=_text(data.get("compute_capability")),
             gfx_target=_text(data.get("gfx_target")),
             source=_text(data.get("source")),
+            bus_id=_text(data.get("bus_id")),
+            **{mode: _text(data.get(mode)) for mode in GPU_MODES},
+            mig_devices=tuple(MigDevice.from_json(m) for m in _items(data.get("mig_devices"))),
+            mig_parent=_count(data.get("mig_parent")),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Schema-1 keys; the NVML extras only where known (old readers see the old layout)."""
+        out: dict[str, Any] = {
             "index": self.index,
             "vendor": self.vendor,
             "name": self.name,
@@ -151,6 +205,13 @@ class Gpu:
             "gfx_target": self.gfx_target,
             "source": self.source,
         }
+        extras: dict[str, Any] = {"bus_id": self.bus_id}
+        extras.update({mode: getattr(self, mode) for mode in GPU_MODES})
+        extras["mig_parent"] = self.mig_parent
+        out.update({k: v for k, v in extras.items() if v is not None})
+        if self.mig_devices:
+            out["mig_devices"] = [m.to_json() for m in self.mig_devices]
+        return out
 
 
 @dataclass(frozen=True)
@@ -217,7 +278,13 @@ class TorchDevice:
 @dataclass(frozen=True)
 class Runtime:
     """The ``runtime`` section: the torch build of the interpreter under test (versions, arch
-    list, accelerator ``cuda``/``rocm``/None, devices it sees, multiprocessing start methods)."""
+    list, accelerator ``cuda``/``rocm``/None, devices it sees, multiprocessing start methods).
+
+    ``cuda_init_error``: CUDA's (or HIP's) own words when the accelerator would not initialise
+    although the build has one and NVML counts devices (``torch.cuda.is_available()``'s
+    warning, or the exception of a one-element tensor on the device), e.g. "CUDA
+    initialization: Unexpected error from cudaGetDeviceCount() ... Error 802: system not yet
+    initialized"; None when it initialised or was not tried. See :mod:`repro.host.cuda_init`."""
 
     torch: str | None = None
     cuda: str | None = None
@@ -231,6 +298,7 @@ class Runtime:
     devices: tuple[TorchDevice, ...] = ()
     start_methods: tuple[str, ...] = ()
     default_start_method: str | None = None
+    cuda_init_error: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> Runtime:
@@ -249,6 +317,7 @@ class Runtime:
             devices=tuple(TorchDevice.from_json(d) for d in _items(data.get("devices"))),
             start_methods=_texts(data.get("start_methods")),
             default_start_method=_text(data.get("default_start_method")),
+            cuda_init_error=_text(data.get("cuda_init_error")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -265,6 +334,7 @@ class Runtime:
             "devices": [d.to_json() for d in self.devices],
             "start_methods": list(self.start_methods),
             "default_start_method": self.default_start_method,
+            **({"cuda_init_error": self.cuda_init_error} if self.cuda_init_error else {}),
         }
 
     def gpus(self) -> tuple[Gpu, ...]:
@@ -331,10 +401,45 @@ class UnreadableItem:
 
 
 @dataclass(frozen=True)
+class Selection:
+    """The GPUs a job really uses when the environment narrows them (``CUDA_VISIBLE_DEVICES``,
+    ``ROCR_VISIBLE_DEVICES``/``HIP_VISIBLE_DEVICES``) or MIG splits them.
+
+    ``variables``: the selecting variables as set; ``devices``: the GPUs (or MIG instances, as
+    Gpu with ``mig_parent``) in the job's own numbering (``index`` 0, 1, ...; ``uuid`` kept);
+    ``notes``: what could not be resolved exactly (one line each). Built by
+    :mod:`repro.host.selection`."""
+
+    variables: tuple[tuple[str, str], ...] = ()
+    devices: tuple[Gpu, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Any) -> Selection:
+        data = _section(data)
+        variables = _section(data.get("variables"))
+        return cls(
+            variables=tuple((str(k), str(v)) for k, v in variables.items()),
+            devices=tuple(Gpu.from_json(g) for g in _items(data.get("devices"))),
+            notes=_texts(data.get("notes")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variables": dict(self.variables),
+            "devices": [g.to_json() for g in self.devices],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
 class Fingerprint:
     """The machine a run happens on and the torch build under test (``fingerprint.json``).
 
-    ``collected_at`` is ISO-8601 UTC; ``container`` is None for a run directly on the host."""
+    ``collected_at`` is ISO-8601 UTC; ``container`` is None for a run directly on the host.
+    ``gpus`` are all GPUs the driver lists; ``selection`` (None: the job uses all of them) the
+    ones the job uses; ``environment`` the variables that steer GPUs and NCCL (GPU selection,
+    ``HSA_OVERRIDE_GFX_VERSION``, ``NCCL_*``, ``TORCH_NCCL_*``) as set for the run."""
 
     schema: int = SCHEMA
     collected_at: str | None = None
@@ -344,6 +449,8 @@ class Fingerprint:
     runtime: Runtime = field(default_factory=Runtime)
     unreadable: tuple[UnreadableItem, ...] = ()
     container: ContainerFacts | None = None
+    selection: Selection | None = None
+    environment: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Fingerprint:
@@ -351,6 +458,8 @@ class Fingerprint:
         a mapping (a section of the wrong type reads as empty)."""
         data = _section(data)
         container = data.get("container")
+        selection = data.get("selection")
+        environment = _section(data.get("environment"))
         return cls(
             schema=_count(data.get("schema")) or SCHEMA,
             collected_at=_text(data.get("collected_at")),
@@ -362,6 +471,8 @@ class Fingerprint:
             container=ContainerFacts.from_json(container)
             if isinstance(container, Mapping)
             else None,
+            selection=Selection.from_json(selection) if isinstance(selection, Mapping) else None,
+            environment=tuple((str(k), str(v)) for k, v in environment.items()),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -378,11 +489,22 @@ class Fingerprint:
         }
         if self.container is not None:
             out["container"] = self.container.to_json()
+        if self.selection is not None:
+            out["selection"] = self.selection.to_json()
+        if self.environment:
+            out["environment"] = dict(self.environment)
         return out
 
     @property
+    def used_gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs (or MIG instances) the job uses: the selection's, else all the driver listed."""
+        return self.selection.devices if self.selection is not None else self.gpus
+
+    @property
     def visible_gpus(self) -> tuple[Gpu, ...]:
-        """The GPUs the driver listed, else those torch saw (``Runtime.gpus``)."""
+        """The GPUs the job uses (:attr:`used_gpus`), else those torch saw (``Runtime.gpus``)."""
+        if self.selection is not None:
+            return self.selection.devices
         return self.gpus or self.runtime.gpus()
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from repro.host import files, smi
+from repro.host import files, nvidia_modes, smi
 from repro.host.files import Unreadable
 from repro.host.model import Gpu
 
@@ -119,6 +119,7 @@ def _nvml_device(nvml: ModuleType, index: int, unreadable: Unreadable) -> Gpu | 
         memory_bytes=int(memory.total) if memory is not None else None,
         compute_capability=f"{capability[0]}.{capability[1]}" if capability else None,
         source="nvml",
+        **nvidia_modes.read_modes(nvml, handle, what, unreadable),
     )
 
 

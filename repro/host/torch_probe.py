@@ -15,6 +15,7 @@ Output (one line on stdout, always, exit status 0 unless the interpreter itself 
      "arch_list": ["sm_80", ...], "accelerator": "cuda" | "rocm" | null,
      "accelerator_available": false, "accelerator_count": 0,
      "devices": [{"index": 0, "name": ..., "capability": "9.0", "total_memory_bytes": 85..., "gcn_arch": null}],
+     "cuda_init_error": "UserWarning text or exception line when CUDA does not initialise" | null,
      "errors": [{"what": "torch.cuda", "why": "..."}]}
 
 Kept compatible with old interpreters (no 3.10+ syntax at runtime): images may ship any Python.
@@ -66,18 +67,48 @@ def _cudnn_version(torch, errors: list) -> str | None:
     return None if version is None else str(version)
 
 
-def _available(torch, errors: list) -> bool:
-    """``torch.cuda.is_available()``; its warnings (driver too old, ...) are kept as errors."""
+def _available(torch, errors: list, said: list) -> bool:
+    """``torch.cuda.is_available()``; its warnings (driver too old, CUDA initialization:
+    ... Error 802, ...) are kept as errors and appended to ``said`` (CUDA's own words)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             available = bool(torch.cuda.is_available())
         except Exception as exc:
             _error(errors, "torch.cuda", exc)
+            said.append(f"{type(exc).__name__}: {exc}".strip())
             available = False
     for warning in caught:
-        errors.append({"what": "torch.cuda", "why": str(warning.message).strip()})
+        text = str(warning.message).strip()
+        errors.append({"what": "torch.cuda", "why": text})
+        said.append(text)
     return available
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def _init_error(torch, count: int, available: bool, said: list, errors: list) -> str | None:
+    """CUDA's (HIP's) own words when the accelerator does not initialise although NVML (which
+    ``torch.cuda.device_count()`` asks first) counts ``count`` devices; None when it works.
+
+    NVML answering while ``cudaGetDeviceCount()`` fails is the signature of Fabric Manager not
+    running (Error 802), a driver/library mismatch (803), forward compatibility on unsupported
+    hardware (804), or every GPU held in exclusive-process mode (field reports F7-1..F7-4): a
+    one-element tensor on the device makes CUDA create a context and say which."""
+    if count < 1:
+        return None
+    try:
+        torch.zeros(1, device="cuda")
+    except Exception as exc:  # the error itself is the fact this probe exists to record
+        _error(errors, "torch.cuda.init", exc)
+        line = _first_line(str(exc))
+        return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+    if available:
+        return None
+    return _first_line(said[0]) if said else "torch.cuda.is_available() is False"
 
 
 def _devices(torch, count: int, is_rocm: bool, errors: list) -> list:
@@ -114,6 +145,7 @@ def _torch_facts(errors: list) -> dict:
         "accelerator_available": False,
         "accelerator_count": 0,
         "devices": [],
+        "cuda_init_error": None,
     }
     try:
         import torch
@@ -133,12 +165,16 @@ def _torch_facts(errors: list) -> dict:
     facts["accelerator"] = "rocm" if is_rocm else "cuda"
     facts["cudnn"] = _cudnn_version(torch, errors)
     facts["nccl"] = _nccl_version(torch, errors)
-    facts["accelerator_available"] = _available(torch, errors)
+    said: list = []
+    facts["accelerator_available"] = _available(torch, errors, said)
     try:
         facts["accelerator_count"] = int(torch.cuda.device_count())
         facts["arch_list"] = list(torch.cuda.get_arch_list())
     except Exception as exc:
         _error(errors, "torch.cuda", exc)
+    facts["cuda_init_error"] = _init_error(
+        torch, facts["accelerator_count"], facts["accelerator_available"], said, errors
+    )
     if facts["accelerator_available"]:
         facts["devices"] = _devices(torch, facts["accelerator_count"], is_rocm, errors)
     return facts

@@ -22,6 +22,7 @@ from typing import Any
 
 import repro
 from repro import config as matrix_mod
+from repro.config import runners
 from repro.errors import ConfigError, FatalError
 from repro.outcomes import OUTCOME_ORDER, CaseResult
 from repro.runner import executor
@@ -258,12 +259,14 @@ def run_context(
 # ---- step: doctor ------------------------------------------------------------------------
 
 
-def doctor_preflight(fp: dict[str, Any], run_dir: Path, say: Say) -> list[CaseResult]:
+def doctor_preflight(
+    fp: dict[str, Any], run_dir: Path, say: Say, expected_gpus: int | None = None
+) -> list[CaseResult]:
     """The health pre-flight's findings as the run's ``doctor`` testsuite; warnings and
-    failures are also said."""
+    failures are also said. ``expected_gpus``: matrix.yaml's ``runners.<kind>.gpus``."""
     from repro.host import doctor
 
-    findings = doctor.run_checks(fp)
+    findings = doctor.run_checks(fp, expected_gpus=expected_gpus)
     for finding in findings:
         if finding.status in (doctor.WARN, doctor.FAIL):
             say(f"doctor: {finding.check} {finding.status}: {finding.detail}")
@@ -287,7 +290,9 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
         f"host {ctx.suite_properties['host.key']}"
     )
     say(f"results -> {run_dir}")
-    preflight = doctor_preflight(fp, run_dir, say) if options.doctor else []
+    wsl2 = bool((fp.get("host") or {}).get("wsl2"))
+    gpus = runners.expected_gpus(config.runner_gpus, str(variant.get("accelerator")), wsl2)
+    preflight = doctor_preflight(fp, run_dir, say, gpus) if options.doctor else []
     results = run_all(
         ctx, cases, reporter, preflight=preflight, rerun_failures=options.rerun_failures
     )

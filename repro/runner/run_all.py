@@ -16,6 +16,7 @@ from pathlib import Path
 
 from repro import proctree
 from repro.errors import FatalError
+from repro.host import cuda_init
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
@@ -85,7 +86,10 @@ def _run_all(
         # On a GPU variant a missing device is a failure the harness reports, never a skip.
         requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
         reason = skip_reason(requires, ctx.fingerprint)
-        if reason is not None:
+        broken = cuda_init.case_error(case, ctx.fingerprint)  # NVML fine, CUDA broken: red
+        if broken is not None:
+            result = broken
+        elif reason is not None:
             result = skipped_result(case, reason)
         else:
             result = run_case(ctx, case, on_tick=reporter.case_tick)

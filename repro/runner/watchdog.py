@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.host import kernel_log
 from repro.runner.protocol import EventReader
 
 STEADY_BEATS = 3
@@ -143,8 +144,6 @@ def kernel_log_tail(lines: int = 40, timeout_s: float = 3.0) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"(kernel log not readable: {exc})"
-    if done.returncode != 0:
-        return (
-            f"(kernel log not readable: {done.stderr.strip() or f'dmesg exited {done.returncode}'})"
-        )
-    return "\n".join(done.stdout.splitlines()[-lines:])
+    if done.returncode != 0:  # dmesg_restrict named, not a bare failure (repro.host.kernel_log)
+        return kernel_log.reading_failed(done.returncode, done.stderr, kernel_log.restricted())
+    return kernel_log.evidence(done.stdout, lines)  # Xid/amdgpu/OOM lines only, not audit noise

@@ -260,11 +260,19 @@ def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str 
     devices), ``start_method:NAME`` (the multiprocessing start method exists on this platform).
     Facts come from ``repro.host.fingerprint`` (collected in a child process, so the runner never
     initialises CUDA). Raises ValueError for an unknown token.
+
+    A host whose CUDA does not initialise although devices are counted (the probe's
+    ``runtime.cuda_init_error``: Error 802/803/804, busy GPUs) is never a reason to skip: its
+    accelerator tokens return None here and ``repro.host.cuda_init.case_error`` makes the case
+    ``error``/``infra.cuda_init`` (a broken GPU host must be red, not absent).
     """
     runtime = fingerprint.get("runtime") or {}
     count = int(runtime.get("accelerator_count") or 0)
     torch_version = runtime.get("torch")
+    broken = bool(runtime.get("cuda_init_error"))
     for token in requires:
+        if broken and (token == "accelerator" or token.startswith("gpus>=")):
+            continue
         if token == "accelerator":
             if count < 1:
                 build = f"torch {torch_version}" if torch_version else "no torch"

@@ -139,6 +139,20 @@ NAMED_ROWS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "F3-8 pytorch/pytorch PR #162531",
             "Use a wheel built for a CUDA runtime the host driver supports, or a newer driver.",
         ),
+        (
+            # repro.host.gpu_checks / repro.host.cuda_init: NVML counts GPUs, CUDA does not start.
+            INFRA_PREFIX + "cuda_init",
+            "F7-1 pytorch/pytorch#35710, microsoft/lisa#2823 (802); F7-2 vllm-project/vllm#15335 "
+            "(803); F7-3 PKU-YuanGroup/Video-LLaVA#22 (804); F7-4 NVIDIA/DIGITS#2005 (busy)",
+            "802: start nvidia-fabricmanager matching the driver; 803: reboot after the driver "
+            "upgrade; 804: remove the cuda-compat libraries; busy: sudo nvidia-smi -c DEFAULT.",
+        ),
+        (
+            INFRA_PREFIX + "gpu_count",
+            "matrix.yaml runners.<kind>.gpus; CUDA C Programming Guide (CUDA_VISIBLE_DEVICES)",
+            "Give the runner the GPUs its entry names (CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES "
+            "per runner service) or fix the count in matrix.yaml.",
+        ),
     ),
     RUNNER: (
         (

@@ -1,0 +1,279 @@
+"""Issue 10 fixture hosts: each broken or narrowed GPU host gives the right doctor finding, host
+key and case outcome. NVML is faked from ``tests/fixtures/gpuhosts/*.json`` (modes included), the
+torch probe's reply is the captured one (its error lines copied from the public issues named in
+each file and in tests/fixtures/captured/PROVENANCE.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from repro import scenarios
+from repro.host import cuda_init, doctor, fingerprint, gpu_checks, selection
+from repro.host.model import Fingerprint
+from repro.outcomes import Outcome
+from repro.runner import executor, run_all
+from repro.signatures import engine as signatures
+from repro.signatures.hostfacts import HostFacts
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HOSTS = sorted((FIXTURES / "gpuhosts").glob("*.json"))
+ROOTS = FIXTURES / "fingerprint"
+
+
+class NVMLError(Exception):
+    """pynvml.NVMLError stand-in: ``value`` is the NVML return code (3: not supported)."""
+
+    def __init__(self, value: int, text: str):
+        super().__init__(text)
+        self.value = value
+
+
+NOT_SUPPORTED = NVMLError(3, "Not Supported")
+
+
+class FixtureNVML:
+    """pynvml answering from a fixture's ``nvml`` section. A device key set to None (or
+    absent, for ECC on GeForce) answers "Not Supported", as NVML does on WSL2 and consumer GPUs."""
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+        self.devices = spec["devices"]
+        self.shutdowns = 0
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        self.shutdowns += 1
+
+    def nvmlSystemGetDriverVersion(self):
+        return self.spec["driver"]
+
+    def nvmlSystemGetCudaDriverVersion(self):
+        if self.spec["cuda"] is None:
+            raise NOT_SUPPORTED
+        return self.spec["cuda"]
+
+    def nvmlDeviceGetCount(self):
+        return len(self.devices)
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        return self.devices[index]
+
+    def _field(self, handle, key, default=None):
+        value = handle.get(key, default)
+        if value is None:
+            raise NOT_SUPPORTED
+        return value
+
+    def nvmlDeviceGetName(self, handle):
+        return handle["name"]
+
+    def nvmlDeviceGetUUID(self, handle):
+        return handle["uuid"]
+
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        return type("Memory", (), {"total": handle["memory"]})()
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle):
+        return tuple(self._field(handle, "cc"))
+
+    def nvmlDeviceGetPciInfo(self, handle):
+        return type("Pci", (), {"busId": self._field(handle, "bus").encode()})()
+
+    def nvmlDeviceGetComputeMode(self, handle):
+        return self._field(handle, "compute", 0)
+
+    def nvmlDeviceGetMigMode(self, handle):
+        return [self._field(handle, "mig", 0), self._field(handle, "mig", 0)]
+
+    def nvmlDeviceGetPersistenceMode(self, handle):
+        return self._field(handle, "persistence", 1)
+
+    def nvmlDeviceGetEccMode(self, handle):
+        return [self._field(handle, "ecc", 1), self._field(handle, "ecc", 1)]
+
+    def nvmlDeviceGetGpuFabricInfo(self, handle):
+        return type("Fabric", (), {"state": self._field(handle, "fabric"), "status": 0})()
+
+    def nvmlDeviceGetMaxMigDeviceCount(self, handle):
+        return 7
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, handle, slot):
+        migs = handle.get("migs") or []
+        if slot >= len(migs):
+            raise NVMLError(6, "Not Found")
+        return migs[slot]
+
+
+def BIG_SHM(path):
+    return type("Stat", (), {"f_frsize": 4096, "f_blocks": 1 << 22, "f_bavail": 1 << 22})()
+
+
+def no_tools(argv, **kwargs):
+    raise FileNotFoundError(2, "No such file or directory", argv[0])
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def host_root(host: dict, tmp_path: Path) -> Path:
+    """The fixture's captured tree; the ROCm one with its GPU node repeated ``gpu_nodes`` times."""
+    root = ROOTS / host["root"]
+    if not host.get("gpu_nodes"):
+        return root
+    copy = tmp_path / "root"
+    shutil.copytree(root, copy)
+    nodes = copy / "sys/class/kfd/kfd/topology/nodes"
+    for extra in range(2, host["gpu_nodes"] + 1):
+        shutil.copytree(nodes / "1", nodes / str(extra))
+    return copy
+
+
+def collect(host: dict, tmp_path: Path, monkeypatch) -> Fingerprint:
+    """``fingerprint.collect`` on the fixture: its tree, NVML, environment and probe reply."""
+    monkeypatch.setattr(fingerprint, "_run_probe", lambda python, timeout_s: (host["probe"], None))
+    nvml = (
+        FixtureNVML(host["nvml"]) if host["nvml"] else type("NoNVML", (), {"nvmlInit": _no_nvml})()
+    )
+    return fingerprint.collect(
+        "/fixture/python",
+        5.0,
+        host_root(host, tmp_path),
+        environ=host["environ"],
+        nvml=nvml,
+        run=no_tools,
+    )
+
+
+def _no_nvml():
+    raise NVMLError(12, "NVML Shared Library Not Found")
+
+
+def cuda_case() -> scenarios.Case:
+    [case] = [c for c in scenarios.expand("cuda_basic") if c.param_dict["device"] == "cuda"]
+    return case
+
+
+@pytest.fixture(params=HOSTS, ids=[p.stem for p in HOSTS])
+def host(request):
+    return load(request.param) | {"file": request.param.name}
+
+
+def test_every_fixture_host_names_its_public_source(host):
+    assert host["source"].strip()
+    provenance = (FIXTURES / "captured/PROVENANCE.md").read_text(encoding="utf-8")
+    assert f"`gpuhosts/{host['file']}`" in provenance
+    error = host["probe"]["cuda_init_error"]
+    if error:  # the error line is a captured text, verbatim
+        captured = "".join(p.read_text() for p in (FIXTURES / "captured").glob("*.log"))
+        assert error.removeprefix("RuntimeError: ").split(" (Triggered")[0] in captured
+
+
+def test_host_key_is_the_gpus_the_job_uses(host, tmp_path, monkeypatch):
+    fp = collect(host, tmp_path, monkeypatch)
+    assert fingerprint.host_key(fp) == host["expect"]["host_key"]
+    # fingerprint.json round-trips the selection, modes and CUDA's error
+    again = Fingerprint.from_json(json.loads(json.dumps(fp.to_json())))
+    assert fingerprint.host_key(again) == host["expect"]["host_key"]
+    assert again.runtime.cuda_init_error == host["probe"]["cuda_init_error"]
+
+
+def test_doctor_finding(host, tmp_path, monkeypatch):
+    fp = collect(host, tmp_path, monkeypatch)
+    expect = host["expect"]
+    count, count_status = expect["gpu_count"]
+    findings = {
+        f.check: f
+        for f in doctor.run_checks(
+            fp, root=tmp_path, run=no_tools, statvfs=BIG_SHM, environ={}, expected_gpus=count
+        )
+    }
+    found = findings[doctor.CUDA_INIT]
+    assert found.status == expect["cuda_init"], found.detail
+    for text in expect["detail_has"]:
+        assert text in found.detail
+    assert found.predicts == expect.get("predicts", "")
+    assert findings[doctor.GPU_COUNT].status == count_status, findings[doctor.GPU_COUNT].detail
+    results = {r.case_id: r for r in doctor.to_results(list(findings.values()))}
+    cuda_result = results[doctor.case_id(doctor.CUDA_INIT)]
+    if expect["cuda_init"] == "fail":
+        assert (cuda_result.outcome, cuda_result.signature) == (Outcome.ERROR, "infra.cuda_init")
+    else:
+        assert cuda_result.outcome == Outcome.PASSED
+
+
+def test_case_outcome(host, tmp_path, monkeypatch):
+    fp = collect(host, tmp_path, monkeypatch).to_json()
+    case = cuda_case()
+    assert scenarios.skip_reason(case.requires, fp) is None  # never skipped on a GPU host
+    broken = cuda_init.case_error(case, fp)
+    if host["expect"]["case"] == "runs":
+        assert broken is None
+        return
+    ctx = executor.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
+    ctx.run_dir.mkdir()
+    [result] = run_all.run_all(ctx, [case])  # never starts a child: the python does not exist
+    assert (result.outcome, result.signature) == (Outcome.ERROR, "infra.cuda_init")
+    assert host["probe"]["cuda_init_error"] in result.properties["repro.cuda_init_error"]
+    # The same line, classified with the host's facts, names the host-specific cause.
+    classified = signatures.classify(
+        host["probe"]["cuda_init_error"], HostFacts.from_fingerprint(fp)
+    )
+    assert classified.name == host["expect"]["predicts"]
+
+
+def test_container_gets_the_runners_selection(host):
+    accelerator = "rocm" if host["probe"]["hip"] else "cuda"
+    expected = host["expect"].get("container_gpus", "all")
+    assert selection.container_gpus(host["environ"], accelerator) == expected
+    env = dict(selection.container_env(host["environ"], accelerator))
+    assert env == host["expect"].get("container_env", {})
+
+
+def test_nccl_environment_is_fingerprinted(tmp_path, monkeypatch):
+    fp = collect(load(FIXTURES / "gpuhosts/hgx-802-no-fabric-manager.json"), tmp_path, monkeypatch)
+    assert dict(fp.environment) == {"NCCL_DEBUG": "INFO", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    props = fingerprint.to_properties(fp)
+    assert props["host.env.NCCL_DEBUG"] == "INFO"
+    assert props["host.gpu.0.fabric_state"] == "Not Started"
+    assert props["host.gpu.0.compute_mode"] == "Default"
+    assert props["runtime.cuda_init_error"].endswith("Error 802: system not yet initialized")
+
+
+def test_two_of_eight_predictions_see_two_gpus(tmp_path, monkeypatch):
+    fp = collect(load(FIXTURES / "gpuhosts/two-of-eight.json"), tmp_path, monkeypatch)
+    props = fingerprint.to_properties(fp)
+    assert props["host.gpu_count"] == "2"
+    assert props["host.gpu_total"] == "8"
+    assert {k.split(".")[2] for k in props if k.startswith("host.gpu.")} == {"2", "3"}
+    assert props["host.gpu_selection"] == "CUDA_VISIBLE_DEVICES=2,3, CUDA_DEVICE_ORDER=PCI_BUS_ID"
+    assert [g.uuid for g in fp.used_gpus] == [fp.gpus[2].uuid, fp.gpus[3].uuid]
+
+
+def test_mig_gpu_selected_whole_shows_its_first_instance(tmp_path, monkeypatch):
+    host = load(FIXTURES / "gpuhosts/mig-instance-selected.json")
+    host["environ"] = {}
+    fp = collect(host, tmp_path, monkeypatch)
+    assert fp.gpus[0].mig_mode == "Enabled"
+    assert [m.name for m in fp.gpus[0].mig_devices] == [
+        "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+        "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
+    ]
+    assert [g.name for g in fp.used_gpus] == ["NVIDIA A100-SXM4-80GB MIG 1g.10gb"]
+    assert "CUDA sees only its first MIG instance" in fp.selection.notes[0]
+    assert HostFacts.from_fingerprint(fp).mig is True
+
+
+def test_gpu_count_check_counts_what_the_job_uses():
+    fp = Fingerprint.from_json(
+        {"gpus": [{"index": i, "vendor": "nvidia", "name": "H100"} for i in range(8)]}
+    )
+    assert gpu_checks.gpu_count_check(fp, 8).status == "ok"
+    assert gpu_checks.gpu_count_check(fp, 4).status == "warn"
+    assert gpu_checks.gpu_count_check(fp, None).status == "n/a"
