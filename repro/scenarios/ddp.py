@@ -139,6 +139,12 @@ def run(ctx, params) -> None:
     port = free_port()
     blocker = occupy(port) if fault == "port_in_use" else None
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    if backend == "nccl":
+        # The evidence the field asks for first (issue reports on NCCL init/network failures):
+        # NCCL's own INIT and NET lines land in the case log. A user's own setting wins.
+        env.setdefault("NCCL_DEBUG", "INFO")
+        env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
+        ctx.property("nccl_debug", f"{env['NCCL_DEBUG']}/{env['NCCL_DEBUG_SUBSYS']}")
     metrics_file = os.path.join(ctx.workdir, "rank0-metrics.jsonl")
     command = launcher_command(port, params, os.path.join(ctx.workdir, "torchrun"), metrics_file)
     ctx.log(" ".join(command))
