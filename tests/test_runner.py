@@ -266,6 +266,27 @@ def test_slow_progress_is_not_a_hang_and_a_stall_is_caught_early(project):
     assert done.returncode == 1
 
 
+def test_a_phase_past_its_declared_budget_is_hung_long_before_the_timeout(project):
+    # budget_stall: one heartbeat with budget_s=1, then silence; the hard timeout is 60 s.
+    write_matrix(
+        project, "planted: {module: planted, timeout_s: 60, params: {kind: [budget_stall]}}\n"
+    )
+    done = run_cli("run", "--no-doctor", cwd=project)
+    assert done.returncode == 1, done.stderr
+    case, props = cases_by_name(only_run_dir(project / "results") / "junit.xml")[
+        "planted[kind=budget_stall]"
+    ]
+    assert props["repro.outcome"] == "hung" and props["repro.last_phase"] == "short_phase"
+    assert "no heartbeat for 1 s (its declared budget)" in case.result[0].message
+    assert case.time < 15
+
+    # --timeout-scale scales declared budgets too (a slow machine gets 3 s, not 1 s)
+    done = run_cli("run", "--no-doctor", "--timeout-scale", "3", cwd=project)
+    newest = sorted((project / "results").iterdir())[-1]
+    case, _props = cases_by_name(newest / "junit.xml")["planted[kind=budget_stall]"]
+    assert "no heartbeat for 3 s (its declared budget)" in case.result[0].message
+
+
 def test_logger_finalizer_hangs_forked_workers_and_its_fixes_pass(project):
     write_matrix(
         project,

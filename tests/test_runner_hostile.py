@@ -104,7 +104,7 @@ def _parse_both_ways(junit: Path) -> None:
 def test_bad_event_records_make_that_case_an_events_protocol_error_and_the_run_goes_on(project):
     write_matrix(
         project,
-        "planted: {module: planted, timeout_s: 20, params: {kind: [events_outcome, events_nan, events_array, events_long_line, pass]}}\n",
+        "planted: {module: planted, timeout_s: 20, params: {kind: [events_outcome, events_nan, events_budget, events_array, events_long_line, pass]}}\n",
     )
     done = run_cli("run", "--no-doctor", cwd=project, timeout=120)
     assert done.returncode == 1, done.stderr
@@ -115,7 +115,13 @@ def test_bad_event_records_make_that_case_an_events_protocol_error_and_the_run_g
         name: (props["repro.outcome"], props.get("repro.signature"))
         for name, (_c, props) in cases_by_name(junit).items()
     }
-    for kind in ("events_outcome", "events_nan", "events_array", "events_long_line"):
+    for kind in (
+        "events_outcome",
+        "events_nan",
+        "events_budget",
+        "events_array",
+        "events_long_line",
+    ):
         assert verdicts[f"planted[kind={kind}]"] == ("error", "events_protocol"), kind
     assert verdicts["planted[kind=pass]"] == ("passed", None)
 

@@ -126,8 +126,9 @@ def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
         assert result.properties["repro.isolation"] == isolation
         log = (ctx.run_dir / result.log_path).read_text()
         assert "to stdout" in log and "to stderr" in log
-        seen[isolation] = {k: v for k, v in result.properties.items() if k != "repro.isolation"}
-        seen[isolation].pop("repro.returncode", None)
+        assert float(result.properties["repro.cpu_s"]) > 0  # the case process's own CPU time
+        varies = ("repro.isolation", "repro.returncode", "repro.cpu_s")
+        seen[isolation] = {k: v for k, v in result.properties.items() if k not in varies}
     assert seen["zygote"] == seen["fresh"]
     assert seen["zygote"]["session_is_watcher"] == "True"
     assert seen["zygote"]["probe_var"] == "from-variant"

@@ -49,9 +49,27 @@ class Context:
         the one writer of the protocol, :func:`repro.runner.protocol.append_event`."""
         protocol.append_event(self._events_path, self._t0, event, fields)
 
-    def heartbeat(self, phase: str, step: int | None = None) -> None:
-        """Mark progress: the watchdog reports the last phase a hung case reached."""
-        self.emit("heartbeat", phase=str(phase), step=None if step is None else int(step))
+    def heartbeat(
+        self, phase: str, step: int | None = None, *, budget_s: float | None = None
+    ) -> None:
+        """Mark progress: the watchdog reports the last phase a hung case reached.
+
+        ``budget_s``: seconds this phase may stay silent (no next heartbeat) before the watchdog
+        calls it hung, instead of waiting for the case's hard timeout or for a rhythm of beats.
+        Give it where the scenario knows the phase is short (a forked child that only takes a
+        lock); make it at least 5x the phase's time on a quiet machine. ``repro run
+        --timeout-scale`` scales it. Raises ValueError for a budget that is not a finite
+        positive number.
+        """
+        fields: dict[str, Any] = {"phase": str(phase), "step": None if step is None else int(step)}
+        if budget_s is not None:
+            budget = float(budget_s)
+            if not math.isfinite(budget) or budget <= 0:
+                raise ValueError(
+                    f"heartbeat budget_s: expected finite positive seconds, got {budget_s!r}"
+                )
+            fields["budget_s"] = budget
+        self.emit("heartbeat", **fields)
 
     def metric(self, name: str, value: float) -> None:
         """Record a number as testcase property ``metric.<name>``; put the unit in the name

@@ -91,6 +91,8 @@ class RunContext:
         isolation: ``fresh`` (a new interpreter per case), ``zygote`` (every case forked from
             a pre-imported interpreter, ``repro.runner.zygote``) or ``auto`` (zygote unless the
             scenario declares ``FRESH``).
+        timeout_scale: ``--timeout-scale``; the case timeouts are already scaled, this scales
+            the phase budgets scenarios declare in their heartbeats.
     """
 
     run_dir: Path
@@ -102,6 +104,7 @@ class RunContext:
     env: dict[str, str] = field(default_factory=dict)
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "fresh"
+    timeout_scale: float = 1.0
     zygote: zygote_mod.Zygote | None = field(default=None, repr=False, compare=False)
     #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
     zygote_failed: str | None = field(default=None, repr=False, compare=False)
@@ -115,6 +118,7 @@ class _Watch:
     returncode: int | None = None
     verdict: verdict.Verdict | None = None
     leaked: list[str] = field(default_factory=list)
+    cpu_s: float | None = None  # the harness's report; None when the harness was killed
 
 
 def run_case(
@@ -161,9 +165,18 @@ def run_case(
         os.close(report_write)
         report_write = -1
         pipe.close_write_end()
-        seen = _watch(ctx, case, proc, Heartbeats(reader), pipe, token, on_tick, started)
+        seen = _watch(
+            ctx,
+            case,
+            proc,
+            Heartbeats(reader, scale=ctx.timeout_scale),
+            pipe,
+            token,
+            on_tick,
+            started,
+        )
         duration = time.monotonic() - started
-        seen.leaked = _leftovers(report_read, token, known, log)
+        seen.leaked, seen.cpu_s = _leftovers(report_read, token, known, log)
         pipe.drain(DRAIN_S)
         events = reader.read_all()
         log_text = log.tail(LOG_TAIL_BYTES)
@@ -353,22 +366,30 @@ def _dump_and_kill(proc: Harness, token: str, pipe: OutputPipe) -> list[str]:
     return wchans
 
 
-def _harness_report(fd: int) -> list[str]:
-    """The leftovers the harness killed when the case ended (its one JSON line), or []."""
+def _harness_report(fd: int) -> tuple[list[str], float | None]:
+    """What the harness said when the case ended (its one JSON line): the leftovers it killed
+    and the CPU seconds of the case's processes; ``([], None)`` without a report (the harness
+    itself was killed)."""
     os.set_blocking(fd, False)
     try:
         data = os.read(fd, 65536)
-        leaked = json.loads(data.decode(errors="replace")).get("leaked") if data else []
-    except (OSError, ValueError, AttributeError):  # no report: the harness itself was killed
-        return []
-    return [str(item)[:200] for item in leaked] if isinstance(leaked, list) else []
+        report = json.loads(data.decode(errors="replace")) if data else {}
+        leaked, cpu_s = report.get("leaked"), report.get("cpu_s")
+    except (OSError, ValueError, AttributeError):
+        return [], None
+    leaked = [str(item)[:200] for item in leaked] if isinstance(leaked, list) else []
+    cpu_ok = isinstance(cpu_s, (int, float)) and not isinstance(cpu_s, bool) and cpu_s >= 0
+    return leaked, float(cpu_s) if cpu_ok else None
 
 
-def _leftovers(report_fd: int, token: str, known: set[int], log: CaseLog) -> list[str]:
+def _leftovers(
+    report_fd: int, token: str, known: set[int], log: CaseLog
+) -> tuple[list[str], float | None]:
     """Every process the case left behind, killed: those the harness found in its subreaper
     tree (its report), then those outside it: processes carrying the case's token, and orphans
-    this (subreaper) process adopted while the case ran. Returns their descriptions."""
-    leaked = _harness_report(report_fd)
+    this (subreaper) process adopted while the case ran. Returns their descriptions and the
+    harness's CPU seconds (None without a report)."""
+    leaked, cpu_s = _harness_report(report_fd)
     found = {p.pid: p for p in proctree.case_processes(None, token)}
     found.update({p.pid: p for p in proctree.adopted_since(known)})
     procs = list(found.values())
@@ -380,7 +401,7 @@ def _leftovers(report_fd: int, token: str, known: set[int], log: CaseLog) -> lis
                 errors="replace"
             )
         )
-    return leaked
+    return leaked, cpu_s
 
 
 def _result(
@@ -418,6 +439,8 @@ def _result(
         properties["repro.last_phase"] = events.last_phase
     if seen.leaked:
         properties["repro.leaked_processes"] = str(len(seen.leaked))
+    if seen.cpu_s is not None:
+        properties["repro.cpu_s"] = f"{seen.cpu_s:.2f}"
     for key, value in case.params:
         properties[f"param.{key}"] = str(value)
     return CaseResult(

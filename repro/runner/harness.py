@@ -112,8 +112,10 @@ def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
     - when the runner dies (even by SIGKILL: ``getppid()`` changes), it SIGKILLs its whole
       subtree and exits, so nothing of the case outlives a killed run;
     - when the case process ends, it SIGKILLs whatever of the case is left, reports those
-      processes on ``report_fd`` (one JSON line ``{"leaked": [...]}``) and exits with the case's
-      status (a signal is re-raised on itself, so the runner sees ``-SIGNUM`` as before).
+      processes on ``report_fd`` (one JSON line ``{"leaked": [...], "cpu_s": seconds}``: the
+      user + system CPU time of every process of the case it reaped, workers and ranks
+      included) and exits with the case's status (a signal is re-raised on itself, so the
+      runner sees ``-SIGNUM`` as before).
     """
     signal.signal(DUMP_SIGNAL, signal.SIG_IGN)  # the watchdog asks every pid for stacks
     status = None
@@ -126,8 +128,9 @@ def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
             signal.sigtimedwait([signal.SIGCHLD], _WATCH_POLL_S)
     leaked = proctree.kill_subtree()
     if report_fd >= 0:
+        report = {"leaked": leaked[:100], "cpu_s": round(_children_cpu_s(), 3)}
         with contextlib.suppress(OSError):
-            os.write(report_fd, (json.dumps({"leaked": leaked})[:60_000] + "\n").encode())
+            os.write(report_fd, (json.dumps(report)[:60_000] + "\n").encode())
             os.close(report_fd)
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
@@ -138,6 +141,13 @@ def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
         os.kill(os.getpid(), signum)
         return 128 + signum
     return os.waitstatus_to_exitcode(status)
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of every reaped descendant (a fork starts at zero, so a
+    zygote's own import never counts)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _reap(case_pid: int) -> int | None:

@@ -253,6 +253,7 @@ def run_context(
         env=dict(variant.get("env") or {}),
         log_cap_bytes=options.log_cap_bytes,
         isolation=options.isolation,
+        timeout_scale=options.timeout_scale or 1.0,
     )
 
 

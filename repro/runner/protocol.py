@@ -88,6 +88,15 @@ def append_event(path: str, started: float, event: str, fields: dict[str, Any]) 
         os.close(fd)
 
 
+def _positive_seconds(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
 @dataclass
 class Events:
     """What a case reported through its events file.
@@ -114,6 +123,9 @@ class Events:
                 step is None or (isinstance(step, int) and not isinstance(step, bool))
             ):
                 return self._bad(f"heartbeat with phase {phase!r}, step {step!r}")
+            budget = record.get("budget_s")
+            if budget is not None and not _positive_seconds(budget):
+                return self._bad(f"heartbeat budget_s {budget!r}: expected finite positive seconds")
             self.last_phase, self.last_step = phase[:200], step
             return record
         if kind == "metric":

@@ -95,7 +95,8 @@ def watchdog_verdict(
         )
     signature, source = watchdog.hang_subtype(dump, wchans)
     if beats.stalled(time.monotonic()) and elapsed_s < case.timeout_s:
-        why = f"no heartbeat for {beats.stall_budget_s():.0f} s in a steady phase"
+        kind = "its declared budget" if beats.declared_budget_s is not None else "a steady phase"
+        why = f"no heartbeat for {beats.stall_budget_s():.0f} s ({kind})"
     else:
         why = f"no verdict within {case.timeout_s:g} s"
     sub = f" [{signature}, {source}]" if source else ""

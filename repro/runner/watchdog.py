@@ -4,7 +4,9 @@ Field reports, "Watchdog: telling a hang from slow progress": CPU or GPU utilisa
 separate hang from slow; progress markers can. A scenario emits heartbeats (phase + counter,
 ``repro.runner.case_api.Context.heartbeat``). Once a phase has a steady rhythm (``STEADY_BEATS`` beats),
 its stall budget is ``max(STALL_FLOOR_S, STALL_FACTOR x median interval)``; silence past it is a
-hang even before the case's hard timeout. A case still beating when the hard timeout comes is
+hang even before the case's hard timeout. A heartbeat may instead declare its phase's budget
+(``budget_s``, scaled by ``--timeout-scale``): a scenario that knows a phase is short (a forked
+child that only takes a lock) has its hang caught in seconds, not at the hard timeout. A case still beating when the hard timeout comes is
 *slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a
 sub-type (``hang.dataloader_wait``, ``hang.nccl``...), and the tail of the kernel log is kept as
 evidence (ROCm's ``hogged CPU`` lines appear there, never on stderr: O2, F1-4).
@@ -74,7 +76,10 @@ class Heartbeats:
     """
 
     reader: EventReader
+    #: ``repro run --timeout-scale``: multiplies declared phase budgets.
+    scale: float = 1.0
     last_phase: str | None = None
+    declared_budget_s: float | None = None  # the current phase's ``budget_s``, unscaled
     last_step: Any = None
     last_beat_at: float | None = None  # runner's monotonic clock
     beats_in_phase: int = 0
@@ -83,24 +88,31 @@ class Heartbeats:
     def poll(self, now: float) -> None:
         """Consume new complete lines of the events file; ``now`` is time.monotonic()."""
         for record in self.reader.poll():
-            self._beat(record.get("phase"), record.get("step"), now)
+            self._beat(record.get("phase"), record.get("step"), now, record.get("budget_s"))
 
-    def _beat(self, phase: str | None, step: Any, now: float) -> None:
+    def _beat(self, phase: str | None, step: Any, now: float, budget_s: Any = None) -> None:
         if phase != self.last_phase:
             self.beats_in_phase, self.intervals = 0, []
+            self.declared_budget_s = None
+        if budget_s is not None:  # validated by protocol.Events
+            self.declared_budget_s = float(budget_s)
         elif self.last_beat_at is not None:
             self.intervals = (self.intervals + [now - self.last_beat_at])[-50:]
         self.last_phase, self.last_step, self.last_beat_at = phase, step, now
         self.beats_in_phase += 1
 
     def stall_budget_s(self) -> float | None:
-        """Seconds of silence tolerated in the current phase; None until it is steady."""
+        """Seconds of silence tolerated in the current phase: its declared budget (scaled), else
+        the rhythm's; None while it has neither."""
+        if self.declared_budget_s is not None:
+            return self.declared_budget_s * self.scale
         if self.beats_in_phase < STEADY_BEATS or not self.intervals:
             return None
         return max(STALL_FLOOR_S, STALL_FACTOR * statistics.median(self.intervals))
 
     def stalled(self, now: float) -> bool:
-        """True when a steady phase has been silent past its budget: a hang, not slowness."""
+        """True when a phase has been silent past its budget (declared, or from a steady rhythm):
+        a hang, not slowness."""
         budget = self.stall_budget_s()
         return (
             budget is not None

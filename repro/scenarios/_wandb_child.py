@@ -25,12 +25,12 @@ import time
 
 from repro.runner.case_api import Context
 from repro.runner.harness import arm_stack_dump
-from repro.scenarios.fork_safety import WORKERS, CollectingDataset
+from repro.scenarios.fork_safety import WORKERS, CollectingDataset, child_budget_s
 
 SAMPLES = 16
 #: Samples 0-7 (batches 0-3) come back before the workers start collecting: the parent reaches a
-#: steady heartbeat rhythm, then hangs "at a random step" as in the field, which the watchdog
-#: reports as a stall instead of waiting for the hard timeout.
+#: steady rhythm of heartbeats, then hangs "at a random step" as in the field, which the watchdog
+#: reports as a stall (each batch beat declares a budget) instead of waiting for the hard timeout.
 COLLECT_FROM = 8
 EPOCHS = 1
 STEP_S = 0.05  # a token training step between batches
@@ -74,9 +74,10 @@ def main(start_method: str) -> None:
         dataset, batch_size=2, num_workers=WORKERS, multiprocessing_context=start_method
     )
     total, steps = 0.0, 0
+    budget = child_budget_s(start_method)  # each batch within it: a stall is a hang at once
     for _epoch in range(EPOCHS):
         for batch in loader:
-            ctx.heartbeat("batch", steps)
+            ctx.heartbeat("batch", steps, budget_s=budget)
             run.log({"value": float(batch.sum())})
             total += float(batch.sum())
             steps += 1

@@ -64,6 +64,12 @@ PARAMS = {
 QUIET_DEFAULTS = {"mode": "lock", "wandb": "none"}
 #: Covers a cold install of a pinned wandb (about 15 s on this project's 2-core CI host).
 TIMEOUT_S = 45.0
+#: Phase budgets (seconds of silence before the watchdog calls the case hung, ``budget_s`` of
+#: ``ctx.heartbeat``): a forked child or worker runs no import and answers in ~0.05 s on a quiet
+#: 2-core machine, so its hang is caught after 8 s instead of at the 45 s timeout; a spawned or
+#: forkserver child first imports an interpreter's worth of modules (~2 s quiet, torch included).
+FORKED_CHILD_BUDGET_S = 8.0
+NEW_INTERPRETER_BUDGET_S = 30.0
 FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (fork with a held lock, start methods)
 WORKERS = 2
 SAMPLES = 8
@@ -113,6 +119,11 @@ def _child_uses_library() -> None:
         pass
 
 
+def child_budget_s(start_method: str) -> float:
+    """Seconds a child started with ``start_method`` may take to do its small job."""
+    return FORKED_CHILD_BUDGET_S if start_method == "fork" else NEW_INTERPRETER_BUDGET_S
+
+
 def _run_lock(ctx, start_method: str) -> None:
     held = threading.Event()
     threading.Thread(
@@ -120,7 +131,7 @@ def _run_lock(ctx, start_method: str) -> None:
     ).start()
     held.wait()
     mp = multiprocessing.get_context(start_method)
-    ctx.heartbeat("child_started")
+    ctx.heartbeat("child_started", budget_s=child_budget_s(start_method))
     child = mp.Process(target=_child_uses_library, name="uses-library")
     child.start()
     child.join()  # no timeout on purpose: the watchdog decides what a hang is
@@ -217,8 +228,10 @@ def _run_logger(ctx, start_method: str, mode: str) -> None:
         CollectingDataset(), batch_size=2, num_workers=WORKERS, multiprocessing_context=start_method
     )
     total = 0.0
+    budget = child_budget_s(start_method)
+    ctx.heartbeat("workers_start", budget_s=budget)
     for step, batch in enumerate(loader):
-        ctx.heartbeat("batch", step)
+        ctx.heartbeat("batch", step, budget_s=budget)
         total += float(batch.sum())
     gc.enable()
     gc.collect()  # in the parent the loop thread is alive: goodbye goes through

@@ -5,7 +5,8 @@
 alive), sleep (a slow case, for killing the runner mid-run), masked_exit (exit 0 before any
 verdict), cudnn (prints a real cuDNN error text, then raises), nan_dice (the DB Dice loss's
 ``assert loss <= 1`` meeting a NaN, field report F4-4), slow (keeps beating, never finishes),
-stall (beats steadily, then goes silent).
+stall (beats steadily, then goes silent), budget_stall (one heartbeat declaring a 1 s budget,
+then silence).
 
 Hostile kinds (issue 9): events_outcome, events_nan, events_array, events_long_line (bad
 records in the events file), events_fifo, events_devzero (the events file replaced by a FIFO or
@@ -83,6 +84,9 @@ def run(ctx, params) -> None:
             ctx.heartbeat("steady_step", step)
             time.sleep(0.05)
         time.sleep(3600)
+    if kind == "budget_stall":
+        ctx.heartbeat("short_phase", budget_s=1.0)
+        time.sleep(3600)
     if kind.startswith("events_"):
         _hostile_events(kind, os.environ["REPRO_EVENTS"])
         return
@@ -146,6 +150,7 @@ def _hostile_events(kind: str, path: str) -> None:
     records = {
         "events_outcome": {"event": "result", "outcome": "exploded"},
         "events_nan": {"event": "metric", "name": "x", "value": float("nan")},
+        "events_budget": {"event": "heartbeat", "phase": "p", "step": None, "budget_s": -1},
         "events_array": [1, 2, 3],
     }
     with open(path, "a") as handle:
