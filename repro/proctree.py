@@ -87,19 +87,24 @@ def _reap_children() -> None:
             pass
 
 
-def adopted_since(known: set[int]) -> list[psutil.Process]:
-    """Live descendants of the calling process whose pid is not in ``known`` (a snapshot of
-    :func:`descendant_pids` taken before a case started): what a subreaper adopted from it."""
+def adopted_since(known: set[int], skip: Iterable[int] = ()) -> list[psutil.Process]:
+    """What this subreaper adopted since the :func:`descendant_pids` snapshot ``known``: its
+    live direct children not in ``known`` nor in ``skip`` (under ``-j N``: the zygote and the
+    other running cases' harnesses), each with its descendants. Only direct children are
+    judged, so a process another case forks meanwhile is never taken for an orphan."""
+    skipped = set(known) | set(skip)
     try:
-        children = psutil.Process().children(recursive=True)
+        children = psutil.Process().children()
     except psutil.Error:
         return []
     adopted = []
     for proc in children:
-        if proc.pid in known:
+        if proc.pid in skipped:
             continue
         if _alive(proc):
             adopted.append(proc)
+            with contextlib.suppress(psutil.Error):
+                adopted.extend(p for p in proc.children(recursive=True) if _alive(p))
         else:  # an orphan that already died: reap it, or zombies pile up in a long run
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(proc.pid, os.WNOHANG)

@@ -142,6 +142,17 @@ PARITY = [
     ("losses", {"device": ["cpu"], "case": ["normal", "nan_pred"], "eps": [0]}),
     ("data_validation", {"device": ["cpu"]}),
     ("noop", {"torch": [True]}),
+    # eligible cases of process scenarios: their children are new interpreters either way
+    ("fork_safety", {"start_method": ["spawn"], "mode": ["lock"], "wandb": ["none"]}),
+    ("cuda_ipc", {"device": ["cpu"], "sharing": ["file_descriptor"], "producer": ["exits_early"]}),
+    (
+        "dataloader",
+        {"device": ["cpu"], "start_method": ["spawn"], "workers": [2], "persistent": [True]},
+    ),
+    (
+        "ddp",
+        {"backend": ["gloo"], "world_size": [1], "workers": [0], "fault": ["none", "rank_raises"]},
+    ),
 ]
 
 
@@ -160,13 +171,30 @@ def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and
     assert {v[1] for v in verdicts["fresh"]} >= {"passed", "failed"}  # both kinds compared
 
 
-def test_auto_forks_eligible_scenarios_and_starts_fresh_ones_fresh(tmp_path):
+def test_auto_forks_eligible_cases_and_starts_fresh_ones_fresh(tmp_path):
     ctx = _ctx(tmp_path, "auto")
-    (fork_case,) = expand("fork_safety", params={"start_method": ["spawn"]})[:1]
     (arch_case,) = expand("arch", params={"device": ["cpu"]})
-    assert not executor.wants_zygote(ctx, fork_case)
+    (fork_lock,) = expand("fork_safety", params={"start_method": ["fork"], "mode": ["lock"]})
+    (spawn_lock,) = expand("fork_safety", params={"start_method": ["spawn"], "mode": ["lock"]})
+    fork_workers, spawn_workers = expand(
+        "dataloader",
+        params={
+            "device": ["cpu"],
+            "start_method": ["fork", "spawn"],
+            "workers": [2],
+            "persistent": [False],
+        },
+    )
+    (poisoned,) = expand("cuda_fault", params={"device": ["cuda"]})
     assert executor.wants_zygote(ctx, arch_case)
-    assert executor.wants_zygote(_ctx(tmp_path, "zygote"), fork_case)
+    # the case process forks (its own threads and locks are the subject): fresh
+    assert not executor.wants_zygote(ctx, fork_lock)
+    assert not executor.wants_zygote(ctx, fork_workers)
+    assert not executor.wants_zygote(ctx, poisoned)  # FRESH = True
+    # its children are spawned interpreters: the case process may be a zygote fork
+    assert executor.wants_zygote(ctx, spawn_lock)
+    assert executor.wants_zygote(ctx, spawn_workers)
+    assert executor.wants_zygote(_ctx(tmp_path, "zygote"), fork_lock)
     assert not executor.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
 
 
@@ -196,13 +224,16 @@ def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
         zygote.close()
 
 
-def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path, jobs):
     write_matrix(
         tmp_path,
         "planted: {module: planted, timeout_s: 120, params: {kind: [pass, fail, error, sleep, segfault]}}\n",
     )
+    # -j 1: three cases finished before the sleeper; -j 2: the segfault case too, beside it.
+    finished = ["pass", "fail", "error"] + (["segfault"] if jobs > 1 else [])
     runner = subprocess.Popen(
-        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "zygote"],
+        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "zygote", "-j", str(jobs)],
         cwd=tmp_path, env=cli_env(), stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -214,7 +245,7 @@ def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path):
             assert time.monotonic() < deadline, "slow case never started"
             time.sleep(0.2)
             members = _descendants(runner.pid)
-            if not any(_in_case_workdir(p) for p in members) or not _done(tmp_path, 3):
+            if not any(_in_case_workdir(p) for p in members) or not _done(tmp_path, len(finished)):
                 members = []
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait()
@@ -228,7 +259,7 @@ def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path):
         time.sleep(0.1)
     junit = only_run_dir(tmp_path / "results") / "junit.xml"
     names = [case.name for suite in JUnitXml.fromfile(str(junit)) for case in suite]
-    assert names == ["planted[kind=pass]", "planted[kind=fail]", "planted[kind=error]"]
+    assert names == [f"planted[kind={kind}]" for kind in finished]
     cases = cases_by_name(junit)
     assert {props["repro.isolation"] for _case, props in cases.values()} == {"zygote"}
 

@@ -13,6 +13,8 @@ from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
 
 PROG = "repro"
 _MIB = 1024 * 1024
+#: Upper bound of ``-j``: beyond it a host runs out of memory long before it gains speed.
+MAX_JOBS = 256
 #: Upper bound of ``--rerun-failures``: a hung case costs its whole timeout on every rerun.
 MAX_RERUNS = 10
 
@@ -90,6 +92,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="fresh: a new interpreter per case; zygote: fork each case from a pre-imported one; auto: zygote unless the scenario declares FRESH (default: %(default)s)",
     )
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run up to N cases at once; cases declaring EXCLUSIVE (timing, fixed ports, a whole "
+        "device) run alone, junit.xml and progress stay in catalogue order (default: 1 on a GPU "
+        "lane, else the usable CPU cores, each case then getting cores/N torch threads)",
+    )
     run.set_defaults(handler=cmd_run)
 
 
@@ -104,7 +116,12 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         raise ConfigError(
             f"--rerun-failures: expected a whole number from 0 to {MAX_RERUNS}, got {args.rerun_failures}"
         )
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        raise ConfigError(
+            f"-j/--jobs: expected a whole number from 1 to {MAX_JOBS}, got {args.jobs}"
+        )
     return job.RunOptions(
+        jobs=args.jobs,
         config=args.config,
         patterns=args.patterns,
         variant=args.variant,

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -93,6 +94,13 @@ class RunContext:
             scenario declares ``FRESH``).
         timeout_scale: ``--timeout-scale``; the case timeouts are already scaled, this scales
             the phase budgets scenarios declare in their heartbeats.
+        case_threads: torch intra-op threads per case that shares the machine (``repro run -j
+            N`` on a CPU lane: cores / N), or None for torch's default; an exclusive case keeps
+            the default. A user's own ``OMP_NUM_THREADS`` wins in a fresh interpreter.
+
+    Shared by the cases that run at once under ``-j N``: ``lock`` guards the zygote fields and
+    ``harnesses`` (case token -> harness pid of every running case); ``cancel`` stops every
+    running case (Ctrl-C, a results directory that cannot be written).
     """
 
     run_dir: Path
@@ -109,6 +117,23 @@ class RunContext:
     #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
     zygote_failed: str | None = field(default=None, repr=False, compare=False)
     zygote_refusals: int = field(default=0, repr=False, compare=False)
+    case_threads: int | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    cancel: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    harnesses: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def other_case_roots(self, token: str) -> set[int]:
+        """Pids the leftover sweep of case ``token`` must not take for orphans: the zygote and
+        every other running case's harness (their trees are theirs)."""
+        with self.lock:
+            roots = {pid for t, pid in self.harnesses.items() if t != token}
+            if self.zygote is not None:
+                roots.add(self.zygote.pid)
+        return roots
+
+
+class CaseCancelled(Exception):
+    """``RunContext.cancel`` was set while the case ran: its tree is killed, nothing recorded."""
 
 
 @dataclass
@@ -151,16 +176,21 @@ def run_case(
         "expect_accelerator": ctx.expect_accelerator,
     }
     env = protocol.case_env(dict(os.environ), ctx.env, spec, events_path, workdir, token)
+    if ctx.case_threads and not is_exclusive(case):  # alone, a case has every core
+        env[protocol.THREADS_VAR] = str(ctx.case_threads)
+        env.setdefault("OMP_NUM_THREADS", str(ctx.case_threads))
     reader = EventReader(events_path)
     pipe = OutputPipe(log)
     report_read, report_write = os.pipe()
     env[protocol.REPORT_FD_VAR] = str(report_write)
-    zygote = _zygote_for(ctx, case, log)  # before the snapshot: a new zygote is no leftover
-    known = proctree.descendant_pids()
     proc: Harness | None = None
     started = time.monotonic()
     try:
-        proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
+        with ctx.lock:  # one case at a time starts or replaces the zygote and forks from it
+            zygote = _zygote_for(ctx, case, log)  # before the snapshot: a new zygote is no leftover
+            known = proctree.descendant_pids()
+            proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
+            ctx.harnesses[token] = proc.pid
         isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
         os.close(report_write)
         report_write = -1
@@ -176,16 +206,20 @@ def run_case(
             started,
         )
         duration = time.monotonic() - started
-        seen.leaked, seen.cpu_s = _leftovers(report_read, token, known, log)
+        seen.leaked, seen.cpu_s = _leftovers(
+            report_read, token, known, ctx.other_case_roots(token), log
+        )
         pipe.drain(DRAIN_S)
         events = reader.read_all()
         log_text = log.tail(LOG_TAIL_BYTES)
     except BaseException:
         if proc is not None:
             proctree.kill_case(proc.pid, token)
-            proctree.kill(proctree.adopted_since(known))
+            proctree.kill(proctree.adopted_since(known, ctx.other_case_roots(token)))
         raise
     finally:
+        with ctx.lock:
+            ctx.harnesses.pop(token, None)
         if report_write >= 0:
             os.close(report_write)
         os.close(report_read)
@@ -195,6 +229,14 @@ def run_case(
     result = _result(ctx, case, seen, events, log_text, duration, log.path)
     result.properties["repro.isolation"] = isolation
     return result
+
+
+def is_exclusive(case: Case) -> bool:
+    """Whether ``case`` must run alone under ``-j N``: its scenario's ``EXCLUSIVE`` is true, or
+    a function of the case's params returning true (it measures timing or throughput, holds a
+    fixed port, or needs a whole device). An exclusive case gets torch's default threads."""
+    exclusive = getattr(scenarios.load(case.scenario, case.module), "EXCLUSIVE", False)
+    return bool(exclusive(case.param_dict)) if callable(exclusive) else bool(exclusive)
 
 
 def wants_zygote(ctx: RunContext, case: Case) -> bool:
@@ -217,21 +259,47 @@ def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote 
         return None
     if ctx.zygote is not None and ctx.zygote.alive():
         return ctx.zygote
+    if threading.current_thread() is not threading.main_thread():
+        # The zygote dies with the thread that started it (PR_SET_PDEATHSIG follows the thread,
+        # prctl(2)): only the main thread starts one (prepare_zygote); this case runs fresh.
+        log.write(
+            b"# repro: no zygote ready for this case (started only by the main thread); running it fresh\n"
+        )
+        return None
+    failed = _start_zygote(ctx)
+    if failed is not None:
+        log.write(f"# repro: zygote unavailable, running fresh from now on: {failed}\n".encode())
+        return None
+    return ctx.zygote
+
+
+def prepare_zygote(ctx: RunContext, case: Case) -> None:
+    """Start (or replace) the run's zygote from this thread when ``case`` will want one. Under
+    ``-j N`` the main thread calls it before handing a case to a worker thread, because the
+    zygote's parent-death signal fires when the thread that started it ends."""
+    with ctx.lock:
+        wanted = ctx.zygote_failed is None and wants_zygote(ctx, case)
+        if wanted and (ctx.zygote is None or not ctx.zygote.alive()):
+            _start_zygote(ctx)
+
+
+def _start_zygote(ctx: RunContext) -> str | None:
+    """Start the run's zygote into ``ctx.zygote``; the reason when it cannot start (the rest of
+    the run is then fresh: ``ctx.zygote_failed``)."""
     env = protocol.case_env(dict(os.environ), ctx.env, {}, Path(), Path(), "")
     for name in (protocol.CASE_VAR, protocol.EVENTS_VAR, protocol.WORKDIR_VAR, proctree.TOKEN_VAR):
         env.pop(name, None)
     names = [
         scenarios.module_name(n)
         for n in scenarios.BUILTIN
-        if not zygote_mod.is_fresh(scenarios.load(n))
+        if getattr(scenarios.load(n), "FRESH", False) is not True  # some cases forked
     ]
     try:
         ctx.zygote = zygote_mod.Zygote(ctx.python, env, names, ctx.run_dir / "zygote.log")
     except (zygote_mod.ZygoteError, OSError) as exc:
-        ctx.zygote_failed = str(exc)
-        log.write(f"# repro: zygote unavailable, running fresh from now on: {exc}\n".encode())
-        return None
-    return ctx.zygote
+        ctx.zygote, ctx.zygote_failed = None, str(exc)
+        return str(exc)
+    return None
 
 
 def _start_harness(
@@ -301,6 +369,8 @@ def _watch(
     next_beat_poll = started
     timed_out = stalled = False
     while proc.poll() is None:
+        if ctx.cancel.is_set():
+            raise CaseCancelled(case.case_id)
         now = time.monotonic()
         if now >= next_beat_poll:
             beats.poll(now)
@@ -383,7 +453,7 @@ def _harness_report(fd: int) -> tuple[list[str], float | None]:
 
 
 def _leftovers(
-    report_fd: int, token: str, known: set[int], log: CaseLog
+    report_fd: int, token: str, known: set[int], skip: set[int], log: CaseLog
 ) -> tuple[list[str], float | None]:
     """Every process the case left behind, killed: those the harness found in its subreaper
     tree (its report), then those outside it: processes carrying the case's token, and orphans
@@ -391,7 +461,7 @@ def _leftovers(
     harness's CPU seconds (None without a report)."""
     leaked, cpu_s = _harness_report(report_fd)
     found = {p.pid: p for p in proctree.case_processes(None, token)}
-    found.update({p.pid: p for p in proctree.adopted_since(known)})
+    found.update({p.pid: p for p in proctree.adopted_since(known, skip)})
     procs = list(found.values())
     leaked += [f"{p.pid} {proctree.describe(p)}" for p in procs]
     proctree.kill(procs)

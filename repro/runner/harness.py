@@ -75,12 +75,23 @@ def _check_accelerator(ctx: Context, expect: bool) -> None:
         ctx.skip(message)
 
 
+def _limit_threads() -> None:
+    """Under ``repro run -j N`` a case gets ``REPRO_CASE_THREADS`` intra-op threads. A fresh
+    interpreter reads ``OMP_NUM_THREADS`` (set beside it) when it imports torch; a case forked
+    from the zygote has torch imported already, so the count is set here."""
+    threads = os.environ.get(protocol.THREADS_VAR, "")
+    torch = sys.modules.get("torch")
+    if threads.isdigit() and int(threads) > 0 and torch is not None:
+        torch.set_num_threads(int(threads))
+
+
 def run_case(spec: dict, events_path: str, workdir: str) -> dict:
     """Run one case in this process and return its verdict ``{"outcome", "message", "signature"}``.
 
     Tracebacks go to stderr (the case log). Never raises for scenario errors.
     """
     ctx = Context(spec["case_id"], dict(spec["params"]), events_path, workdir)
+    _limit_threads()
     ctx.heartbeat("start")
     verdict: dict = {"outcome": "passed", "message": "", "signature": None}
     try:
@@ -103,14 +114,16 @@ def run_case(spec: dict, events_path: str, workdir: str) -> dict:
     return verdict
 
 
-def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
+def _watch(case_pid: int, parents: tuple[int, ...], report_fd: int) -> int:
     """The harness's own loop while its child runs the case (this process runs no case code).
 
     It is the child subreaper of the case, so every orphaned descendant (a ``setsid``'ed
     grandchild too) is re-parented to it and stays in its tree. It reaps them, and:
 
-    - when the runner dies (even by SIGKILL: ``getppid()`` changes), it SIGKILLs its whole
-      subtree and exits, so nothing of the case outlives a killed run;
+    - when its parent is no longer one of ``parents`` (the runner, or the zygote that forked it
+      and, once that zygote retires, the runner that adopts it) because the runner died, even by
+      SIGKILL, it SIGKILLs its whole subtree and exits, so nothing of the case outlives a
+      killed run;
     - when the case process ends, it SIGKILLs whatever of the case is left, reports those
       processes on ``report_fd`` (one JSON line ``{"leaked": [...], "cpu_s": seconds}``: the
       user + system CPU time of every process of the case it reaped, workers and ranks
@@ -121,7 +134,7 @@ def _watch(case_pid: int, runner_pid: int, report_fd: int) -> int:
     status = None
     while status is None:
         status = _reap(case_pid)
-        if status is None and os.getppid() != runner_pid:
+        if status is None and os.getppid() not in parents:
             proctree.kill_subtree()
             os._exit(1)
         if status is None:  # wakes at once when a child exits (SIGCHLD is blocked, see main)
@@ -178,7 +191,9 @@ def serve(report_fd: int, parent_pid: int) -> int:
     """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`).
 
     ``parent_pid``: the process whose death ends the case (the runner when fresh, the zygote
-    when forked by ``repro.runner.zygote``, which itself dies with the runner). The case spec,
+    when forked by ``repro.runner.zygote``, which itself dies with the runner). A forked
+    harness whose zygote retires (it refused a later fork) is adopted by the runner, a
+    subreaper, and goes on. The case spec,
     events path and workdir come from ``os.environ`` (``repro.runner.protocol.case_env``).
     Returns (or ends the process with) the case's exit status, as :func:`_watch` does.
     """
@@ -192,7 +207,8 @@ def serve(report_fd: int, parent_pid: int) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # before fork: no lost wake-up
     case_pid = os.fork()
     if case_pid:
-        os._exit(_watch(case_pid, parent_pid, report_fd))
+        runner_pid = int(os.environ.get(protocol.RUNNER_PID_VAR, parent_pid))
+        os._exit(_watch(case_pid, (parent_pid, runner_pid), report_fd))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the case gets a normal mask
     # The case process: dies at once with its watcher (PDEATHSIG SIGKILL: a case ignoring
     # SIGTERM cannot outlive it), and cannot write the watcher's report.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class RunOptions:
     ``timeout_scale``: multiplier of every case timeout (None = matrix.yaml's). ``properties``:
     ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
     ``rerun_failures``: reruns of each red case, to tell flaky from deterministic (issue 11).
+    ``jobs``: cases at once (``-j``); None picks :func:`default_jobs`.
     """
 
     config: str | Path = matrix_mod.DEFAULT_FILE
@@ -56,6 +58,7 @@ class RunOptions:
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "auto"  # executor.ISOLATIONS: fresh | zygote | auto
     rerun_failures: int = 0
+    jobs: int | None = None  # None: default_jobs()
 
 
 @dataclass
@@ -257,6 +260,40 @@ def run_context(
     )
 
 
+# ---- step: how many cases at once -----------------------------------------------------------
+
+
+def usable_cores() -> int:
+    """CPU cores this process may use: its affinity mask, capped by a cgroup v2 CPU quota
+    (``/sys/fs/cgroup/cpu.max``, what ``docker run --cpus`` sets). At least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max" and int(period) > 0:
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
+def default_jobs(variant: dict[str, Any], fp: dict[str, Any]) -> int:
+    """``-j`` when not given: 1 on a GPU lane (an accelerator variant, or GPUs in the
+    fingerprint: cases would share a device), else the usable cores (one torch thread per
+    case, :func:`case_threads`)."""
+    if variant.get("accelerator") not in (None, "cpu") or fp.get("gpus"):
+        return 1
+    return usable_cores()
+
+
+def case_threads(jobs: int) -> int | None:
+    """torch intra-op threads per case under ``-j jobs``: the usable cores shared out, or None
+    (torch's default, every core) when cases run one at a time."""
+    return None if jobs <= 1 else max(1, usable_cores() // jobs)
+
+
 # ---- step: doctor ------------------------------------------------------------------------
 
 
@@ -286,15 +323,21 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     variant = pick_variant(config, options, fp)
     run_id, run_dir = make_run_dir(config, options, variant)
     ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
+    jobs = options.jobs or default_jobs(variant, fp)
+    ctx.case_threads = case_threads(jobs)
+    ctx.suite_properties["repro.jobs"] = str(jobs)
+    if ctx.case_threads:
+        ctx.suite_properties["repro.case_threads"] = str(ctx.case_threads)
+    threads = f", {ctx.case_threads} torch thread(s) each" if ctx.case_threads else ""
     say(
-        f"run {run_id}: {len(cases)} cases, variant {variant['id']} (torch {variant['torch']}), "
-        f"host {ctx.suite_properties['host.key']}"
+        f"run {run_id}: {len(cases)} cases, {jobs} at once{threads}, variant {variant['id']} "
+        f"(torch {variant['torch']}), host {ctx.suite_properties['host.key']}"
     )
     say(f"results -> {run_dir}")
     wsl2 = bool((fp.get("host") or {}).get("wsl2"))
     gpus = runners.expected_gpus(config.runner_gpus, str(variant.get("accelerator")), wsl2)
     preflight = doctor_preflight(fp, run_dir, say, gpus) if options.doctor else []
     results = run_all(
-        ctx, cases, reporter, preflight=preflight, rerun_failures=options.rerun_failures
+        ctx, cases, reporter, preflight=preflight, rerun_failures=options.rerun_failures, jobs=jobs
     )
     return RunSummary(run_id, run_dir, results)

@@ -32,6 +32,7 @@ EVENTS_VAR = "REPRO_EVENTS"  # path of the events file
 WORKDIR_VAR = "REPRO_WORKDIR"  # the case's private temporary directory
 REPORT_FD_VAR = "REPRO_REPORT_FD"  # harness -> runner: leftovers it killed (one JSON line)
 RUNNER_PID_VAR = "REPRO_RUNNER_PID"  # the harness dies with this process (not whoever is parent)
+THREADS_VAR = "REPRO_CASE_THREADS"  # torch intra-op threads of a case under ``repro run -j N``
 
 #: Outcomes a ``result`` event may carry (the values of ``repro.outcomes.Outcome`` a case may
 #: report itself; ``crashed`` and ``hung`` are decided by the runner only).

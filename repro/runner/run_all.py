@@ -1,6 +1,10 @@
-"""Run every selected case in order, keeping ``junit.xml`` and ``run.json`` current after each.
+"""Run every selected case, keeping ``junit.xml`` and ``run.json`` current after each.
 
-Cases run one after another (timings stay comparable on a 2-core runner). The runner makes
+Cases run one after another, or up to ``jobs`` at once (``repro run -j N``): cases start in
+catalogue order, a case whose scenario declares ``EXCLUSIVE`` (it measures timing or
+throughput, or needs a whole device) runs alone, and ``junit.xml`` lists finished cases in
+catalogue order, so the file and the progress lines read the same whatever finished first.
+The runner makes
 itself a child subreaper for the run, so whatever a case leaves behind when its harness is
 killed is re-parented here and swept (``repro.runner.executor``). Results are rewritten
 atomically after every case: a run killed halfway, or stopped by a full disk or a read-only
@@ -10,8 +14,10 @@ results directory, keeps every finished case. Never imports torch.
 from __future__ import annotations
 
 import dataclasses
+import queue
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repro import proctree
@@ -20,8 +26,20 @@ from repro.host import cuda_init
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.runner.executor import RunContext, run_case, skipped_result
+from repro.runner.executor import (
+    RunContext,
+    close_zygote,
+    is_exclusive,
+    prepare_zygote,
+    run_case,
+    skipped_result,
+)
 from repro.scenarios import Case, skip_reason
+
+#: Seconds between progress ticks while the main thread waits for parallel cases.
+_TICK_S = 0.2
+#: Seconds to wait for running cases to be killed after Ctrl-C or a write error.
+_CANCEL_WAIT_S = 30.0
 
 
 class Reporter:
@@ -40,8 +58,12 @@ def run_all(
     reporter: Reporter | None = None,
     preflight: Sequence[CaseResult] = (),
     rerun_failures: int = 0,
+    jobs: int = 1,
 ) -> list[CaseResult]:
-    """Run ``cases`` one after another and return their results (``preflight`` first).
+    """Run ``cases`` and return their results in catalogue order (``preflight`` first).
+
+    ``jobs``: how many cases may run at once (1: one after another). Cases start in order; an
+    ``EXCLUSIVE`` one (:func:`is_exclusive`) waits for the running ones and runs alone.
 
     ``rerun_failures``: each red case (failed, error, crashed, hung) is run again, each time in
     a fresh process, up to this many times or until it passes (:func:`rerun_red_case`).
@@ -56,7 +78,7 @@ def run_all(
     """
     proctree.become_subreaper()
     try:
-        return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures)
+        return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs)
     except OSError as exc:
         why = exc.strerror or str(exc)
         where = exc.filename or ctx.run_dir
@@ -64,6 +86,67 @@ def run_all(
             f"{where}: cannot write results: {why}; the run stopped, junit.xml in {ctx.run_dir} "
             "keeps every finished case"
         ) from None
+    finally:
+        close_zygote(ctx)
+
+
+class _Results:
+    """The finished cases of a run, written to ``junit.xml`` and ``run.json`` after each one
+    (catalogue order, whatever order they finished in)."""
+
+    def __init__(self, ctx: RunContext, preflight: Sequence[CaseResult], total: int) -> None:
+        self.ctx, self.preflight = ctx, list(preflight)
+        self.finished: dict[int, CaseResult] = {}
+        self.junit_path = ctx.run_dir / "junit.xml"
+        self.hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
+        ctx.run_info.update(cases_total=total, cases_done=0)
+        write_run_info(ctx.run_dir, ctx.run_info)
+        if self.preflight:
+            self._write_junit()
+
+    def add(self, index: int, result: CaseResult) -> None:
+        self.finished[index] = result
+        self._write_junit()
+        self.ctx.run_info["cases_done"] = len(self.finished)
+        write_run_info(self.ctx.run_dir, self.ctx.run_info)
+
+    def _write_junit(self) -> None:
+        write_junit(
+            self.junit_path, self.in_order(), self.ctx.suite_properties, hostname=self.hostname
+        )
+
+    def in_order(self) -> list[CaseResult]:
+        return self.preflight + [self.finished[i] for i in sorted(self.finished)]
+
+    def close(self) -> list[CaseResult]:
+        self.ctx.run_info["finished"] = _now()
+        write_run_info(self.ctx.run_dir, self.ctx.run_info)
+        return self.in_order()
+
+
+def _not_run(ctx: RunContext, case: Case) -> CaseResult | None:
+    """The result of a case that is not started (a requirement absent: skipped; NVML fine but
+    CUDA broken: red), or None when it should run."""
+    # On a GPU variant a missing device is a failure the harness reports, never a skip.
+    requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
+    reason = skip_reason(requires, ctx.fingerprint)
+    broken = cuda_init.case_error(case, ctx.fingerprint)
+    if broken is not None:
+        return broken
+    return skipped_result(case, reason) if reason is not None else None
+
+
+def _run_one(
+    ctx: RunContext,
+    case: Case,
+    rerun_failures: int,
+    reporter: Reporter,
+    on_tick: Callable[[float], None] | None,
+) -> CaseResult:
+    result = run_case(ctx, case, on_tick=on_tick)
+    if result.outcome.is_problem and rerun_failures > 0:
+        result = rerun_red_case(ctx, case, result, rerun_failures, reporter)
+    return result
 
 
 def _run_all(
@@ -72,37 +155,101 @@ def _run_all(
     reporter: Reporter,
     preflight: Sequence[CaseResult],
     rerun_failures: int,
+    jobs: int,
 ) -> list[CaseResult]:
-    results: list[CaseResult] = list(preflight)
-    junit_path = ctx.run_dir / "junit.xml"
-    hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
-    ctx.run_info.update(cases_total=len(cases), cases_done=0)
-    write_run_info(ctx.run_dir, ctx.run_info)
-    if results:
-        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
+    results = _Results(ctx, preflight, len(cases))
+    if jobs > 1:
+        _run_parallel(ctx, cases, reporter, results, rerun_failures, jobs)
+        return results.close()
     total = len(cases)
     for index, case in enumerate(cases, start=1):
         reporter.case_started(index, total, case)
-        # On a GPU variant a missing device is a failure the harness reports, never a skip.
-        requires = [r for r in case.requires if not (ctx.expect_accelerator and r == "accelerator")]
-        reason = skip_reason(requires, ctx.fingerprint)
-        broken = cuda_init.case_error(case, ctx.fingerprint)  # NVML fine, CUDA broken: red
-        if broken is not None:
-            result = broken
-        elif reason is not None:
-            result = skipped_result(case, reason)
-        else:
-            result = run_case(ctx, case, on_tick=reporter.case_tick)
-            if result.outcome.is_problem and rerun_failures > 0:
-                result = rerun_red_case(ctx, case, result, rerun_failures, reporter)
-        results.append(result)
-        write_junit(junit_path, results, ctx.suite_properties, hostname=hostname)
-        ctx.run_info["cases_done"] = index
-        write_run_info(ctx.run_dir, ctx.run_info)
+        result = _not_run(ctx, case) or _run_one(
+            ctx, case, rerun_failures, reporter, reporter.case_tick
+        )
+        results.add(index, result)
         reporter.case_finished(index, total, result)
-    ctx.run_info["finished"] = _now()
-    write_run_info(ctx.run_dir, ctx.run_info)
-    return results
+    return results.close()
+
+
+def _run_parallel(
+    ctx: RunContext,
+    cases: Sequence[Case],
+    reporter: Reporter,
+    results: _Results,
+    rerun_failures: int,
+    jobs: int,
+) -> None:
+    """Up to ``jobs`` cases at once, each in a thread that waits on its case's processes.
+
+    The reporter hears about cases in catalogue order from this thread only: the oldest
+    unfinished case is the "current" one (its ticks), and a case that finished early is
+    reported when every case before it has been. Ctrl-C or a write error sets ``ctx.cancel``:
+    every running case's tree is killed, then the exception goes on.
+    """
+    total = len(cases)
+    done: queue.Queue[tuple[int, CaseResult | None, BaseException | None]] = queue.Queue()
+    running: dict[int, tuple[bool, float]] = {}  # index -> (exclusive, monotonic start)
+    threads: list[threading.Thread] = []
+    quiet = Reporter()  # reruns in a worker thread say nothing; the verdict line says it all
+
+    def work(index: int, case: Case) -> None:
+        try:
+            done.put((index, _run_one(ctx, case, rerun_failures, quiet, None), None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            done.put((index, None, exc))
+
+    def may_start(case: Case) -> bool:
+        if any(exclusive for exclusive, _ in running.values()):
+            return False
+        return not running if is_exclusive(case) else len(running) < jobs
+
+    next_index, shown, announced = 1, 1, 0
+    try:
+        while shown <= total:
+            while next_index <= total and may_start(cases[next_index - 1]):
+                case = cases[next_index - 1]
+                skipped = _not_run(ctx, case)
+                if skipped is not None:
+                    results.add(next_index, skipped)
+                else:
+                    prepare_zygote(ctx, case)  # here: the zygote dies with its starting thread
+                    running[next_index] = (is_exclusive(case), time.monotonic())
+                    thread = threading.Thread(
+                        target=work, args=(next_index, case), name=f"case-{next_index}", daemon=True
+                    )
+                    threads.append(thread)
+                    thread.start()
+                next_index += 1
+            # Report, in order, every case whose predecessors have all been reported.
+            while shown <= total and shown in results.finished:
+                if announced < shown:
+                    reporter.case_started(shown, total, cases[shown - 1])
+                reporter.case_finished(shown, total, results.finished[shown])
+                announced = shown
+                shown += 1
+            if shown <= total and shown in running and announced < shown:
+                reporter.case_started(shown, total, cases[shown - 1])
+                announced = shown
+            if shown > total:
+                break
+            try:
+                index, result, error = done.get(timeout=_TICK_S)
+            except queue.Empty:
+                if shown in running:
+                    reporter.case_tick(time.monotonic() - running[shown][1])
+                continue
+            running.pop(index, None)
+            if error is not None:
+                raise error
+            assert result is not None
+            results.add(index, result)
+    except BaseException:
+        ctx.cancel.set()
+        deadline = time.monotonic() + _CANCEL_WAIT_S
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        raise
 
 
 #: Testcase properties of a rerun red case (issue 11): ``repro.reruns`` (how many reruns ran),

@@ -44,6 +44,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -262,7 +263,8 @@ class ZygoteError(RuntimeError):
 
 
 class Zygote:
-    """The runner's handle on one zygote process (one case at a time).
+    """The runner's handle on one zygote process. Thread-safe: under ``repro run -j N`` several
+    cases ask it for harnesses and poll their exits (one lock around the socket).
 
     ``python``: interpreter; ``env``: the environment it imports torch under (the cases' common
     environment, with ``REPRO_RUNNER_PID``); ``scenario_names``: module paths to pre-import;
@@ -282,6 +284,7 @@ class Zygote:
         env[SOCKET_FD_VAR] = str(theirs.fileno())
         self.sock = ours
         self.exits: dict[int, int] = {}
+        self._lock = threading.RLock()
         # Its own output (import warnings) goes to its log, not to the runner's terminal.
         log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
         try:
@@ -331,6 +334,16 @@ class Zygote:
 
     def pump(self) -> None:
         """Record every exit notice waiting on the socket (non-blocking)."""
+        with self._lock:
+            self._pump()
+
+    def exit_of(self, pid: int) -> int | None:
+        """The return code of harness ``pid`` once the zygote reported its exit (taken once)."""
+        with self._lock:
+            self._pump()
+            return self.exits.pop(pid, None)
+
+    def _pump(self) -> None:
         while self.sock.fileno() >= 0 and select.select([self.sock], [], [], 0)[0]:
             try:
                 got = _recv(self.sock)
@@ -345,13 +358,14 @@ class Zygote:
 
     def spawn(self, env: dict[str, str], cwd: str, log_fd: int, report_fd: int) -> ForkedHarness:
         """Fork a harness for one case. Raises ZygoteError when the zygote refuses (fork
-        hazards) or is gone; it is then closed."""
-        try:
-            _send(self.sock, {"env": env, "cwd": cwd}, (log_fd, report_fd))
-        except OSError as exc:
-            self.close()
-            raise ZygoteError(f"zygote gone: {exc}") from None
-        message = self._next(30.0)
+        hazards) or is gone; it is then closed (harnesses it forked go on, adopted by the runner)."""
+        with self._lock:
+            try:
+                _send(self.sock, {"env": env, "cwd": cwd}, (log_fd, report_fd))
+            except OSError as exc:
+                self.close()
+                raise ZygoteError(f"zygote gone: {exc}") from None
+            message = self._next(30.0)
         if not message or "pid" not in message:
             self.close()
             raise ZygoteError(f"zygote refused to fork: {message or 'no answer'}")
@@ -380,9 +394,9 @@ class ForkedHarness:
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            self.zygote.pump()
-            if self.pid in self.zygote.exits:
-                self.returncode = self.zygote.exits.pop(self.pid)
+            code = self.zygote.exit_of(self.pid)
+            if code is not None:
+                self.returncode = code
             elif not self.zygote.alive():
                 self._orphaned()
         return self.returncode

@@ -194,6 +194,10 @@ def contract_problem(mod: object) -> str | None:
             f"TIMEOUT_S: expected a finite positive number of seconds (at most {MAX_TIMEOUT_S:g}), "
             f"got {timeout!r:.60}"
         )
+    for flag in ("FRESH", "EXCLUSIVE"):
+        value = getattr(mod, flag, False)
+        if not (isinstance(value, bool) or callable(value)):
+            return f"{flag}: expected True, False or a function of the case's params, got {value!r:.60}"
     if not isinstance(getattr(mod, "QUIET_DEFAULTS", {}), dict):
         return "QUIET_DEFAULTS: expected a dict of axis name to value"
     for attr, required in (("run", True), ("valid", False), ("requires", False)):

@@ -27,6 +27,7 @@ import traceback
 
 PARAMS = {"device": ["cpu", "cuda"], "dtype": ["fp16", "bf16"], "loss": ["bce_logits", "bce"]}
 TIMEOUT_S = 180.0
+EXCLUSIVE = True  # runs alone under -j N (every core): step_s and it_per_s are measured
 
 #: device -> (batch, image size, steps). The CPU lane checks the same autocast/GradScaler path on
 #: a small shape: bf16 autocast of the DBNet at 2 x 256 px took 120-180 s on a 2-core host.

@@ -42,7 +42,8 @@ PARAMS = {
     "producer": ["waits", "exits_early"],
 }
 TIMEOUT_S = 90.0
-FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (tensors shared across producer/consumer processes)
+# Zygote-eligible (repro.runner.zygote): the producer is a spawned interpreter, so the case
+# process's own start does not matter (parity: tests/test_zygote.py, benchmarks/isolation_parity.py).
 PRODUCER_MODES = ("waits", "exits_early", "exits_unreceived")
 
 TENSORS = 4

@@ -35,6 +35,7 @@ PARAMS = {
     "phase": ["train", "train_then_eval"],
 }
 TIMEOUT_S = 120.0
+EXCLUSIVE = True  # runs alone under -j N (every core): step_s and eval_s are measured
 
 STEPS = 5
 #: (batch, height, width) of the training batch per device, and the eval batches after it.

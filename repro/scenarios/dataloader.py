@@ -35,7 +35,10 @@ PARAMS = {
     "fault": ["none"],
 }
 TIMEOUT_S = 90.0
-FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (worker start methods, accelerator init before fork)
+#: A fresh interpreter (not a zygote fork, repro.runner.zygote) where the workers are forks of
+#: the case process; spawn and forkserver workers are new interpreters either way.
+FRESH = lambda params: params["workers"] > 0 and params["start_method"] == "fork"  # noqa: E731
+EXCLUSIVE = True  # runs alone under -j N: time to first batch and it/s are its measurements
 QUIET_DEFAULTS = {"fault": "none"}
 FAULTS = ("none", "worker_exception", "worker_segfault", "worker_hang", "worker_touches_accel")
 

@@ -64,7 +64,10 @@ PARAMS = {
 }  # fmt: skip
 QUIET_DEFAULTS = {"fault": "none"}
 TIMEOUT_S = 120.0
-FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is launcher behaviour (torchrun ranks, ports, a failing rank)
+# Zygote-eligible (repro.runner.zygote): torchrun and its ranks are new interpreters, so the case
+# process that starts them may be a fork (parity: tests/test_zygote.py).
+#: Under -j N nccl cases run alone: each rank takes a whole GPU. gloo cases use free ports.
+EXCLUSIVE = lambda params: params["backend"] == "nccl"  # noqa: E731
 #: Where in the grid the planted faults run: one world size and loader, as before the grid grew.
 FAULT_WORLD_SIZE = 2
 FAULT_WORKERS = 0

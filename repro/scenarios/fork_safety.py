@@ -70,7 +70,10 @@ TIMEOUT_S = 45.0
 #: forkserver child first imports an interpreter's worth of modules (~2 s quiet, torch included).
 FORKED_CHILD_BUDGET_S = 8.0
 NEW_INTERPRETER_BUDGET_S = 30.0
-FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (fork with a held lock, start methods)
+#: A fresh interpreter (not a zygote fork, repro.runner.zygote) where the case process itself
+#: forks (its threads and locks are the subject); spawn/forkserver children and the wandb part
+#: (repro.scenarios._wandb_child) are new interpreters either way.
+FRESH = lambda params: params["start_method"] == "fork" and not params["mode"].startswith("wandb")  # noqa: E731
 WORKERS = 2
 SAMPLES = 8
 

@@ -21,6 +21,7 @@ import traceback
 
 PARAMS = {"device": ["cpu", "cuda"]}
 TIMEOUT_S = 240.0
+EXCLUSIVE = True  # runs alone under -j N (every core): step_s and it_per_s are measured
 
 STEPS = 10
 #: device -> (batch, image size). The CPU lane keeps every step of the loop on a small shape

@@ -22,7 +22,9 @@ import traceback
 
 PARAMS = {"workers": [0, 2], "sample_mb": [50]}
 TIMEOUT_S = 90.0
-FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is process semantics (DataLoader workers passing batches through /dev/shm)
+#: A fresh interpreter (not a zygote fork, repro.runner.zygote) when its DataLoader workers are
+#: forks of the case process.
+FRESH = lambda params: params["workers"] > 0  # noqa: E731
 
 SAMPLES = 8
 PREFETCH_FACTOR = 2

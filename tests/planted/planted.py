@@ -19,6 +19,9 @@ Flaky and switched kinds (issue 11): flaky_once fails on its first attempt and p
 next (a marker file in ``$REPRO_PLANTED_STATE``, a directory the test makes);
 fail_when_switched fails only when ``$REPRO_PLANTED_BREAK`` is set (a regression against a
 baseline run without it); slow_pass passes after 1.5 s.
+
+Parallel kinds (issue 13): window (sleeps 1 s and writes when it ran and its torch thread count
+to ``$REPRO_PLANTED_STATE/<kind>.json``) and alone (the same, declared ``EXCLUSIVE``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import time
 
 PARAMS = {"kind": ["pass"]}
 TIMEOUT_S = 10.0
+#: ``alone~...`` cases declare they must run alone under ``repro run -j N``.
+EXCLUSIVE = lambda params: params["kind"].startswith("alone")  # noqa: E731
 
 
 def run(ctx, params) -> None:
@@ -46,6 +51,16 @@ def run(ctx, params) -> None:
         if not os.path.exists(marker):
             open(marker, "w").close()
             raise AssertionError("planted flaky check failed on the first attempt")
+        return
+    if kind in ("window", "alone"):  # when it ran, for the -j tests: {"start", "end", "threads"}
+        import torch
+
+        start = time.time()
+        time.sleep(1.0)
+        record = {"start": start, "end": time.time(), "threads": torch.get_num_threads()}
+        path = os.path.join(os.environ["REPRO_PLANTED_STATE"], params["kind"] + ".json")
+        with open(path, "w") as handle:
+            json.dump(record, handle)
         return
     if kind == "slow_pass":  # a second and a half: a TTY shows its line redrawn in place
         time.sleep(1.5)
