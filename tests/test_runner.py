@@ -103,7 +103,8 @@ def test_kill_9_of_the_runner_keeps_every_finished_case_and_leaves_no_case_behin
     runner = subprocess.Popen(
         # fresh: the cases are found by their /proc environment, which a forked (zygote) case
         # does not show; the zygote's kill -9 is tests/test_zygote.py's.
-        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "fresh"],
+        # -j 1: three cases finished before the sleeper (tests/test_zygote.py covers -j 2).
+        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "fresh", "-j", "1"],
         cwd=project, env=cli_env(),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )  # fmt: skip

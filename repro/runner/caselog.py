@@ -17,6 +17,7 @@ import fcntl
 import os
 import select
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 #: Default cap of one case log (bytes).
@@ -120,13 +121,18 @@ class OutputPipe:
             os.close(self.write_fd)
             self.write_fd = -1
 
-    def pump(self, timeout_s: float, max_bytes: int = 16 * _READ_BYTES) -> None:
-        """Wait up to ``timeout_s`` seconds for output, then move at most ``max_bytes`` of it."""
-        if self.eof:
+    def pump(
+        self, timeout_s: float, max_bytes: int = 16 * _READ_BYTES, wake_fds: Sequence[int] = ()
+    ) -> None:
+        """Wait up to ``timeout_s`` seconds for output, then move at most ``max_bytes`` of it.
+        A readable descriptor in ``wake_fds`` (a pidfd of the case's harness) ends the wait
+        early, so the runner sees a case end at once instead of at its next poll."""
+        fds = ([] if self.eof else [self.read_fd]) + [fd for fd in wake_fds if fd >= 0]
+        if not fds:
             time.sleep(timeout_s)
             return
-        ready, _, _ = select.select([self.read_fd], [], [], timeout_s)
-        if not ready:
+        ready, _, _ = select.select(fds, [], [], timeout_s)
+        if self.eof or self.read_fd not in ready:
             return
         moved = 0
         while moved < max_bytes:

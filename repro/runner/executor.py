@@ -365,25 +365,12 @@ def _watch(
 ) -> _Watch:
     """Wait for the case under the hard deadline and the stall detector, draining its output.
     Nothing the case does to its files can block this loop (non-blocking pipe and events)."""
-    deadline = started + case.timeout_s
-    next_beat_poll = started
-    timed_out = stalled = False
-    while proc.poll() is None:
-        if ctx.cancel.is_set():
-            raise CaseCancelled(case.case_id)
-        now = time.monotonic()
-        if now >= next_beat_poll:
-            beats.poll(now)
-            next_beat_poll = now + _BEAT_POLL_S
-        if now >= deadline:
-            timed_out = True
-            break
-        if beats.stalled(now):
-            stalled = True
-            break
-        if on_tick:
-            on_tick(now - started)
-        pipe.pump(_POLL_S)
+    exit_fd = _pidfd(proc)
+    try:
+        timed_out, stalled = _wait(ctx, case, proc, beats, pipe, on_tick, started, exit_fd)
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
     seen = _Watch()
     if not (timed_out or stalled):
         seen.returncode = proc.returncode
@@ -401,6 +388,56 @@ def _watch(
             + b"\n"
         )
     return seen
+
+
+def _wait(
+    ctx: RunContext,
+    case: Case,
+    proc: Harness,
+    beats: Heartbeats,
+    pipe: OutputPipe,
+    on_tick: Callable[[float], None] | None,
+    started: float,
+    exit_fd: int | None,
+) -> tuple[bool, bool]:
+    """Poll until the harness ends: ``(timed_out, stalled)``. Each wait also wakes when the
+    harness exits (``exit_fd``, or the zygote's socket), not only on output or every
+    ``_POLL_S``. Raises CaseCancelled when ``ctx.cancel`` is set."""
+    deadline = started + case.timeout_s
+    next_beat_poll = started
+    while proc.poll() is None:
+        if ctx.cancel.is_set():
+            raise CaseCancelled(case.case_id)
+        now = time.monotonic()
+        if now >= next_beat_poll:
+            beats.poll(now)
+            next_beat_poll = now + _BEAT_POLL_S
+        if now >= deadline:
+            return True, False
+        if beats.stalled(now):
+            return False, True
+        if on_tick:
+            on_tick(now - started)
+        wake = exit_fd if exit_fd is not None else _zygote_fd(proc)
+        pipe.pump(_POLL_S, wake_fds=() if wake is None else (wake,))
+    return False, False
+
+
+def _pidfd(proc: Harness) -> int | None:
+    """A pidfd of a fresh harness (readable once it exits: Linux 5.3+), else None."""
+    if isinstance(proc, zygote_mod.ForkedHarness):
+        return None
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # an old kernel, or already reaped
+        return None
+
+
+def _zygote_fd(proc: Harness) -> int | None:
+    """The zygote's socket for a forked harness: readable when the zygote reports an exit."""
+    if isinstance(proc, zygote_mod.ForkedHarness) and proc.zygote.alive():
+        return proc.zygote.sock.fileno()
+    return None
 
 
 def _dump_and_kill(proc: Harness, token: str, pipe: OutputPipe) -> list[str]:

@@ -43,7 +43,7 @@ PARAMS = {
 }
 TIMEOUT_S = 90.0
 # Zygote-eligible (repro.runner.zygote): the producer is a spawned interpreter, so the case
-# process's own start does not matter (parity: tests/test_zygote.py, benchmarks/isolation_parity.py).
+# process's own start does not matter (parity: tests/test_zygote.py, benchmarks/main_job.py).
 PRODUCER_MODES = ("waits", "exits_early", "exits_unreceived")
 
 TENSORS = 4
