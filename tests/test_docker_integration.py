@@ -391,7 +391,12 @@ def test_results_on_the_host_carry_variant_host_and_image_properties(lane, tmp_p
 def test_container_killed_by_its_timeout_keeps_finished_cases_and_is_removed(lane, tmp_path):
     results = tmp_path / "results"
     started = time.monotonic()
-    done = _docker_run(lane, "-k", "noop", "-k", "fork_safety", "--timeout", "25", results=results)
+    # --timeout-scale 20: fork_safety's deadlocks outlast the 25 s container timeout instead of
+    # being caught by their 8 s phase budget
+    done = _docker_run(
+        lane, "-k", "noop", "-k", "fork_safety", "--timeout", "25", "--timeout-scale", "20",
+        results=results,
+    )  # fmt: skip
     elapsed = time.monotonic() - started
     assert done.returncode == 3, done.stderr[-4000:]
     assert "killed after its 25 s timeout" in done.stderr
