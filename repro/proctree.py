@@ -88,7 +88,7 @@ def _reap_children() -> None:
 
 
 def adopted_since(known: set[int], skip: Iterable[int] = ()) -> list[psutil.Process]:
-    """What this subreaper adopted since the :func:`descendant_pids` snapshot ``known``: its
+    """What this subreaper adopted since the :func:`child_pids` snapshot ``known``: its
     live direct children not in ``known`` nor in ``skip`` (under ``-j N``: the zygote and the
     other running cases' harnesses), each with its descendants. Only direct children are
     judged, so a process another case forks meanwhile is never taken for an orphan."""
@@ -111,10 +111,10 @@ def adopted_since(known: set[int], skip: Iterable[int] = ()) -> list[psutil.Proc
     return adopted
 
 
-def descendant_pids() -> set[int]:
-    """Pids of the calling process's live descendants."""
+def child_pids() -> set[int]:
+    """Pids of the calling process's live direct children (what :func:`adopted_since` judges)."""
     try:
-        return {p.pid for p in psutil.Process().children(recursive=True)}
+        return {p.pid for p in psutil.Process().children()}
     except psutil.Error:
         return set()
 

@@ -188,7 +188,7 @@ def run_case(
     try:
         with ctx.lock:  # one case at a time starts or replaces the zygote and forks from it
             zygote = _zygote_for(ctx, case, log)  # before the snapshot: a new zygote is no leftover
-            known = proctree.descendant_pids()
+            known = proctree.child_pids()
             proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
             ctx.harnesses[token] = proc.pid
         isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
@@ -232,23 +232,22 @@ def run_case(
 
 
 def is_exclusive(case: Case) -> bool:
-    """Whether ``case`` must run alone under ``-j N``: its scenario's ``EXCLUSIVE`` is true, or
-    a function of the case's params returning true (it measures timing or throughput, holds a
-    fixed port, or needs a whole device). An exclusive case gets torch's default threads."""
-    exclusive = getattr(scenarios.load(case.scenario, case.module), "EXCLUSIVE", False)
-    return bool(exclusive(case.param_dict)) if callable(exclusive) else bool(exclusive)
+    """Whether ``case`` must run alone under ``-j N`` (its scenario's ``EXCLUSIVE``: it measures
+    timing or throughput, holds a fixed port, or needs a whole device). An exclusive case gets
+    torch's default threads."""
+    return scenarios.case_flag(case, "EXCLUSIVE")
 
 
 def wants_zygote(ctx: RunContext, case: Case) -> bool:
     """Whether ``ctx.isolation`` forks this case from the zygote: always under ``zygote``, never
-    under ``fresh``, and under ``auto`` unless the scenario declares ``FRESH``
-    (``repro.runner.zygote.is_fresh``). Raises ConfigError for an unknown isolation."""
+    under ``fresh``, and under ``auto`` unless the scenario declares ``FRESH`` for it
+    (``repro.scenarios.case_flag``). Raises ConfigError for an unknown isolation."""
     if ctx.isolation not in ISOLATIONS:
         raise ConfigError(
             f"isolation: expected one of {', '.join(ISOLATIONS)}, got {ctx.isolation!r}"
         )
     if ctx.isolation == "auto":
-        return not zygote_mod.is_fresh(scenarios.load(case.scenario, case.module), case.param_dict)
+        return not scenarios.case_flag(case, "FRESH")
     return ctx.isolation == "zygote"
 
 

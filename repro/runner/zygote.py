@@ -23,7 +23,7 @@ zygote answers ``{"error": ...}`` and exits; the client replaces it.
 What torch reads at import stays as the zygote read it: libgomp parses ``OMP_NUM_THREADS`` when
 it is loaded, so a case's different ``OMP_NUM_THREADS`` does not change ``torch.get_num_threads()``
 in a forked child (measured, see tests/test_zygote.py). Scenarios that set such variables, or
-whose subject is process semantics, declare ``FRESH = True`` (``is_fresh``).
+whose subject is process semantics, declare ``FRESH`` (``repro.scenarios.case_flag``).
 
 Wire format: each message is a 4-byte big-endian length then JSON. Runner -> zygote:
 ``{"env": {...}, "cwd": str}`` with fds ``[log_fd, report_fd]``. Zygote -> runner: ``{"ready":
@@ -46,23 +46,12 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
 
 #: Environment variable holding the zygote's socket descriptor.
 SOCKET_FD_VAR = "REPRO_ZYGOTE_FD"
 #: Seconds the runner waits for a zygote to import torch and say ready.
 START_TIMEOUT_S = 120.0
 _MAX_MESSAGE = 16 * 1024 * 1024
-
-
-def is_fresh(module: Any, params: dict[str, Any] | None = None) -> bool:
-    """Whether a scenario module (or one case of it) needs a fresh interpreter: ``FRESH = True``,
-    or ``FRESH`` a function of the case's params returning True (called with ``params``; with
-    no params a callable counts as fresh)."""
-    fresh = getattr(module, "FRESH", False)
-    if callable(fresh):
-        return params is None or bool(fresh(params))
-    return bool(fresh)
 
 
 def fork_hazards() -> list[str]:
@@ -331,11 +320,6 @@ class Zygote:
                 self.exits[int(message["exit"])] = int(message["returncode"])
                 continue
             return message
-
-    def pump(self) -> None:
-        """Record every exit notice waiting on the socket (non-blocking)."""
-        with self._lock:
-            self._pump()
 
     def exit_of(self, pid: int) -> int | None:
         """The return code of harness ``pid`` once the zygote reported its exit (taken once)."""

@@ -173,6 +173,14 @@ def load(scenario: str, module: str | None = None) -> Scenario:
     return cast(Scenario, mod)
 
 
+def case_flag(case: Case, name: str) -> bool:
+    """A scenario's per-case declaration (``FRESH``, ``EXCLUSIVE``): the module attribute when
+    it is a bool, or its value for the case's params when it is a function (checked by
+    :func:`contract_problem`). False when the scenario does not declare it."""
+    flag = getattr(load(case.scenario, case.module), name, False)
+    return bool(flag(case.param_dict)) if callable(flag) else bool(flag)
+
+
 def contract_problem(mod: object) -> str | None:
     """What in ``mod`` breaks the :class:`Scenario` contract, or None."""
     params = getattr(mod, "PARAMS", None)
