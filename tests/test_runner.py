@@ -329,3 +329,27 @@ def test_a_gpu_variant_without_a_visible_device_fails_loudly_instead_of_skipping
     assert (gpu["repro.outcome"], gpu["repro.signature"]) == ("failed", "accelerator_unavailable")
     assert "torch.cuda.is_available() is False" in gpu_case.result[0].message
     assert cases["cuda_basic[device=cpu]"][1]["repro.outcome"] == "passed"
+
+
+def test_a_beat_written_after_the_last_read_is_not_a_stall(tmp_path):
+    # The runner reads the events file every 0.25 s (longer when it is itself starved); a beat
+    # the case wrote since then must be read before the phase is judged silent past its budget.
+    from repro.runner import protocol
+    from repro.runner.executor import confirmed_stall
+    from repro.runner.watchdog import Heartbeats
+
+    events = tmp_path / "events.jsonl"
+    started = time.monotonic()
+    protocol.append_event(
+        str(events), started, "heartbeat", {"phase": "batch", "step": 0, "budget_s": 1.0}
+    )
+    beats = Heartbeats(protocol.EventReader(events))
+    beats.poll(100.0)
+    protocol.append_event(
+        str(events), started, "heartbeat", {"phase": "batch", "step": 1, "budget_s": 1.0}
+    )
+
+    assert beats.stalled(101.5)  # judged on the stale read alone: a false hang
+    assert not confirmed_stall(beats, 101.5)  # the fresh read finds step 1
+    assert beats.last_step == 1
+    assert confirmed_stall(beats, 103.0)  # and silence past the budget after it is still a hang

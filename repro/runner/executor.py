@@ -413,13 +413,24 @@ def _wait(
             next_beat_poll = now + _BEAT_POLL_S
         if now >= deadline:
             return True, False
-        if beats.stalled(now):
+        if confirmed_stall(beats, now):
             return False, True
         if on_tick:
             on_tick(now - started)
         wake = exit_fd if exit_fd is not None else _zygote_fd(proc)
         pipe.pump(_POLL_S, wake_fds=() if wake is None else (wake,))
     return False, False
+
+
+def confirmed_stall(beats: Heartbeats, now: float) -> bool:
+    """True when the case's phase is silent past its budget even after reading its events file
+    once more: the last read may be up to ``_BEAT_POLL_S`` old, or older when the runner itself
+    was not scheduled (a loaded host), and a beat written since then is not a stall.
+    ``now``: ``time.monotonic()``."""
+    if not beats.stalled(now):
+        return False
+    beats.poll(now)
+    return beats.stalled(now)
 
 
 def _pidfd(proc: Harness) -> int | None:
