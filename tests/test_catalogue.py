@@ -305,6 +305,16 @@ def test_grids_have_a_cpu_lane_and_a_cuda_lane_that_needs_an_accelerator():
     }
 
 
+def test_dataloader_cpu_lane_stops_at_two_workers_and_the_cuda_lane_keeps_four():
+    # issue 13 item 5: the CPU lane shrinks (each spawn worker imports torch), the GPU lane keeps
+    # the field's sizes - also when matrix.yaml asks for more workers.
+    cases = scenarios.expand("dataloader", params={"workers": [0, 2, 4, 8]})
+    workers = {"cpu": set(), "cuda": set()}
+    for case in cases:
+        workers[case.param_dict["device"]].add(case.param_dict["workers"])
+    assert workers == {"cpu": {0, 2}, "cuda": {0, 2, 4, 8}}
+
+
 def test_scenario_modules_do_not_import_torch():
     code = (
         "import sys\n"
