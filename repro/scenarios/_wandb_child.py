@@ -82,6 +82,7 @@ def main(start_method: str) -> None:
             total += float(batch.sum())
             steps += 1
             time.sleep(STEP_S)
+    ctx.heartbeat("finish")  # the batch budget ends with the loop: run.finish() may take longer
     gc.enable()
     gc.collect()  # in the parent the asyncio thread is alive: the cleanup goes through
     run.finish()
