@@ -142,6 +142,14 @@ PARITY = [
     ("losses", {"device": ["cpu"], "case": ["normal", "nan_pred"], "eps": [0]}),
     ("data_validation", {"device": ["cpu"]}),
     ("noop", {"torch": [True]}),
+    # training cases: an optimizer imports torch._dynamo, which the zygote pre-imports
+    (
+        "cudnn",
+        {"device": ["cpu"], "dtype": ["fp32"], "channels_last": [False], "phase": ["train"]},
+    ),
+    ("model", {"device": ["cpu"]}),
+    ("amp", {"device": ["cpu"], "loss": ["bce_logits"]}),
+    ("shm", {"workers": [0]}),
     # eligible cases of process scenarios: their children are new interpreters either way
     ("fork_safety", {"start_method": ["spawn"], "mode": ["lock"], "wandb": ["none"]}),
     ("cuda_ipc", {"device": ["cpu"], "sharing": ["file_descriptor"], "producer": ["exits_early"]}),

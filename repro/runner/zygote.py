@@ -2,9 +2,9 @@
 
 A fresh case pays a Python start and ``import torch`` (~1.8 s on a quiet 2-core machine). The
 zygote (``python -m repro.runner.zygote``, started by the runner with ``ctx.python``) imports
-torch and the zygote-eligible scenario modules once, then, for each request on its socket,
-checks it is still safe to fork and forks a child that becomes exactly what a fresh
-``python -m repro.runner.harness`` would be:
+torch (with ``torch._dynamo``, which the first optimizer would import) and the zygote-eligible
+scenario modules once, then, for each request on its socket, checks it is still safe to fork and
+forks a child that becomes exactly what a fresh ``python -m repro.runner.harness`` would be:
 
 - its own session and process group (``setsid``), stdin ``/dev/null``, stdout and stderr the
   case's log pipe and the harness report pipe, both received with ``SCM_RIGHTS``; every other
@@ -116,12 +116,19 @@ def _recv(sock: socket.socket) -> tuple[dict, list[int]] | None:
 
 
 def _preimport(modules: list[str]) -> None:
-    """Import torch and the scenario modules (import paths; nothing else: no CUDA, no threads).
+    """Import torch, ``torch._dynamo`` and the scenario modules (import paths; nothing else: no
+    CUDA, no threads).
     A module that fails to import is left to the case, which reports it as a fresh one would."""
     import importlib
 
     import torch  # noqa: F401
 
+    # torch's own lazy import, done by the first optimizer a case builds (torch.optim ->
+    # torch._dynamo, 1.15 s measured with torch 2.13): without it every training case pays it
+    # again after the fork. It starts no thread and calls no torch.cuda function (checked with
+    # torch 2.13 CPU); fork_hazards still checks after it.
+    with contextlib.suppress(Exception):
+        importlib.import_module("torch._dynamo")
     for name in modules:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
