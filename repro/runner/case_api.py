@@ -63,12 +63,11 @@ class Context:
         """
         fields: dict[str, Any] = {"phase": str(phase), "step": None if step is None else int(step)}
         if budget_s is not None:
-            budget = float(budget_s)
-            if not math.isfinite(budget) or budget <= 0:
+            if not protocol.positive_seconds(budget_s):
                 raise ValueError(
                     f"heartbeat budget_s: expected finite positive seconds, got {budget_s!r}"
                 )
-            fields["budget_s"] = budget
+            fields["budget_s"] = float(budget_s)
         self.emit("heartbeat", **fields)
 
     def metric(self, name: str, value: float) -> None:

@@ -89,7 +89,9 @@ def append_event(path: str, started: float, event: str, fields: dict[str, Any]) 
         os.close(fd)
 
 
-def _positive_seconds(value: Any) -> bool:
+def positive_seconds(value: Any) -> bool:
+    """Whether ``value`` is a finite positive number of seconds (an int or a float, not a bool):
+    what a heartbeat's ``budget_s`` must be, checked where it is written and where it is read."""
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -125,7 +127,7 @@ class Events:
             ):
                 return self._bad(f"heartbeat with phase {phase!r}, step {step!r}")
             budget = record.get("budget_s")
-            if budget is not None and not _positive_seconds(budget):
+            if budget is not None and not positive_seconds(budget):
                 return self._bad(f"heartbeat budget_s {budget!r}: expected finite positive seconds")
             self.last_phase, self.last_step = phase[:200], step
             return record

@@ -4,11 +4,10 @@ Cases run one after another, or up to ``jobs`` at once (``repro run -j N``): cas
 catalogue order, a case whose scenario declares ``EXCLUSIVE`` (it measures timing or
 throughput, or needs a whole device) runs alone, and ``junit.xml`` lists finished cases in
 catalogue order, so the file and the progress lines read the same whatever finished first.
-The runner makes
-itself a child subreaper for the run, so whatever a case leaves behind when its harness is
-killed is re-parented here and swept (``repro.runner.executor``). Results are rewritten
-atomically after every case: a run killed halfway, or stopped by a full disk or a read-only
-results directory, keeps every finished case. Never imports torch.
+The runner makes itself a child subreaper for the run, so whatever a case leaves behind when
+its harness is killed is re-parented here and swept (``repro.runner.executor``). Results are
+rewritten atomically after every case: a run killed halfway, or stopped by a full disk or a
+read-only results directory, keeps every finished case. Never imports torch.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ separate hang from slow; progress markers can. A scenario emits heartbeats (phas
 its stall budget is ``max(STALL_FLOOR_S, STALL_FACTOR x median interval)``; silence past it is a
 hang even before the case's hard timeout. A heartbeat may instead declare its phase's budget
 (``budget_s``, scaled by ``--timeout-scale``): a scenario that knows a phase is short (a forked
-child that only takes a lock) has its hang caught in seconds, not at the hard timeout. A case still beating when the hard timeout comes is
-*slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a
+child that only takes a lock) has its hang caught in seconds, not at the hard timeout. Before a
+phase is called silent, the events file is read once more (``executor.confirmed_stall``). A case
+still beating when the hard timeout comes is *slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a
 sub-type (``hang.dataloader_wait``, ``hang.nccl``...), and the tail of the kernel log is kept as
 evidence (ROCm's ``hogged CPU`` lines appear there, never on stderr: O2, F1-4).
 

@@ -10,8 +10,8 @@ persistent workers on re-iteration (pytorch/pytorch#48370, #62066), and the ROCm
 
 The CPU lane runs at most ``CPU_LANE_MAX_WORKERS`` workers; the accelerator lane the whole
 ``workers`` axis. Each case runs two epochs and checks a checksum of every sample against the
-value computed in the main process, so a silent data change fails the case. With ``workers=0`` the loader runs in
-the main process and the start method does not apply.
+value computed in the main process, so a silent data change fails the case. With ``workers=0``
+the loader runs in the main process and the start method does not apply.
 
 ``fault`` plants a failure for the test suite (not in the default catalogue):
 ``worker_exception`` raises in a worker, ``worker_segfault`` kills a worker with SIGSEGV,
