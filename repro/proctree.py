@@ -15,8 +15,9 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import psutil
 
@@ -87,32 +88,97 @@ def _reap_children() -> None:
             pass
 
 
-def adopted_since(known: set[int], skip: Iterable[int] = ()) -> list[psutil.Process]:
-    """What this subreaper adopted since the :func:`child_pids` snapshot ``known``: its
-    live direct children not in ``known`` nor in ``skip`` (under ``-j N``: the zygote and the
-    other running cases' harnesses), each with its descendants. Only direct children are
-    judged, so a process another case forks meanwhile is never taken for an orphan."""
-    skipped = set(known) | set(skip)
-    try:
-        children = psutil.Process().children()
-    except psutil.Error:
-        return []
-    adopted = []
-    for proc in children:
-        if proc.pid in skipped:
-            continue
-        if _alive(proc):
-            adopted.append(proc)
+class _Children:
+    """Which direct children of this process are its own (started by it, or forked on its
+    behalf by its zygote) and which it adopted as a child subreaper (issue 19, item 1).
+
+    Starting a child and judging children exclude each other: :meth:`spawning` holds the lock
+    from before a fork until the new pid is registered with :meth:`own`, and :meth:`adopted`
+    judges under the same lock, so a harness another thread is starting can never be taken
+    for an orphan. Only adopted children are ever reaped here; an own child is reaped by
+    whoever started it (its ``Popen``), so no exit status is taken from its waiting thread.
+    Children that existed before the first registration are neither (they are the caller's).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.counts: dict[int, int] = {}  # pid -> registrations (a reused pid counts twice)
+        self.baseline: set[int] | None = None
+
+    def arm(self) -> None:
+        with self.lock:
+            if self.baseline is None:
+                self.baseline = child_pids()
+
+
+_CHILDREN = _Children()
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[None]:
+    """Hold while starting a child and registering it with :func:`own`: no :func:`adopted`
+    judgement runs in between (re-entrant; the same lock)."""
+    _CHILDREN.arm()
+    with _CHILDREN.lock:
+        yield
+
+
+def own(pid: int) -> None:
+    """Register ``pid`` as a child this process started (or one it will wait for)."""
+    with _CHILDREN.lock:
+        _CHILDREN.arm()
+        _CHILDREN.counts[pid] = _CHILDREN.counts.get(pid, 0) + 1
+
+
+def disown(pid: int) -> None:
+    """Undo one :func:`own` once ``pid`` has been reaped by its owner."""
+    with _CHILDREN.lock:
+        left = _CHILDREN.counts.get(pid, 0) - 1
+        if left > 0:
+            _CHILDREN.counts[pid] = left
+        else:
+            _CHILDREN.counts.pop(pid, None)
+
+
+def adopted(other_tokens: Iterable[str] = ()) -> list[psutil.Process]:
+    """The orphans this subreaper adopted: its live direct children that it did not start
+    (:func:`own`) and that are not older than its first registration, each with its
+    descendants. An adopted child whose environment carries one of ``other_tokens`` (a case
+    still running under ``-j N``) is left to that case's own sweep. Adopted children that
+    already died are reaped (no zombies pile up in a long run); own children never are."""
+    others = set(other_tokens)
+    found: list[psutil.Process] = []
+    with _CHILDREN.lock:
+        _CHILDREN.arm()
+        ignore = set(_CHILDREN.counts) | (_CHILDREN.baseline or set())
+        try:
+            children = psutil.Process().children()
+        except psutil.Error:
+            return []
+        for proc in children:
+            if proc.pid in ignore:
+                continue
+            if not _alive(proc):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(proc.pid, os.WNOHANG)
+                continue
+            if others and _token_of(proc) in others:
+                continue
+            found.append(proc)
             with contextlib.suppress(psutil.Error):
-                adopted.extend(p for p in proc.children(recursive=True) if _alive(p))
-        else:  # an orphan that already died: reap it, or zombies pile up in a long run
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(proc.pid, os.WNOHANG)
-    return adopted
+                found.extend(p for p in proc.children(recursive=True) if _alive(p))
+    return found
+
+
+def _token_of(proc: psutil.Process) -> str | None:
+    try:
+        return proc.environ().get(TOKEN_VAR)
+    except psutil.Error:
+        return None
 
 
 def child_pids() -> set[int]:
-    """Pids of the calling process's live direct children (what :func:`adopted_since` judges)."""
+    """Pids of the calling process's live direct children."""
     try:
         return {p.pid for p in psutil.Process().children()}
     except psutil.Error:
@@ -134,17 +200,19 @@ def run_bounded(
     ``subprocess.TimeoutExpired`` is raised. Raises OSError (FileNotFoundError) when the tool
     cannot start.
     """
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    with spawning():  # a runner's sweep never takes the tool for an orphan
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        own(proc.pid)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -153,6 +221,9 @@ def run_bounded(
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=KILL_GRACE_S)
         raise subprocess.TimeoutExpired(list(argv), timeout_s or 0) from None
+    finally:
+        if proc.returncode is not None:  # reaped; else it stays ours (a D-state tool)
+            disown(proc.pid)
     return subprocess.CompletedProcess(list(argv), proc.returncode, stdout, stderr)
 
 

@@ -59,12 +59,30 @@ def test_fork_hazards_names_a_thread_a_fixed_start_method_and_nothing_in_a_clean
         threaded = fork_hazards()
         multiprocessing.set_start_method("spawn")
         print(json.dumps([clean, threaded, fork_hazards()]))
-        """
+        """,
+        env=zygote_mod.ZYGOTE_POOL_LIMITS,  # as the zygote imports (numpy's OpenBLAS pool)
     )
     clean, threaded, both = json.loads(out)
     assert clean == []
     assert threaded == ["2 threads"]
     assert both == ["2 threads", "start method fixed (spawn)"]
+
+
+def test_numpy_starts_a_blas_pool_at_import_unless_the_zygote_limits_it():
+    """Issue 19: in the environment users have, ``import torch`` imports numpy, whose OpenBLAS
+    starts one thread per extra core; the zygote's limits keep the import single-threaded."""
+    pytest.importorskip("numpy")
+    code = """
+        import json, os
+        import torch, numpy
+        print(json.dumps(len(os.listdir("/proc/self/task"))))
+        """
+    cores = len(os.sched_getaffinity(0))
+    limited = json.loads(_python(code, env=zygote_mod.ZYGOTE_POOL_LIMITS))
+    unlimited = json.loads(_python(code, env={"OPENBLAS_NUM_THREADS": str(cores)}))
+    assert limited == 1
+    if cores > 1:
+        assert unlimited == cores
 
 
 def test_omp_num_threads_set_after_fork_does_not_change_torch_threads():

@@ -31,11 +31,12 @@ from repro import proctree, scenarios
 from repro.errors import ConfigError
 from repro.junit.writer import xml_safe
 from repro.outcomes import CaseResult, Outcome
-from repro.runner import protocol, verdict, watchdog
+from repro.runner import protocol, verdict, watchdog, zygote_pool
 from repro.runner import zygote as zygote_mod
 from repro.runner.caselog import DEFAULT_CAP_BYTES, CaseLog, OutputPipe
 from repro.runner.protocol import EventReader
 from repro.runner.watchdog import Heartbeats
+from repro.runner.zygote_pool import ZygotePool, pool_env
 from repro.scenarios import Case
 from repro.signatures import engine as signatures
 from repro.signatures.hostfacts import HostFacts
@@ -51,8 +52,8 @@ _POLL_S = 0.05
 _BEAT_POLL_S = 0.25
 #: Values of ``RunContext.isolation`` / ``repro run --isolation``.
 ISOLATIONS = ("fresh", "zygote", "auto")
-#: Zygotes replaced after refusing to fork (fork hazards) before the rest of a run goes fresh.
-MAX_ZYGOTE_REFUSALS = 3
+#: Seconds to wait for a killed harness to be reaped (a process in ``D`` state may never be).
+KILL_WAIT_S = 5.0
 #: A running case's harness: started fresh, or forked by the zygote (same interface).
 Harness = subprocess.Popen | zygote_mod.ForkedHarness
 
@@ -98,9 +99,9 @@ class RunContext:
             N`` on a CPU lane: cores / N), or None for torch's default; an exclusive case keeps
             the default. A user's own ``OMP_NUM_THREADS`` wins in a fresh interpreter.
 
-    Shared by the cases that run at once under ``-j N``: ``lock`` guards the zygote fields and
-    ``harnesses`` (case token -> harness pid of every running case); ``cancel`` stops every
-    running case (Ctrl-C, a results directory that cannot be written).
+    Shared by the cases that run at once under ``-j N``: ``lock`` guards ``harnesses`` (case
+    token -> harness pid of every running case); ``cancel`` stops every running case (Ctrl-C,
+    a results directory that cannot be written).
     """
 
     run_dir: Path
@@ -113,23 +114,33 @@ class RunContext:
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "fresh"
     timeout_scale: float = 1.0
-    zygote: zygote_mod.Zygote | None = field(default=None, repr=False, compare=False)
-    #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
-    zygote_failed: str | None = field(default=None, repr=False, compare=False)
-    zygote_refusals: int = field(default=0, repr=False, compare=False)
+    #: The run's zygote (``repro.runner.zygote_pool``), made on first use; None until then.
+    zygotes: ZygotePool | None = field(default=None, repr=False, compare=False)
     case_threads: int | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     harnesses: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
-    def other_case_roots(self, token: str) -> set[int]:
-        """Pids the leftover sweep of case ``token`` must not take for orphans: the zygote and
-        every other running case's harness (their trees are theirs)."""
+    def other_tokens(self, token: str) -> set[str]:
+        """The tokens of the other cases running now: their leftovers are theirs to sweep."""
         with self.lock:
-            roots = {pid for t, pid in self.harnesses.items() if t != token}
-            if self.zygote is not None:
-                roots.add(self.zygote.pid)
-        return roots
+            return {t for t in self.harnesses if t != token}
+
+    def pool(self) -> ZygotePool:
+        """The run's zygote pool (made on first use; ``zygote`` isolation waits for ready)."""
+        with self.lock:
+            if self.zygotes is None:
+                env = pool_env(
+                    protocol.case_env(dict(os.environ), self.env, {}, Path(), Path(), "")
+                )
+                self.zygotes = ZygotePool(
+                    self.python,
+                    env,
+                    zygote_modules(),
+                    self.run_dir / "zygote.log",
+                    background=self.isolation != "zygote",
+                )
+            return self.zygotes
 
 
 class CaseCancelled(Exception):
@@ -186,10 +197,13 @@ def run_case(
     proc: Harness | None = None
     started = time.monotonic()
     try:
-        with ctx.lock:  # one case at a time starts or replaces the zygote and forks from it
-            zygote = _zygote_for(ctx, case, log)  # before the snapshot: a new zygote is no leftover
-            known = proctree.child_pids()
+        zygote = _zygote_for(ctx, case, log)
+        # Starting a harness and judging orphans exclude each other (proctree.spawning): a
+        # harness another case thread is starting is never swept as this case's leftover.
+        with proctree.spawning():
             proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
+            proctree.own(proc.pid)
+        with ctx.lock:
             ctx.harnesses[token] = proc.pid
         isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
         os.close(report_write)
@@ -206,20 +220,21 @@ def run_case(
             started,
         )
         duration = time.monotonic() - started
-        seen.leaked, seen.cpu_s = _leftovers(
-            report_read, token, known, ctx.other_case_roots(token), log
-        )
+        seen.leaked, seen.cpu_s = _leftovers(report_read, token, ctx.other_tokens(token), log)
         pipe.drain(DRAIN_S)
         events = reader.read_all()
         log_text = log.tail(LOG_TAIL_BYTES)
     except BaseException:
         if proc is not None:
             proctree.kill_case(proc.pid, token)
-            proctree.kill(proctree.adopted_since(known, ctx.other_case_roots(token)))
+            _reap(proc, log)
+            proctree.kill(proctree.adopted(ctx.other_tokens(token)))
         raise
     finally:
         with ctx.lock:
             ctx.harnesses.pop(token, None)
+        if proc is not None and proc.returncode is not None:  # reaped: the pid is no longer ours
+            proctree.disown(proc.pid)
         if report_write >= 0:
             os.close(report_write)
         os.close(report_read)
@@ -251,54 +266,47 @@ def wants_zygote(ctx: RunContext, case: Case) -> bool:
     return ctx.isolation == "zygote"
 
 
+def zygote_modules() -> list[str]:
+    """Import paths of the built-in scenarios a zygote pre-imports: those with a case that may
+    be forked (not ``FRESH = True`` for every case)."""
+    return [
+        scenarios.module_name(n)
+        for n in scenarios.BUILTIN
+        if getattr(scenarios.load(n), "FRESH", False) is not True
+    ]
+
+
 def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote | None:
-    """The run's zygote when this case should be forked from it (started or replaced as needed),
-    else None. A zygote that cannot start makes the rest of the run fresh, said in the log."""
-    if ctx.zygote_failed is not None or not wants_zygote(ctx, case):
+    """The run's zygote when this case should be forked from it and one is ready, else None
+    (the case runs fresh). Under ``auto`` a zygote still importing is not waited for."""
+    if not wants_zygote(ctx, case):
         return None
-    if ctx.zygote is not None and ctx.zygote.alive():
-        return ctx.zygote
-    if threading.current_thread() is not threading.main_thread():
-        # The zygote dies with the thread that started it (PR_SET_PDEATHSIG follows the thread,
-        # prctl(2)): only the main thread starts one (prepare_zygote); this case runs fresh.
-        log.write(
-            b"# repro: no zygote ready for this case (started only by the main thread); running it fresh\n"
-        )
-        return None
-    failed = _start_zygote(ctx)
-    if failed is not None:
-        log.write(f"# repro: zygote unavailable, running fresh from now on: {failed}\n".encode())
-        return None
-    return ctx.zygote
+    pool = ctx.pool()
+    zygote = pool.ready()
+    if zygote is None and pool.given_up is not None:
+        log.write(f"# repro: running fresh: {pool.given_up}\n".encode(errors="replace"))
+    return zygote
 
 
 def prepare_zygote(ctx: RunContext, case: Case) -> None:
-    """Start (or replace) the run's zygote from this thread when ``case`` will want one. Under
-    ``-j N`` the main thread calls it before handing a case to a worker thread, because the
-    zygote's parent-death signal fires when the thread that started it ends."""
-    with ctx.lock:
-        wanted = ctx.zygote_failed is None and wants_zygote(ctx, case)
-        if wanted and (ctx.zygote is None or not ctx.zygote.alive()):
-            _start_zygote(ctx)
+    """From the main thread, before a case thread forks from it: start (or replace) the run's
+    zygote when ``case`` will want one (background under ``auto``). Under ``-j N`` the main
+    thread calls it, because the zygote's parent-death signal fires when the thread that
+    started it ends."""
+    if wants_zygote(ctx, case):
+        ctx.pool().start()
 
 
-def _start_zygote(ctx: RunContext) -> str | None:
-    """Start the run's zygote into ``ctx.zygote``; the reason when it cannot start (the rest of
-    the run is then fresh: ``ctx.zygote_failed``)."""
-    env = protocol.case_env(dict(os.environ), ctx.env, {}, Path(), Path(), "")
-    for name in (protocol.CASE_VAR, protocol.EVENTS_VAR, protocol.WORKDIR_VAR, proctree.TOKEN_VAR):
-        env.pop(name, None)
-    names = [
-        scenarios.module_name(n)
-        for n in scenarios.BUILTIN
-        if getattr(scenarios.load(n), "FRESH", False) is not True  # some cases forked
-    ]
-    try:
-        ctx.zygote = zygote_mod.Zygote(ctx.python, env, names, ctx.run_dir / "zygote.log")
-    except (zygote_mod.ZygoteError, OSError) as exc:
-        ctx.zygote, ctx.zygote_failed = None, str(exc)
-        return str(exc)
-    return None
+def plan_zygote(ctx: RunContext, cases: list[Case]) -> None:
+    """Decide once per run whether a zygote pays (``repro.runner.zygote_pool.MIN_CASES``):
+    under ``auto``, fewer eligible ``cases`` than that run fresh, said in ``run.json``."""
+    if ctx.isolation != "auto":
+        return
+    eligible = sum(1 for case in cases if wants_zygote(ctx, case))
+    if eligible < zygote_pool.MIN_CASES:
+        ctx.pool().give_up(
+            f"{eligible} zygote-eligible case(s): a zygote pays from {zygote_pool.MIN_CASES}"
+        )
 
 
 def _start_harness(
@@ -310,17 +318,14 @@ def _start_harness(
     report_fd: int,
     log: CaseLog,
 ) -> Harness:
-    """Start the case's harness: forked by ``zygote`` when given (it checks fork safety and is
-    replaced once if it refuses), else ``python -m repro.runner.harness`` (the fresh path)."""
+    """Start the case's harness: forked by ``zygote`` when given (it checks fork safety; one
+    that refuses or stops answering is retired), else ``python -m repro.runner.harness``
+    (the fresh path). Call under ``proctree.spawning()``."""
     if zygote is not None:
         try:
-            return zygote.spawn(env, str(workdir), log_fd, report_fd)
+            return ctx.pool().spawn(zygote, env, str(workdir), log_fd, report_fd)
         except zygote_mod.ZygoteError as exc:
-            log.write(f"# repro: {exc}; running this case fresh\n".encode())
-            ctx.zygote = None  # replaced before the next case
-            ctx.zygote_refusals += 1
-            if ctx.zygote_refusals >= MAX_ZYGOTE_REFUSALS:
-                ctx.zygote_failed = f"{ctx.zygote_refusals} zygotes refused to fork: {exc}"
+            log.write(f"# repro: {exc}; running this case fresh\n".encode(errors="replace"))
     return subprocess.Popen(
         [ctx.python, "-m", "repro.runner.harness"],
         stdin=subprocess.DEVNULL,
@@ -334,10 +339,11 @@ def _start_harness(
 
 
 def close_zygote(ctx: RunContext) -> None:
-    """Stop the run's zygote, if one was started (it also stops when this process exits)."""
-    if ctx.zygote is not None:
-        ctx.zygote.close()
-        ctx.zygote = None
+    """Stop the run's zygote, if one was started (it also stops when this process exits), and
+    record what it did in ``run.json``'s ``zygote`` (started, forked, why cases ran fresh)."""
+    if ctx.zygotes is not None:
+        ctx.zygotes.close()
+        ctx.run_info["zygote"] = ctx.zygotes.summary()
 
 
 def _open_log(logs: Path, case_id: str, header: bytes, cap_bytes: int) -> CaseLog:
@@ -473,7 +479,7 @@ def _dump_and_kill(proc: Harness, token: str, pipe: OutputPipe) -> list[str]:
         proctree.send([member], signal.SIGUSR1)
         pipe.drain_for(per_process_s)
     alive = proctree.kill_case(proc.pid, token)
-    proc.wait()
+    _reap(proc, log)
     pipe.drain_for(0.1)
     if alive:
         log.write(
@@ -481,6 +487,17 @@ def _dump_and_kill(proc: Harness, token: str, pipe: OutputPipe) -> list[str]:
         )
     log.write(b"# repro watchdog: process tree killed\n")
     return wchans
+
+
+def _reap(proc: Harness, log: CaseLog) -> None:
+    """Wait for a killed harness at most ``KILL_WAIT_S`` seconds (a forked one's zygote may be
+    wedged: ``ForkedHarness.poll`` then kills it and reaps the harness itself)."""
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        log.write(
+            f"# repro: harness {proc.pid} not reaped {KILL_WAIT_S:g} s after SIGKILL\n".encode()
+        )
 
 
 def _harness_report(fd: int) -> tuple[list[str], float | None]:
@@ -500,15 +517,16 @@ def _harness_report(fd: int) -> tuple[list[str], float | None]:
 
 
 def _leftovers(
-    report_fd: int, token: str, known: set[int], skip: set[int], log: CaseLog
+    report_fd: int, token: str, other_tokens: set[str], log: CaseLog
 ) -> tuple[list[str], float | None]:
     """Every process the case left behind, killed: those the harness found in its subreaper
     tree (its report), then those outside it: processes carrying the case's token, and orphans
-    this (subreaper) process adopted while the case ran. Returns their descriptions and the
-    harness's CPU seconds (None without a report)."""
+    this (subreaper) process adopted (``proctree.adopted``: never a child it started, never one
+    carrying another running case's token). Returns their descriptions and the harness's CPU
+    seconds (None without a report)."""
     leaked, cpu_s = _harness_report(report_fd)
     found = {p.pid: p for p in proctree.case_processes(None, token)}
-    found.update({p.pid: p for p in proctree.adopted_since(known, skip)})
+    found.update({p.pid: p for p in proctree.adopted(other_tokens)})
     procs = list(found.values())
     leaked += [f"{p.pid} {proctree.describe(p)}" for p in procs]
     proctree.kill(procs)

@@ -23,6 +23,7 @@ import resource
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 
 from repro import proctree, scenarios
 from repro.runner import protocol
@@ -187,13 +188,14 @@ def main() -> int:
     return serve(report_fd, runner_pid)
 
 
-def serve(report_fd: int, parent_pid: int) -> int:
+def serve(report_fd: int, parent_pid: int, case_setup: Callable[[], None] | None = None) -> int:
     """Become the case's subreaper, fork the case process, and watch it (:func:`_watch`).
 
     ``parent_pid``: the process whose death ends the case (the runner when fresh, the zygote
     when forked by ``repro.runner.zygote``, which itself dies with the runner). A forked
     harness whose zygote retires (it refused a later fork) is adopted by the runner, a
-    subreaper, and goes on. The case spec,
+    subreaper, and goes on. ``case_setup`` runs first in the case process (the zygote's:
+    thread pools sized as a fresh interpreter would size them). The case spec,
     events path and workdir come from ``os.environ`` (``repro.runner.protocol.case_env``).
     Returns (or ends the process with) the case's exit status, as :func:`_watch` does.
     """
@@ -218,6 +220,8 @@ def serve(report_fd: int, parent_pid: int) -> int:
     if os.getppid() != watcher_pid:  # the watcher died before prctl took effect
         os._exit(1)
     arm_stack_dump()
+    if case_setup is not None:
+        case_setup()
     run_case(
         spec,
         os.environ[protocol.EVENTS_VAR],

@@ -12,6 +12,7 @@ read-only results directory, keeps every finished case. Never imports torch.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import queue
 import threading
@@ -29,6 +30,7 @@ from repro.runner.executor import (
     RunContext,
     close_zygote,
     is_exclusive,
+    plan_zygote,
     prepare_zygote,
     run_case,
     skipped_result,
@@ -76,17 +78,23 @@ def run_all(
     the case that was running is killed, ``junit.xml`` keeps every case finished before it.
     """
     proctree.become_subreaper()
+    plan_zygote(ctx, [case for case in cases if _not_run(ctx, case) is None])
     try:
         return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs)
     except OSError as exc:
         why = exc.strerror or str(exc)
         where = exc.filename or ctx.run_dir
-        raise FatalError(
-            f"{where}: cannot write results: {why}; the run stopped, junit.xml in {ctx.run_dir} "
-            "keeps every finished case"
-        ) from None
+        junit = ctx.run_dir / "junit.xml"
+        kept = (
+            f"{junit} keeps every finished case"
+            if junit.is_file()
+            else f"no case had finished, so there is no {junit}"
+        )
+        raise FatalError(f"{where}: cannot write results: {why}; the run stopped, {kept}") from None
     finally:
         close_zygote(ctx)
+        with contextlib.suppress(OSError):
+            write_run_info(ctx.run_dir, ctx.run_info)
 
 
 class _Results:

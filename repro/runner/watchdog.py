@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro import proctree
 from repro.host import kernel_log
 from repro.runner.protocol import EventReader
 
@@ -152,9 +153,9 @@ def kernel_log_tail(lines: int = 40, timeout_s: float = 3.0) -> str:
     """The last ``lines`` lines of the kernel log (``dmesg``), or a one-line reason it could not
     be read (unprivileged containers usually cannot)."""
     try:
-        done = subprocess.run(
-            ["dmesg", "--ctime"], capture_output=True, text=True, timeout=timeout_s
-        )
+        # run_bounded registers the tool as the runner's own child: no orphan sweep of a
+        # parallel case takes it for a leftover (repro.proctree.spawning).
+        done = proctree.run_bounded(["dmesg", "--ctime"], timeout_s=timeout_s)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"(kernel log not readable: {exc})"
     if done.returncode != 0:  # dmesg_restrict named, not a bare failure (repro.host.kernel_log)

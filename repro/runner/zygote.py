@@ -39,11 +39,13 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -51,7 +53,22 @@ import time
 SOCKET_FD_VAR = "REPRO_ZYGOTE_FD"
 #: Seconds the runner waits for a zygote to import torch and say ready.
 START_TIMEOUT_S = 120.0
+#: Seconds a zygote may take to answer one fork request (a fork of a torch process takes
+#: milliseconds; a longer silence is a wedge: the zygote is killed and the case runs fresh).
+ANSWER_TIMEOUT_S = 10.0
+#: Seconds a harness may be dead (a zombie of the zygote) before the zygote's exit report is
+#: overdue: the zygote is then wedged (stopped, or stuck), killed, and the runner, a child
+#: subreaper, reaps the harness itself with its real exit status (issue 25, item 1).
+REPORT_GRACE_S = 2.0
+#: Socket timeout of the runner's side (seconds): no read or write waits longer on a zygote.
+SOCKET_TIMEOUT_S = 10.0
 _MAX_MESSAGE = 16 * 1024 * 1024
+#: Thread pools that start their threads when their library is loaded, limited to one thread
+#: in the zygote before it imports anything (issue 19, item 4). numpy's OpenBLAS starts one
+#: thread per extra core at ``import numpy``, which ``import torch`` does; each forked case
+#: gets the size a fresh interpreter would have (:func:`restore_thread_pools`). OpenMP and MKL
+#: pools start lazily, at the first parallel region, so they need no limit.
+ZYGOTE_POOL_LIMITS = {"OPENBLAS_NUM_THREADS": "1"}
 
 
 def fork_hazards() -> list[str]:
@@ -75,6 +92,58 @@ def fork_hazards() -> list[str]:
         if method is not None:
             problems.append(f"start method fixed ({method})")
     return problems
+
+
+def zygote_env(env: dict[str, str], tmpdir: str) -> dict[str, str]:
+    """The zygote's environment: the cases' common ``env`` with :data:`ZYGOTE_POOL_LIMITS`
+    and ``TMPDIR`` set to ``tmpdir``, a directory the zygote's imports may write to
+    (``import torch._dynamo`` creates ``$TMPDIR/torchinductor_<user>``) and that is removed
+    with the zygote. A forked case gets its own environment back (:func:`_become_harness`)."""
+    out = dict(env)
+    out.update(ZYGOTE_POOL_LIMITS)
+    out["TMPDIR"] = tmpdir
+    return out
+
+
+def fresh_openblas_threads(env: dict[str, str], cores: int) -> int:
+    """The size of the OpenBLAS pool a fresh interpreter with ``env`` would start at load:
+    the first positive of ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``
+    (its leading number: ``"4,2"`` is 4), capped at ``cores``, else ``cores`` (the usable
+    cores). Source: OpenBLAS ``driver/others/memory.c``, ``blas_get_cpu_number``."""
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        digits = ""
+        for char in env.get(name, "").strip():
+            if not char.isdigit():
+                break
+            digits += char
+        if digits and int(digits[:6]) > 0:
+            return min(int(digits[:6]), cores)
+    return cores
+
+
+_POOLS = None  # threadpoolctl's handles on the zygote's limited pools, found once before forks
+
+
+def _find_pools() -> None:
+    """In the zygote, after its imports: remember the pools :data:`ZYGOTE_POOL_LIMITS` limited
+    (threadpoolctl walks the loaded libraries once here, not in every forked case)."""
+    global _POOLS
+    try:
+        import threadpoolctl
+    except ImportError:  # a declared dependency; without it forked cases keep one BLAS thread
+        return
+    with contextlib.suppress(Exception):
+        _POOLS = threadpoolctl.ThreadpoolController().select(internal_api="openblas")
+
+
+def restore_thread_pools() -> None:
+    """In a forked case process: give each pool the zygote limited the size a fresh interpreter
+    with this environment would have given it at load (:func:`fresh_openblas_threads`)."""
+    if not _POOLS:
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with contextlib.suppress(Exception):
+        _POOLS.limit(limits=fresh_openblas_threads(dict(os.environ), cores or 1))
 
 
 # ---- wire ---------------------------------------------------------------------------------
@@ -132,6 +201,7 @@ def _preimport(modules: list[str]) -> None:
     for name in modules:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    _find_pools()
 
 
 def _become_harness(request: dict, fds: list[int], sock: socket.socket, wake: int) -> int:
@@ -159,6 +229,9 @@ def _become_harness(request: dict, fds: list[int], sock: socket.socket, wake: in
     if sys.path and sys.path[0] == os.getcwd():
         sys.path[0] = request["cwd"]
     os.chdir(request["cwd"])
+    # tempfile cached the zygote's private TMPDIR; a fresh interpreter reads the case's.
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = None
     import random
 
     random.seed()
@@ -166,7 +239,7 @@ def _become_harness(request: dict, fds: list[int], sock: socket.socket, wake: in
     if torch is not None:
         torch.seed()
     sys.argv = [harness.__file__]
-    return harness.serve(keep, zygote_pid)
+    return harness.serve(keep, zygote_pid, case_setup=restore_thread_pools)
 
 
 def _exit_like_python(code: int) -> None:
@@ -255,7 +328,8 @@ def main() -> int:
 
 
 class ZygoteError(RuntimeError):
-    """The zygote could not start or refused to fork; the caller falls back to fresh."""
+    """The zygote could not start, refused to fork, or stopped answering; the caller falls back
+    to fresh."""
 
 
 class Zygote:
@@ -263,9 +337,17 @@ class Zygote:
     cases ask it for harnesses and poll their exits (one lock around the socket).
 
     ``python``: interpreter; ``env``: the environment it imports torch under (the cases' common
-    environment, with ``REPRO_RUNNER_PID``); ``scenario_names``: module paths to pre-import;
-    ``log_path``: file its own stdout/stderr are appended to (default: inherited). Raises ZygoteError when it does not
-    say ready within ``START_TIMEOUT_S`` seconds.
+    environment, with ``REPRO_RUNNER_PID``; :func:`zygote_env` adds the pool limits and a
+    private ``TMPDIR``); ``scenario_names``: module paths to pre-import; ``log_path``: file its
+    own stdout/stderr are appended to (default: inherited).
+
+    ``wait=True``: the constructor waits up to ``START_TIMEOUT_S`` seconds for ``ready`` and
+    raises ZygoteError otherwise. ``wait=False``: it returns at once and :meth:`poll_ready`
+    says when the zygote can fork (cases run fresh meanwhile).
+
+    No wait on a zygote is unbounded: a request is answered within ``ANSWER_TIMEOUT_S``
+    seconds, a socket read or write within ``SOCKET_TIMEOUT_S``, and a zygote found stopped
+    (SIGSTOP) or that owes an exit report past ``REPORT_GRACE_S`` is killed (:meth:`kill`).
     """
 
     def __init__(
@@ -274,47 +356,98 @@ class Zygote:
         env: dict[str, str],
         scenario_names: list[str],
         log_path: str | os.PathLike[str] | None = None,
+        wait: bool = True,
     ) -> None:
+        from repro import proctree
+
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = dict(env)
+        self._tmpdir = tempfile.mkdtemp(prefix="repro-zygote-")
+        env = zygote_env(env, self._tmpdir)
         env[SOCKET_FD_VAR] = str(theirs.fileno())
+        ours.settimeout(SOCKET_TIMEOUT_S)
         self.sock = ours
         self.exits: dict[int, int] = {}
+        self.ready = False
+        #: Why this zygote cannot fork (it failed to start, refused, or was killed); None if it can.
+        self.failure: str | None = None
+        self._started = time.monotonic()
         self._lock = threading.RLock()
         # Its own output (import warnings) goes to its log, not to the runner's terminal.
         log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
         try:
-            self.proc = subprocess.Popen(
-                [python, "-m", "repro.runner.zygote", *scenario_names],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT if log else None,
-                env=env,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
+            with proctree.spawning():  # an orphan sweep never takes the zygote for an orphan
+                self.proc = subprocess.Popen(
+                    [python, "-m", "repro.runner.zygote", *scenario_names],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT if log else None,
+                    env=env,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
+                proctree.own(self.proc.pid)
+        except BaseException:
+            ours.close()
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            raise
         finally:
             theirs.close()
             if log is not None:
                 log.close()
-        message = self._next(START_TIMEOUT_S)
-        if not message or "ready" not in message:
-            self.close()
-            raise ZygoteError(f"zygote did not start: {message or 'no answer'}")
         self.pid = self.proc.pid
         _LIVE.add(self)
+        if wait and not self.wait_ready(START_TIMEOUT_S):
+            raise ZygoteError(f"zygote did not start: {self.failure}")
+
+    def poll_ready(self) -> bool:
+        """True once the zygote said ready (never blocks). A zygote that failed to start, or is
+        still importing past ``START_TIMEOUT_S``, is closed with :attr:`failure` set."""
+        return self.wait_ready(0.0)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for ready; see :meth:`poll_ready`."""
+        with self._lock:
+            if self.ready or self.failure is not None:
+                return self.ready
+            message = self._next(timeout_s)
+            if message is not None and "ready" in message:
+                self.ready = True
+                return True
+            if message is not None:  # {"error": ...}: a fork hazard after its imports
+                self._fail(str(message.get("error") or message)[:500])
+            elif self.sock.fileno() < 0 or self.proc.poll() is not None:
+                self._fail(f"exited during its imports (status {self.proc.poll()}); see zygote.log")
+            elif time.monotonic() - self._started >= START_TIMEOUT_S:
+                self.kill(f"not ready after {START_TIMEOUT_S:g} s")
+            return False
+
+    def _fail(self, reason: str) -> None:
+        self.failure = self.failure or reason
+        self.close()
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.sock.fileno() >= 0
 
+    def stopped(self) -> bool:
+        """True when the zygote process is stopped (SIGSTOP, a tracer): it answers nothing."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                state = stat.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state in (b"T", b"t")
+
     def _next(self, timeout_s: float | None) -> dict | None:
-        """The next message other than an exit notice (those are recorded); None on timeout/EOF."""
+        """The next message other than an exit notice (those are recorded); None on timeout,
+        EOF, or a zygote found stopped while waiting."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = 0.25 if deadline is None else max(0.0, min(0.25, deadline - time.monotonic()))
             ready, _, _ = select.select([self.sock], [], [], left)
             if not ready:
-                return None
+                if (deadline is not None and time.monotonic() >= deadline) or self.stopped():
+                    return None
+                continue
             try:
                 got = _recv(self.sock)
             except (OSError, ValueError):
@@ -348,30 +481,58 @@ class Zygote:
                 self.exits[int(message["exit"])] = int(message["returncode"])
 
     def spawn(self, env: dict[str, str], cwd: str, log_fd: int, report_fd: int) -> ForkedHarness:
-        """Fork a harness for one case. Raises ZygoteError when the zygote refuses (fork
-        hazards) or is gone; it is then closed (harnesses it forked go on, adopted by the runner)."""
+        """Fork a harness for one case. Raises ZygoteError when the zygote is not ready, refuses
+        (fork hazards), is gone, or does not answer within ``ANSWER_TIMEOUT_S`` seconds (it is
+        then killed); harnesses it forked before go on, adopted by the runner."""
         with self._lock:
+            if not self.ready or self.failure is not None:
+                raise ZygoteError(f"zygote not ready: {self.failure or 'still importing'}")
+            if self.stopped():
+                self.kill("stopped (SIGSTOP?)")
+                raise ZygoteError(f"zygote {self.failure}")
             try:
                 _send(self.sock, {"env": env, "cwd": cwd}, (log_fd, report_fd))
             except OSError as exc:
-                self.close()
-                raise ZygoteError(f"zygote gone: {exc}") from None
-            message = self._next(30.0)
-        if not message or "pid" not in message:
-            self.close()
-            raise ZygoteError(f"zygote refused to fork: {message or 'no answer'}")
+                self.kill(f"gone: {exc}")
+                raise ZygoteError(f"zygote {self.failure}") from None
+            message = self._next(ANSWER_TIMEOUT_S)
+            if not message or "pid" not in message:
+                if message:
+                    self._fail(f"refused to fork: {str(message.get('error', message))[:500]}")
+                else:
+                    self.kill(f"no answer to a fork request within {ANSWER_TIMEOUT_S:g} s")
+                raise ZygoteError(f"zygote {self.failure}")
         return ForkedHarness(self, int(message["pid"]))
 
+    def kill(self, reason: str) -> None:
+        """SIGKILL a wedged zygote (a stopped process too) and reap it; its harnesses are
+        re-parented to the runner (a child subreaper), which then reaps them itself."""
+        self.failure = self.failure or reason
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        self.close()
+
     def close(self) -> None:
-        """Close the socket (the zygote exits on EOF) and reap it."""
+        """Close the socket (the zygote exits on EOF), reap it within 5 s (a stopped or stuck
+        one is killed), and remove its private TMPDIR."""
+        from repro import proctree
+
         _LIVE.discard(self)
         with contextlib.suppress(OSError):
             self.sock.close()
+        if self.stopped():
+            with contextlib.suppress(OSError):
+                self.proc.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+        if self.proc.returncode is not None and self._tmpdir:
+            proctree.disown(self.proc.pid)
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = ""
 
 
 class ForkedHarness:
@@ -382,15 +543,36 @@ class ForkedHarness:
         self.zygote = zygote
         self.pid = pid
         self.returncode: int | None = None
+        self._dead_since: float | None = None
 
     def poll(self) -> int | None:
+        """The harness's return code once known, else None. Known from the zygote's report;
+        or, when the zygote died or was killed as wedged (dead harness, no report within
+        ``REPORT_GRACE_S``), from the runner's own ``waitpid`` (:meth:`_orphaned`)."""
         if self.returncode is None:
             code = self.zygote.exit_of(self.pid)
             if code is not None:
                 self.returncode = code
             elif not self.zygote.alive():
                 self._orphaned()
+            elif self._dead():
+                now = time.monotonic()
+                self._dead_since = self._dead_since or now
+                if now - self._dead_since >= REPORT_GRACE_S or self.zygote.stopped():
+                    self.zygote.kill(
+                        f"did not report the exit of harness {self.pid} within {REPORT_GRACE_S:g} s"
+                    )
+                    self._orphaned()
         return self.returncode
+
+    def _dead(self) -> bool:
+        """True when the harness has exited (a zombie its zygote has not reaped) or is gone."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                state = stat.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            return True
+        return state in (b"Z", b"X")
 
     def _orphaned(self) -> None:
         """The zygote died: the harness (re-parented to the runner, a subreaper) kills its tree
