@@ -317,3 +317,57 @@ def _alive(proc: psutil.Process) -> bool:
         return proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+POOLS_PROBE = """
+import json, os
+PARAMS = {"x": [0]}
+TIMEOUT_S = 60.0
+
+def run(ctx, params):
+    import numpy, threadpoolctl, torch
+    a = numpy.ones((512, 512))
+    float((a @ a).sum())  # wakes OpenBLAS's pool
+    t = torch.ones(512, 512)
+    float((t @ t).sum())  # and torch's OpenMP pool
+    pools = sorted(
+        (p["internal_api"], p["prefix"], p["num_threads"])
+        for p in threadpoolctl.threadpool_info()
+    )
+    ctx.property("pools", json.dumps(pools))
+    ctx.property("torch_threads", torch.get_num_threads())
+    ctx.property("os_threads", len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"OMP_NUM_THREADS": "1"}, {"OPENBLAS_NUM_THREADS": "2"}],
+    ids=["defaults", "omp1", "openblas2"],
+)
+def test_a_forked_case_has_the_thread_pools_a_fresh_interpreter_has(tmp_path, monkeypatch, env):
+    """Issue 19: the zygote imports numpy with a one-thread OpenBLAS pool; each forked case
+    gets back the pool sizes (threadpoolctl's view) and OS thread count a fresh one has."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("threadpoolctl")
+    (tmp_path / "zygote_pools.py").write_text(POOLS_PROBE)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (case,) = expand("pools", module="zygote_pools")
+    seen = {}
+    for isolation in ("fresh", "zygote"):
+        ctx = _ctx(tmp_path / isolation, isolation)
+        ctx.env = dict(env)
+        try:
+            result = executor.run_case(ctx, case)
+        finally:
+            executor.close_zygote(ctx)
+        assert result.outcome.value == "passed", result.message
+        assert result.properties["repro.isolation"] == isolation
+        seen[isolation] = {
+            k: result.properties[k] for k in ("pools", "torch_threads", "os_threads")
+        }
+    assert seen["zygote"] == seen["fresh"]
+    pools = json.loads(seen["fresh"]["pools"])
+    assert any(api == "openblas" for api, _, _ in pools)  # the subject was really there
