@@ -3,6 +3,7 @@ outcome parity on real scenarios, and kill -9 of the runner leaving nothing behi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -371,3 +372,48 @@ def test_a_forked_case_has_the_thread_pools_a_fresh_interpreter_has(tmp_path, mo
     assert seen["zygote"] == seen["fresh"]
     pools = json.loads(seen["fresh"]["pools"])
     assert any(api == "openblas" for api, _, _ in pools)  # the subject was really there
+
+
+WEDGE_KINDS = ["pass~a", "pass~b", "stop_zygote", "pass~c", "pass~d", "kill_zygote", "pass~e"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_stopped_or_killed_zygote_costs_no_case_and_leaves_nothing(tmp_path, jobs):
+    """Issue 25, item 1: a case SIGSTOPs the zygote it was forked from (its harness's exit
+    report never comes; the next fork gets no answer), later another SIGKILLs one. Every case
+    keeps its own verdict, the run ends within the answer timeouts, the zygotes are gone and
+    their private TMPDIRs removed."""
+    write_matrix(
+        tmp_path,
+        f"planted: {{module: planted, timeout_s: 60, params: {{kind: [{', '.join(WEDGE_KINDS)}]}}}}\n",
+    )
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    pid_file = tmp_path / "zygotes"
+    env = {**cli_env(), "REPRO_PLANTED_PIDS": str(pid_file), "TMPDIR": str(tmp)}
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "zygote",
+         "-j", str(jobs)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    seconds = time.monotonic() - start
+    run_dir = only_run_dir(tmp_path / "results")
+    cases = cases_by_name(run_dir / "junit.xml")
+    outcomes = {name: props["repro.outcome"] for name, (_case, props) in cases.items()}
+    assert outcomes == {f"planted[kind={k}]": "passed" for k in WEDGE_KINDS}, done.stderr
+    assert done.returncode == 0, done.stderr
+    # each wedging case ran forked (it found its zygote) and stopped or killed a distinct one
+    zygotes = [int(x) for x in pid_file.read_text().split()]
+    assert len(zygotes) == 2 and zygotes[0] != zygotes[1]
+    for pid in zygotes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, pid
+    summary = json.loads((run_dir / "run.json").read_text())["zygote"]
+    assert summary["started"] >= 2, summary
+    assert not list(tmp.glob("repro-zygote-*"))
+    # the answer and socket timeouts (10 s each) bound the wait on the stopped zygote
+    budget = zygote_mod.ANSWER_TIMEOUT_S + zygote_mod.SOCKET_TIMEOUT_S + 60
+    assert seconds < budget, (seconds, done.stderr)

@@ -13,7 +13,9 @@ records in the events file), events_fifo, events_devzero (the events file replac
 a symlink to /dev/zero, then a hang), setsid_leak (passes, leaving a ``setsid``'ed grandchild
 with a clean environment), setsid_sleep (sleeps with such a grandchild), ignore_term (ignores
 SIGTERM and sleeps), kill_harness (kills its own harness, leaving a clean setsid grandchild),
-chatty (prints 200 MB). Grandchildren write their pid to ``$REPRO_PLANTED_PIDS`` when set.
+chatty (prints 200 MB), stop_zygote and kill_zygote (a forked case that SIGSTOPs or SIGKILLs
+the zygote it was forked from, recording its pid, then passes; fails when not forked).
+Grandchildren write their pid to ``$REPRO_PLANTED_PIDS`` when set.
 
 Flaky and switched kinds (issue 11): flaky_once fails on its first attempt and passes on the
 next (a marker file in ``$REPRO_PLANTED_STATE``, a directory the test makes);
@@ -119,6 +121,11 @@ def run(ctx, params) -> None:
         _setsid_grandchild()
         os.kill(os.getppid(), signal.SIGKILL)
         return
+    if kind in ("stop_zygote", "kill_zygote"):
+        zygote = _zygote_pid()
+        _record_pid(zygote)
+        os.kill(zygote, signal.SIGSTOP if kind == "stop_zygote" else signal.SIGKILL)
+        return
     if kind == "chatty":
         line = b"x" * 1023 + b"\n"
         block = line * 1024  # 1 MiB
@@ -126,6 +133,20 @@ def run(ctx, params) -> None:
             os.write(1, block)
         return
     raise AssertionError(f"unknown planted kind {kind!r}")
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rpartition(")")[2].split()[1])
+
+
+def _zygote_pid() -> int:
+    """The zygote this case process was forked from (case <- harness <- zygote)."""
+    pid = _parent_of(os.getppid())
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        argv = handle.read().split(b"\0")
+    assert b"repro.runner.zygote" in argv, f"not forked from a zygote: parent {pid} is {argv[:3]}"
+    return pid
 
 
 def _record_pid(pid: int) -> None:
