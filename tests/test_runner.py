@@ -353,3 +353,53 @@ def test_a_beat_written_after_the_last_read_is_not_a_stall(tmp_path):
     assert not confirmed_stall(beats, 101.5)  # the fresh read finds step 1
     assert beats.last_step == 1
     assert confirmed_stall(beats, 103.0)  # and silence past the budget after it is still a hang
+
+
+def _spinners(count: int) -> list[subprocess.Popen]:
+    return [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+
+
+def test_run_queue_wait_grows_for_processes_kept_off_the_cpu_and_not_for_a_sleeper():
+    """schedstat's run-queue wait (watchdog.run_queue_wait_ns) is what tells starved from
+    stuck: busy loops beyond the cores wait for a CPU; a process asleep on a pipe never does."""
+    from repro.runner import watchdog
+
+    cores = len(os.sched_getaffinity(0))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                               stdin=subprocess.PIPE)  # fmt: skip
+    busy = _spinners(3 * cores)
+    try:
+        time.sleep(0.5)
+        before = watchdog.run_queue_wait_ns([p.pid for p in busy])
+        asleep = watchdog.run_queue_wait_ns([sleeper.pid])
+        time.sleep(1.0)
+        waited_s = (watchdog.run_queue_wait_ns([p.pid for p in busy]) - before) / 1e9
+        asleep_s = (watchdog.run_queue_wait_ns([sleeper.pid]) - asleep) / 1e9
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+        sleeper.kill()
+        sleeper.wait()
+    # 3 loops per core: about two thirds of each loop's second is spent waiting
+    assert waited_s > watchdog.STARVED_SHARE * len(busy)
+    assert asleep_s < 0.01
+    assert watchdog.run_queue_wait_ns([2**22 + 12345]) is None  # no such process: no evidence
+
+
+@pytest.mark.slow
+def test_a_case_starved_of_cpu_past_its_budget_is_not_called_hung(project):
+    """Issue 19: under load a forked DataLoader worker can stay silent past its 3 s budget while
+    runnable; the watchdog waits while the case's processes wait for a CPU, and still calls a
+    sleeping case hung at its budget (the budget_stall test above)."""
+    write_matrix(project, "planted: {module: planted, timeout_s: 60, params: {kind: [starved]}}\n")
+    done = run_cli("run", "--no-doctor", cwd=project)
+    run_dir = only_run_dir(project / "results")
+    case, props = cases_by_name(run_dir / "junit.xml")["planted[kind=starved]"]
+    assert props["repro.outcome"] == "passed", case.result[0].message if case.result else ""
+    assert done.returncode == 0, done.stderr
+    log = (run_dir / props["repro.log"]).read_text()
+    assert "the hang verdict waited" in log

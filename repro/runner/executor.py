@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from repro import proctree, scenarios
 from repro.errors import ConfigError
 from repro.junit.writer import xml_safe
@@ -410,33 +412,59 @@ def _wait(
     ``_POLL_S``. Raises CaseCancelled when ``ctx.cancel`` is set."""
     deadline = started + case.timeout_s
     next_beat_poll = started
-    while proc.poll() is None:
-        if ctx.cancel.is_set():
-            raise CaseCancelled(case.case_id)
-        now = time.monotonic()
-        if now >= next_beat_poll:
-            beats.poll(now)
-            next_beat_poll = now + _BEAT_POLL_S
-        if now >= deadline:
-            return True, False
-        if confirmed_stall(beats, now):
-            return False, True
-        if on_tick:
-            on_tick(now - started)
-        wake = exit_fd if exit_fd is not None else _zygote_fd(proc)
-        pipe.pump(_POLL_S, wake_fds=() if wake is None else (wake,))
-    return False, False
+    starvation = watchdog.Starvation(lambda: _tree_pids(proc))
+    try:
+        while proc.poll() is None:
+            if ctx.cancel.is_set():
+                raise CaseCancelled(case.case_id)
+            now = time.monotonic()
+            if now >= next_beat_poll:
+                beats.poll(now)
+                next_beat_poll = now + _BEAT_POLL_S
+            if now >= deadline:
+                return True, False
+            if confirmed_stall(beats, now, starvation):
+                return False, True
+            if on_tick:
+                on_tick(now - started)
+            wake = exit_fd if exit_fd is not None else _zygote_fd(proc)
+            pipe.pump(_POLL_S, wake_fds=() if wake is None else (wake,))
+        return False, False
+    finally:
+        _note_starvation(pipe, starvation)
 
 
-def confirmed_stall(beats: Heartbeats, now: float) -> bool:
+def confirmed_stall(
+    beats: Heartbeats, now: float, starvation: watchdog.Starvation | None = None
+) -> bool:
     """True when the case's phase is silent past its budget even after reading its events file
-    once more: the last read may be up to ``_BEAT_POLL_S`` old, or older when the runner itself
-    was not scheduled (a loaded host), and a beat written since then is not a stall.
-    ``now``: ``time.monotonic()``."""
+    once more (the last read may be up to ``_BEAT_POLL_S`` old, or older when the runner itself
+    was not scheduled, and a beat written since then is not a stall), and its processes are not
+    starved of CPU (``starvation``: runnable but waiting on a loaded host; the hard timeout
+    still holds). ``now``: ``time.monotonic()``."""
     if not beats.stalled(now):
         return False
     beats.poll(now)
-    return beats.stalled(now)
+    if not beats.stalled(now):
+        return False
+    return starvation is None or not starvation.starved(beats.last_beat_at, now)
+
+
+def _note_starvation(pipe: OutputPipe, starvation: watchdog.Starvation) -> None:
+    if starvation.postponed_s:
+        pipe.log.write(
+            f"# repro watchdog: the hang verdict waited {starvation.postponed_s:.1f} s while the "
+            "case's processes were runnable but waiting for a CPU\n".encode()
+        )
+
+
+def _tree_pids(proc: Harness) -> list[int]:
+    """The harness and every process under it (it is the case's subreaper: orphans stay)."""
+    try:
+        harness = psutil.Process(proc.pid)
+        return [proc.pid] + [p.pid for p in harness.children(recursive=True)]
+    except psutil.Error:
+        return []
 
 
 def _pidfd(proc: Harness) -> int | None:

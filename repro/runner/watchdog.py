@@ -7,7 +7,9 @@ its stall budget is ``max(STALL_FLOOR_S, STALL_FACTOR x median interval)``; sile
 hang even before the case's hard timeout. A heartbeat may instead declare its phase's budget
 (``budget_s``, scaled by ``--timeout-scale``): a scenario that knows a phase is short (a forked
 child that only takes a lock) has its hang caught in seconds, not at the hard timeout. Before a
-phase is called silent, the events file is read once more (``executor.confirmed_stall``). A case
+phase is called silent, the events file is read once more (``executor.confirmed_stall``), and a
+case whose processes are runnable but waiting for a CPU (a loaded host) is starved, not stuck
+(:class:`Starvation`): the early hang verdict waits while that lasts. A case
 still beating when the hard timeout comes is *slow*, not hung. After a hang, the dumped stacks and each process's kernel wait channel give a
 sub-type (``hang.dataloader_wait``, ``hang.nccl``...), and the tail of the kernel log is kept as
 evidence (ROCm's ``hogged CPU`` lines appear there, never on stderr: O2, F1-4).
@@ -17,9 +19,11 @@ Never imports torch.
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +132,76 @@ class Heartbeats:
         if self.last_beat_at is None or self.beats_in_phase < 2:
             return False
         return now - self.last_beat_at <= (self.stall_budget_s() or STALL_FLOOR_S)
+
+
+#: Seconds between two samples of a silent case tree's run-queue wait (:class:`Starvation`).
+STARVE_WINDOW_S = 0.5
+#: The share of a window a silent tree must have spent runnable but off the CPU to be called
+#: starved (a loaded host), not stuck: a deadlocked process sleeps and is never runnable.
+STARVED_SHARE = 0.1
+
+
+def run_queue_wait_ns(pids: list[int]) -> int | None:
+    """Nanoseconds the threads of ``pids`` have spent runnable but waiting for a CPU, summed:
+    field 2 of ``/proc/PID/task/TID/schedstat`` (Linux ``Documentation/scheduler/sched-stats.rst``;
+    needs ``CONFIG_SCHED_INFO``, on in Debian, Ubuntu, RHEL and WSL2 kernels). Processes and
+    threads that exit while being read are skipped; None when no schedstat was readable."""
+    total, seen = 0, False
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
+                    fields = handle.read().split()
+                total += int(fields[1])
+                seen = True
+            except (OSError, IndexError, ValueError):
+                continue
+    return total if seen else None
+
+
+@dataclass
+class Starvation:
+    """Tells a silent case that is starved of CPU (a loaded host: its processes runnable but
+    waiting) from one that is stuck (asleep on a lock, a queue, a pipe), before a declared or
+    rhythm budget calls it hung (issue 19, item 2: a 3 s fork budget called a passing
+    ``fork_safety[...,mode=logger_pid_guard]`` hung at load 12 on 2 cores).
+
+    ``tree``: returns the pids of the case's processes now. :meth:`starved` is asked while the
+    case is silent past its budget; it samples the tree's run-queue wait every
+    ``STARVE_WINDOW_S`` and answers True while the last window's wait was at least
+    ``STARVED_SHARE`` of it (or the first window is still open). The case's hard timeout still
+    holds: starvation only postpones the early hang verdict. Without schedstat it never
+    postpones (the budget alone decides, as before).
+    """
+
+    tree: Callable[[], list[int]]
+    beat_at: float | None = None  # the silence being judged: its last beat (monotonic)
+    sampled_at: float | None = None
+    sampled_ns: int | None = None
+    postponed_s: float = 0.0  # seconds of hang verdict postponed, for the log
+
+    def starved(self, beat_at: float | None, now: float) -> bool:
+        if beat_at != self.beat_at:  # a new silence: start over
+            self.beat_at, self.sampled_at, self.sampled_ns = beat_at, None, None
+        if self.sampled_at is not None and now - self.sampled_at < STARVE_WINDOW_S:
+            return True  # the window is still open
+        waited = run_queue_wait_ns(self.tree())
+        if waited is None:
+            return False
+        if self.sampled_at is None:
+            self.sampled_at, self.sampled_ns = now, waited
+            return True
+        window = now - self.sampled_at
+        share = (waited - (self.sampled_ns or 0)) / 1e9 / window if window > 0 else 0.0
+        self.sampled_at, self.sampled_ns = now, waited
+        if share >= STARVED_SHARE:
+            self.postponed_s += window
+            return True
+        return False
 
 
 def wchan(pid: int) -> str:

@@ -5,7 +5,8 @@
 alive), sleep (a slow case, for killing the runner mid-run), masked_exit (exit 0 before any
 verdict), cudnn (prints a real cuDNN error text, then raises), nan_dice (the DB Dice loss's
 ``assert loss <= 1`` meeting a NaN, field report F4-4), slow (keeps beating, never finishes),
-stall (beats steadily, then goes silent), budget_stall (one heartbeat declaring a 1 s budget,
+stall (beats steadily, then goes silent), starved (silent 3 s past a 0.5 s budget while
+4 busy loops per core in its own tree keep its processes waiting for a CPU), budget_stall (one heartbeat declaring a 1 s budget,
 then silence).
 
 Hostile kinds (issue 9): events_outcome, events_nan, events_array, events_long_line (bad
@@ -101,6 +102,18 @@ def run(ctx, params) -> None:
             ctx.heartbeat("steady_step", step)
             time.sleep(0.05)
         time.sleep(3600)
+    if kind == "starved":  # silent past a 0.5 s budget, runnable but off the CPU: not hung
+        ctx.heartbeat("starved_phase", budget_s=0.5)
+        spinners = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(4 * len(os.sched_getaffinity(0)))
+        ]
+        time.sleep(3.0)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+        ctx.heartbeat("done")
+        return
     if kind == "budget_stall":
         ctx.heartbeat("short_phase", budget_s=1.0)
         time.sleep(3600)
