@@ -148,3 +148,23 @@ def case_label(case: CaseRecord) -> str:
 def plural(n: int, word: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def merge_notes(report: Report) -> list[tuple[str, str, str]]:
+    """(kind, input path, text) for each of our runs that did not finish (``partial``) or lost
+    cases to a newer run of the same (host, variant) (``superseded``), in input order: what the
+    matrix merged per case instead of showing whole (``repro.report.merge``)."""
+    out = []
+    for record in report.inputs:
+        if record.partial:
+            text = f"{record.partial}; its {plural(record.tests, 'case')} count, older results stay"
+            out.append(("partial", record.path, text))
+        if record.superseded_cases:
+            by = ", ".join(record.superseded_by)
+            what = (
+                f"all {plural(record.superseded_cases, 'case')}"
+                if record.superseded_cases == record.tests
+                else f"{record.superseded_cases} of {plural(record.tests, 'case')}"
+            )
+            out.append(("superseded", record.path, f"{what} superseded by the newer {by}"))
+    return out
