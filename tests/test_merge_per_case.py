@@ -234,3 +234,82 @@ def test_report_without_any_junit_input_is_exit_2_with_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no JUnit" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ---- repro run --variant: the label must be the interpreter's ---------------------------------
+
+TWO_PINS = """\
+version: 1
+defaults: {results_dir: results}
+variants:
+  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}
+  - {runtime: cpu, torch: "2.15.0", base_image: "python:3.12-slim"}
+  - {runtime: cu128, torch: "2.13.0", base_image: "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"}
+scenarios:
+  noop: {timeout_s: 60}
+"""
+
+
+def test_unknown_variant_is_exit_2_with_list_too(tmp_path):
+    (tmp_path / "matrix.yaml").write_text(TWO_PINS)
+    for args in (("--list",), ()):
+        done = run_cli("run", "--variant", "nope", *args, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines()[-1] == (
+            "repro: error: matrix.yaml: no variant with id 'nope' "
+            "(known: cpu-torch2.13, cpu-torch2.15, cu128-torch2.13)"
+        )
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("variant", "build", "why"),
+    [
+        ("cpu-torch2.13", {"torch": "2.13.0+cpu"}, None),
+        ("cpu-torch2.13", {"torch": "2.13"}, None),
+        ("cu128-torch2.13", {"torch": "2.13.0", "cuda": "12.8"}, None),
+        ("cpu-torch2.15", {"torch": "2.13.0+cpu"}, "torch 2.13.0+cpu (cpu)"),
+        ("cu128-torch2.13", {"torch": "2.13.0+cpu"}, "torch 2.13.0+cpu (cpu)"),
+        ("cpu-torch2.13", {}, "has no torch"),
+    ],
+)
+def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
+    tmp_path, variant, build, why
+):
+    (tmp_path / "matrix.yaml").write_text(TWO_PINS)
+    from repro import config as matrix_mod
+    from repro.errors import ConfigError
+
+    config = matrix_mod.load(tmp_path / "matrix.yaml")
+    fp = {"runtime": build}
+    options = job.RunOptions(variant=variant)
+    if why is None:
+        assert job.pick_variant(config, options, fp)["id"] == variant
+        return
+    with pytest.raises(ConfigError) as refused:
+        job.pick_variant(config, options, fp)
+    assert f"--variant {variant}: it pins torch" in str(refused.value) and why in str(refused.value)
+    assert job.ALLOW_MISMATCH_FLAG in refused.value.hint
+    allowed = job.pick_variant(
+        config, job.RunOptions(variant=variant, **{"allow_variant_mismatch": True}), fp
+    )
+    assert allowed["id"] == variant and why in allowed["mismatch"]
+
+
+@pytest.mark.slow
+def test_cli_refuses_a_foreign_pin_and_records_it_loudly_with_the_flag(tmp_path):
+    (tmp_path / "matrix.yaml").write_text(TWO_PINS)
+    refused = run_cli("run", "--no-doctor", "--variant", "cpu-torch2.15", cwd=tmp_path)
+    assert refused.returncode == 2
+    error = refused.stderr.splitlines()[-1]
+    assert error.startswith("repro: error: --variant cpu-torch2.15: it pins torch 2.15.0 (cpu)")
+    assert "--allow-variant-mismatch" in error
+    assert not (tmp_path / "results").exists()
+
+    done = run_cli(
+        "run", "--no-doctor", "--variant", "cpu-torch2.15", "--allow-variant-mismatch", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: variant cpu-torch2.15: it pins torch 2.15.0" in done.stderr
+    (run_dir,) = (tmp_path / "results").iterdir()
+    assert "repro.variant_mismatch" in (run_dir / "junit.xml").read_text()

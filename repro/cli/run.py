@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build",
     )
     run.add_argument(
+        job.ALLOW_MISMATCH_FLAG,
+        action="store_true",
+        help="with --variant: record the results under it even when its torch pin or runtime "
+        "is not this interpreter's (otherwise refused, exit 2)",
+    )
+    run.add_argument(
         "--results",
         metavar="DIR",
         help="results root (default: defaults.results_dir in the matrix file, else 'results')",
@@ -135,6 +141,7 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         log_cap_bytes=int(cap * _MIB),
         isolation=args.isolation,
         rerun_failures=args.rerun_failures,
+        allow_variant_mismatch=args.allow_variant_mismatch,
     )
 
 

@@ -8,7 +8,13 @@ canonical ids and runtime tags, ``overrides`` the CLI > environment > matrix.yam
 Never imports torch.
 """
 
-from repro.config.ids import accelerator_of, canonical_id, runtime_tag, runtime_tag_of
+from repro.config.ids import (
+    accelerator_of,
+    canonical_id,
+    runtime_tag,
+    runtime_tag_of,
+    variant_mismatch,
+)
 from repro.config.load import SCHEMA_VERSION, load, parse, size_bytes
 from repro.config.model import (
     EXPECT_OUTCOMES,
@@ -51,4 +57,5 @@ __all__ = [
     "select_cases",
     "select_variants",
     "size_bytes",
+    "variant_mismatch",
 ]
