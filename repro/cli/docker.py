@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repro import bounds
 from repro import config as matrix_mod
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import hostkind as host_mod
@@ -382,6 +383,10 @@ class _StderrOutput:
 
 
 def cmd_docker_run(args: argparse.Namespace) -> int:
+    if args.timeout is not None:
+        bounds.CONTAINER_SECONDS.check(args.timeout, "--timeout")
+    if args.timeout_scale is not None:
+        bounds.TIMEOUT_SCALE.check(args.timeout_scale, "--timeout-scale")
     config = matrix_mod.load(args.config)
     variants = config.select_variants([args.variant])
     if args.shell and len(variants) != 1:

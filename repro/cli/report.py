@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repro import bounds
 from repro.errors import EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
@@ -195,10 +196,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     Raises ConfigError (bad input, exit 2) or FatalError (``--markdown`` not writable, exit 3).
     """
-    if not 0 < args.threshold < 100:
-        raise ConfigError(
-            f"--threshold: expected a percentage between 0 and 100, got {args.threshold:g}"
-        )
+    bounds.THRESHOLD_PCT.check(args.threshold, "--threshold")
     config = _load_config(args.config)
     try:
         base = compare_mod.load_side(args.base, config)

@@ -5,18 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from repro import bounds
 from repro import config as matrix_mod
-from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK
 from repro.outcomes import totals_line
 from repro.runner import job
 from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
 
 PROG = "repro"
 _MIB = 1024 * 1024
-#: Upper bound of ``-j``: beyond it a host runs out of memory long before it gains speed.
-MAX_JOBS = 256
-#: Upper bound of ``--rerun-failures``: a hung case costs its whole timeout on every rerun.
-MAX_RERUNS = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -113,19 +110,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def options_from(args: argparse.Namespace) -> job.RunOptions:
     """The job's options from parsed arguments; ConfigError for a bad ``--log-cap-mib``."""
-    cap = args.log_cap_mib
-    if not (cap == cap and cap * _MIB >= MIN_CAP_BYTES and cap < 1024 * 1024):
-        raise ConfigError(
-            f"--log-cap-mib: expected a number of MiB from {MIN_CAP_BYTES / _MIB:g} to 1048575, got {cap}"
-        )
-    if not 0 <= args.rerun_failures <= MAX_RERUNS:
-        raise ConfigError(
-            f"--rerun-failures: expected a whole number from 0 to {MAX_RERUNS}, got {args.rerun_failures}"
-        )
-    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
-        raise ConfigError(
-            f"-j/--jobs: expected a whole number from 1 to {MAX_JOBS}, got {args.jobs}"
-        )
+    cap = bounds.log_cap_mib(MIN_CAP_BYTES).check(args.log_cap_mib, "--log-cap-mib")
+    bounds.RERUNS.check(args.rerun_failures, "--rerun-failures")
+    if args.jobs is not None:
+        bounds.JOBS.check(args.jobs, "-j/--jobs")
     return job.RunOptions(
         jobs=args.jobs,
         config=args.config,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro import bounds
 from repro import config as matrix_mod
 from repro.config import runners
 from repro.errors import ConfigError, FatalError
@@ -100,8 +100,7 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     cases = matrix_mod.select_cases(config.cases(), options.patterns)
     scale = options.timeout_scale
     if scale is not None:
-        if not math.isfinite(scale) or scale <= 0:
-            raise ConfigError(f"--timeout-scale: expected a finite positive number, got {scale}")
+        bounds.TIMEOUT_SCALE.check(scale, "--timeout-scale")
         cases = [dataclasses.replace(c, timeout_s=c.timeout_s * scale) for c in cases]
     for case in cases:
         executor.check_timeout(case)
