@@ -21,7 +21,7 @@ import pytest
 from conftest import cli_env, run_cli, write_matrix
 
 from repro.errors import Interrupted
-from repro.outcomes import CaseResult, Outcome
+from repro.outcomes import DOCTOR_SCENARIO, CaseResult, Outcome
 from repro.report.html import render_html
 from repro.report.markdown import md_escape, render_markdown
 from repro.report.merge import build_report
@@ -70,9 +70,16 @@ def _result(case: Case, outcome: Outcome) -> CaseResult:
     )
 
 
+#: The host checks a default ``repro run`` puts first in every run (``repro.host.doctor``).
+DOCTOR = [
+    CaseResult(DOCTOR_SCENARIO, f"{DOCTOR_SCENARIO}[check={check}]", outcome, 0.0, "", None)
+    for check, outcome in (("driver", Outcome.SKIPPED), ("shm", Outcome.PASSED))
+]
+
+
 def _run(tmp_path: Path, cases: list[Case], outcomes: dict[str, Outcome], monkeypatch) -> Path:
-    """One ``repro run`` into ``tmp_path/results`` through the real runner and writers; a case
-    whose outcome is ``None`` in ``outcomes`` is where Ctrl-C arrives."""
+    """One ``repro run`` into ``tmp_path/results`` through the real runner and writers, doctor
+    checks first; a case whose outcome is ``None`` in ``outcomes`` is where Ctrl-C arrives."""
 
     def fake_run_case(ctx, case, on_tick=None):
         outcome = outcomes[case.case_id]
@@ -85,13 +92,18 @@ def _run(tmp_path: Path, cases: list[Case], outcomes: dict[str, Outcome], monkey
     time.sleep(1.05)  # run.json ``started`` has one-second resolution, as the real runner's
     run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
-    run_all_mod.run_all(ctx, cases, jobs=1)
+    run_all_mod.run_all(ctx, cases, preflight=DOCTOR, jobs=1)
     return run_dir
 
 
 def _cell_cases(report) -> dict[str, str]:
+    """The cell's scenario cases; its doctor checks must be one run's, the newest."""
     (cell,) = report.cells
-    return {case.case: case.outcome.value for case in cell.cases}
+    doctor = [case for case in cell.cases if case.scenario == DOCTOR_SCENARIO]
+    assert sorted(case.case for case in doctor) == sorted(check.case_id for check in DOCTOR)
+    assert len({case.file for case in doctor}) == 1
+    assert doctor[0].file == max(cell.files)
+    return {c.case: c.outcome.value for c in cell.cases if c.scenario != DOCTOR_SCENARIO}
 
 
 def test_a_run_of_other_cases_adds_to_the_cell_instead_of_hiding_it(tmp_path, monkeypatch):
@@ -106,9 +118,11 @@ def test_a_run_of_other_cases_adds_to_the_cell_instead_of_hiding_it(tmp_path, mo
         **{c.case_id: "passed" for c in FORK_SAFETY},
     }
     assert report.cells[0].state == "failed"
-    assert report.totals["failed"] == 3 and report.totals["tests"] == 6
-    assert [i["state"] for i in report.matrix["inputs"]] == ["ok", "ok"]
-    assert "Runs merged per case" not in render_markdown(report)  # nothing was superseded
+    assert report.totals["failed"] == 3 and report.totals["tests"] == 6 + len(DOCTOR)
+    inputs = report.matrix["inputs"]
+    assert [(i["state"], i["superseded_cases"]) for i in inputs] == [("ok", 0), ("ok", 0)]
+    # Nothing was superseded: the newer run's doctor checks replacing the older's is no news.
+    assert "Runs merged per case" not in render_markdown(report)
 
 
 def test_an_interrupted_run_keeps_older_failures_visible_and_is_listed(tmp_path, monkeypatch):
@@ -150,6 +164,7 @@ def test_an_interrupted_run_keeps_older_failures_visible_and_is_listed(tmp_path,
     markdown = render_markdown(report)
     assert "## Runs merged per case" in markdown
     assert f"- partial: {md_escape(new['path'])}: run incomplete: 1 of {len(cases)}" in markdown
+    assert "interrupted; its 1 case count, older results stay" in markdown  # doctor left out
     assert f"- superseded: {md_escape(old['path'])}: 1 of {len(cases)} cases superseded" in markdown
     page = render_html(report, tmp_path)
     assert "Runs merged per case" in page and f"1 of {len(cases)} cases done" in page

@@ -28,7 +28,7 @@ from typing import Any
 from repro import compat
 from repro.config import Expectation, Matrix, glob_match
 from repro.junit.reader import Budget, FileReader, find_files
-from repro.outcomes import Outcome, Totals
+from repro.outcomes import DOCTOR_SCENARIO, Outcome, Totals
 from repro.report.model import (
     EXPECT_EXPECTED,
     EXPECT_OTHER,
@@ -71,7 +71,9 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
     ``repro run -k fork_safety`` shows both, and a partial run (interrupted, see
     ``InputRecord.partial``) adds the cases it finished without hiding the ones it never ran.
     Each record gets ``superseded_cases``/``superseded_by``; one with every case superseded is
-    ``superseded``. Foreign files (no run.json) and invalid ones always add up.
+    ``superseded``. Doctor checks (``repro.outcomes.DOCTOR_SCENARIO``) are merged the same way
+    but not counted there: every run checks its host again, so a newer run's checks replacing an
+    older run's is no news. Foreign files (no run.json) and invalid ones always add up.
 
     Returns ``{id(record): cases that count}`` for the records whose cases were cut.
     """
@@ -85,23 +87,24 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
         group.sort(key=lambda r: (r.run_started or "", r.path), reverse=True)
         newest: dict[tuple[str, str], str] = {}  # (scenario, case) -> path of its newest run
         for record in group:
-            cases, by = [], Counter[str]()
+            cases, by, doctor_by = [], Counter[str](), Counter[str]()
             for case in record.cases:
                 newer = newest.get((case.scenario, case.case))
                 if newer is None:
                     cases.append(case)
                 else:
-                    by[newer] += 1
+                    (doctor_by if case.scenario == DOCTOR_SCENARIO else by)[newer] += 1
             for case in cases:
                 newest.setdefault((case.scenario, case.case), record.path)
-            if not by:
+            if len(cases) == len(record.cases):
                 continue
             kept[id(record)] = cases
             record.superseded_cases = sum(by.values())
             record.superseded_by = sorted(by)[:MAX_SUPERSEDED_BY]
             if not cases:
-                names = ", ".join(record.superseded_by)
-                more = len(by) - len(record.superseded_by)
+                newer_runs = sorted(by | doctor_by)
+                names = ", ".join(newer_runs[:MAX_SUPERSEDED_BY])
+                more = len(newer_runs) - MAX_SUPERSEDED_BY
                 record.state = STATE_SUPERSEDED
                 record.reason = f"every case superseded by the newer run(s) {names}" + (
                     f" and {more} more" if more > 0 else ""

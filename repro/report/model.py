@@ -193,9 +193,9 @@ class InputRecord:
     #: Why our run did not finish (run.json: interrupted, no finish time, fewer cases done than
     #: planned), or None. A partial run adds its cases and never hides older ones.
     partial: str | None = None
-    #: Cases a newer run of the same (host, variant) also has (``repro.report.merge``): they are
-    #: not in the matrix; ``superseded_by`` names those newer inputs (at most
-    #: :data:`MAX_SUPERSEDED_BY`).
+    #: Scenario cases a newer run of the same (host, variant) also has (``repro.report.merge``):
+    #: they are not in the matrix; ``superseded_by`` names those newer inputs (at most
+    #: :data:`MAX_SUPERSEDED_BY`). Doctor checks, which every run repeats, are not counted.
     superseded_cases: int = 0
     superseded_by: list[str] = field(default_factory=list)
 
