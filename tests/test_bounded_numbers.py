@@ -23,12 +23,13 @@ from repro.errors import ConfigError
 TEMPLATE = textwrap.dedent(
     """\
     version: {version}
-    defaults: {{timeout_scale: {timeout_scale}, pids_limit: {default_pids}}}
+    defaults: {{timeout_scale: {timeout_scale}, pids_limit: {default_pids}, shm_size: {shm}}}
     variants:
       - runtime: cpu
         torch: "2.13.0"
         base_image: "python:3.12-slim"
         pids_limit: {pids}
+        mem_limit: {mem}
         env: {{N_THREADS: {env}}}
     scenarios:
       numbered: {{module: numbered, timeout_s: {timeout_s}, params: {{n: [{param}]}}}}
@@ -47,6 +48,8 @@ GOOD = {
     "param": "3",
     "script_timeout": "60",
     "gpus": "8",
+    "shm": '"2g"',
+    "mem": '"16g"',
 }
 #: Placeholder -> the key path the error must name.
 KEYS = {
@@ -59,6 +62,8 @@ KEYS = {
     "param": "scenarios.numbered.params.n[0]",
     "script_timeout": "scenarios.mine.timeout_s",
     "gpus": "runners.cuda.gpus",
+    "shm": "defaults.shm_size",
+    "mem": "variants[0].mem_limit",
 }
 BAD = {
     "401-digit integer": "1" + "0" * 400,
@@ -72,11 +77,12 @@ BAD = {
     "boolean": "true",
     "string": '"5"',
     "2**63": str(2**63),
+    "a 30-digit size": '"' + "9" * 30 + 'g"',
 }
 #: Values that are fine where any number (or a string) is: a parameter, an env value.
 FREE_FORM = {
-    "param": {"negative", "zero", "boolean", "string"},
-    "env": {"negative", "zero", "string"},
+    "param": {"negative", "zero", "boolean", "string", "a 30-digit size"},
+    "env": {"negative", "zero", "string", "a 30-digit size"},
 }
 
 
