@@ -277,6 +277,28 @@ def test_unknown_variant_is_exit_2_with_list_too(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_list_refuses_a_foreign_pin_as_a_run_would(tmp_path, monkeypatch, capsys):
+    from repro.cli.main import main
+
+    (tmp_path / "matrix.yaml").write_text(TWO_PINS)
+    config = str(tmp_path / "matrix.yaml")
+    monkeypatch.setattr(job, "fingerprint_host", lambda options: FINGERPRINT)  # torch 2.13.0+cpu
+    listing = ["run", "--config", config, "--list", "--variant", "cpu-torch2.15"]
+    assert main(listing) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("repro: error: --variant cpu-torch2.15: it pins torch 2.15.0 (cpu) but ")
+    assert main([*listing, "--allow-variant-mismatch"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "noop[torch=0]\n"
+    assert err == (
+        "repro: WARNING: variant cpu-torch2.15: it pins torch 2.15.0 (cpu) but the interpreter "
+        "has torch 2.13.0+cpu (cpu); a run records under it anyway\n"
+    )
+    assert main(["run", "--config", config, "--list", "--variant", "cpu-torch2.13"]) == 0
+    assert capsys.readouterr() == ("noop[torch=0]\n", "")
+
+
 @pytest.mark.parametrize(
     ("variant", "build", "why"),
     [
@@ -319,6 +341,8 @@ def test_cli_refuses_a_foreign_pin_and_records_it_loudly_with_the_flag(tmp_path)
     error = refused.stderr.splitlines()[-1]
     assert error.startswith("repro: error: --variant cpu-torch2.15: it pins torch 2.15.0 (cpu)")
     assert "--allow-variant-mismatch" in error
+    listed = run_cli("run", "--list", "--variant", "cpu-torch2.15", cwd=tmp_path)
+    assert (listed.returncode, listed.stderr.splitlines()[-1]) == (2, error), listed.stderr
     assert not (tmp_path / "results").exists()
 
     done = run_cli(

@@ -145,7 +145,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     if args.list:
-        _config, cases = job.select_cases(options)
+        config, cases = job.select_cases(options)
+        if options.variant:  # refused (or warned about) exactly as a run under it would be
+            fp = job.fingerprint_host(options)
+            job.checked_variant(config, options, fp, _say, "a run records under it anyway")
         for case in cases:
             print(case.case_id)
         return EXIT_OK

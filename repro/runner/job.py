@@ -169,6 +169,23 @@ def pick_variant(
     return out
 
 
+def checked_variant(
+    config: matrix_mod.Matrix,
+    options: RunOptions,
+    fp: dict[str, Any],
+    say: Say,
+    then: str = "recorded under it anyway",
+) -> tuple[dict[str, Any], str | None]:
+    """:func:`pick_variant` and why its pin is not the interpreter's (None when it is), said as
+    ``WARNING: variant ID: WHY; THEN`` when ``allow_variant_mismatch`` lets it through (``then``:
+    what happens next). Raises as pick_variant."""
+    variant = pick_variant(config, options, fp)
+    mismatch = variant.pop("mismatch", None)
+    if mismatch:
+        say(f"WARNING: variant {variant['id']}: {mismatch}; {then}")
+    return variant, mismatch
+
+
 def host_variant(fp: dict[str, Any]) -> dict[str, Any]:
     """The variant a host-lane run belongs to, derived from the interpreter's torch build.
     Raises FatalError when the interpreter has no usable torch."""
@@ -344,10 +361,7 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     extra_properties = parse_properties(options.properties)
     say(f"fingerprinting {options.python} ...")
     fp = fingerprint_host(options)
-    variant = pick_variant(config, options, fp)
-    mismatch = variant.pop("mismatch", None)
-    if mismatch:
-        say(f"WARNING: variant {variant['id']}: {mismatch}; recorded under it anyway")
+    variant, mismatch = checked_variant(config, options, fp, say)
     run_id, run_dir = make_run_dir(config, options, variant)
     ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
     if mismatch:
