@@ -14,6 +14,7 @@ The table below is the only place a range is written down. Never imports torch.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,24 @@ THRESHOLD_PCT = Bound("a percentage between 0 and 100", 0.0, 100.0, low_open=Tru
 PARAM_NUMBER = Bound(
     "a finite number of magnitude below 2**63", -(2.0**63), 2.0**63, low_open=True, high_open=True
 )
+
+
+#: ``repro docker-run --gpus 0,1``: a GPU index (``runners.<kind>.gpus`` allows 1024 GPUs).
+GPU_INDEX = count("a GPU index", 0, 1023)
+#: ``repro docker-run --user UID:GID``: Linux ``uid_t``/``gid_t``; 4294967295 is ``(uid_t)-1``,
+#: "no change" to chown(2), never an id.
+USER_ID = count("a user or group id", 0, 4_294_967_294)
+
+
+def decimal(text: str, bound: Bound, name: str) -> int:
+    """A command-line item written in decimal digits (``"3"`` of ``--gpus 3``) as an int that
+    ``bound`` accepts; ConfigError ``NAME: expected ..., got ...`` otherwise. At most 30 digits
+    are converted (Python's ``int()`` refuses more than 4300: ValueError)."""
+    if re.fullmatch(r"[0-9]{1,30}", text) is None:
+        many = text.isascii() and text.isdigit()
+        got = f"an integer of {len(text)} digits" if many else repr(text[:40])
+        raise ConfigError(f"{name}: expected {bound.expected}, got {got}")
+    return bound.check(int(text), name)
 
 
 def log_cap_mib(min_bytes: int) -> Bound:

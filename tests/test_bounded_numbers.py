@@ -146,6 +146,13 @@ def test_every_malformed_number_is_exit_2_one_line_naming_file_and_key(
         (["docker-run", "cpu-*", "--timeout", "1e400"], "--timeout"),
         (["docker-run", "cpu-*", "--timeout", "-5"], "--timeout"),
         (["docker-run", "cpu-*", "--timeout-scale", "-1"], "--timeout-scale"),
+        (["docker-run", "cpu-*", "--shm-size", "0"], "--shm-size"),
+        (["docker-run", "cpu-*", "--shm-size", "9" * 30 + "g"], "--shm-size"),
+        (["docker-run", "cpu-*", "--gpus", "0,1024"], "--gpus"),
+        (["docker-run", "cpu-*", "--gpus", "9" * 5000], "--gpus"),
+        (["docker-run", "cpu-*", "--gpus", "0:" + "1" * 400], "--gpus"),
+        (["docker-run", "cpu-*", "--user", "1" + "0" * 400 + ":0"], "--user"),
+        (["docker-run", "cpu-*", "--user", "1000:4294967295"], "--user"),
         (["compare", "a", "b", "--threshold", "nan"], "--threshold"),
         (["compare", "a", "b", "--threshold", "100"], "--threshold"),
     ],
@@ -156,6 +163,24 @@ def test_every_bad_command_line_number_is_exit_2_one_line(tmp_dir, capsys, argv,
     err = capsys.readouterr().err.splitlines()
     assert code == 2, err
     assert len(err) == 1 and option in err[0] and "Traceback" not in err[0], err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--shm-size", "2g"],
+        ["--gpus", "0,1023"],
+        ["--gpus", "0:1,GPU-3f2c,nvidia.com/gpu=0"],  # a MIG device, a UUID, a CDI name
+        ["--user", "1000:1000"],
+        ["--user", "builder"],  # a name goes to Docker as it is
+    ],
+)
+def test_good_docker_run_numbers_pass_the_checks(tmp_dir, capsys, args):
+    path = _write(tmp_dir)
+    code = main(["docker-run", "--config", str(path), "cpu-*", *args, "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "expected" not in err
 
 
 def test_argparse_rejects_a_5000_digit_int_with_exit_2(tmp_dir, capsys):
@@ -178,6 +203,8 @@ def test_argparse_rejects_a_5000_digit_int_with_exit_2(tmp_dir, capsys):
         (bounds.RERUNS, [0, 10], [-1, 11]),
         (bounds.THRESHOLD_PCT, [0.5, 99.9], [0, 100, math.nan]),
         (bounds.PARAM_NUMBER, [-1, 0, 2**63 - 1, 1e18], [2**63, -(2**63), math.inf, 10**400]),
+        (bounds.GPU_INDEX, [0, 1023], [-1, 1024, 0.0]),
+        (bounds.USER_ID, [0, 2**32 - 2], [-1, 2**32 - 1]),
     ],
 )
 def test_bounds_accept_their_range_exactly(bound, good, bad):

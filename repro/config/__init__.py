@@ -15,7 +15,7 @@ from repro.config.ids import (
     runtime_tag_of,
     variant_mismatch,
 )
-from repro.config.load import SCHEMA_VERSION, load, parse, size_bytes
+from repro.config.load import SCHEMA_VERSION, SIZE_EXPECTED, load, parse, size_bytes, size_ok
 from repro.config.model import (
     EXPECT_OUTCOMES,
     Expectation,
@@ -57,5 +57,7 @@ __all__ = [
     "select_cases",
     "select_variants",
     "size_bytes",
+    "size_ok",
+    "SIZE_EXPECTED",
     "variant_mismatch",
 ]

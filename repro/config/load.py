@@ -137,13 +137,22 @@ def size_bytes(text: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _size(value: Any, key: str, problems: _Problems) -> str | None:
+#: What a Docker size must be (the error text of :func:`size_ok`'s refusals).
+SIZE_EXPECTED = 'a Docker size like "8g" (between 6m and 4096g)'
+
+
+def size_ok(value: Any) -> bool:
+    """Whether ``value`` is a Docker size string within :data:`SIZE_RANGE` (``shm_size``,
+    ``mem_limit``, ``repro docker-run --shm-size``)."""
     try:
-        ok = isinstance(value, str) and SIZE_RANGE[0] <= size_bytes(value) <= SIZE_RANGE[1]
+        return isinstance(value, str) and SIZE_RANGE[0] <= size_bytes(value) <= SIZE_RANGE[1]
     except ValueError:
-        ok = False
-    if not ok:
-        problems.add(key, 'a Docker size like "8g" (between 6m and 4096g)', value)
+        return False
+
+
+def _size(value: Any, key: str, problems: _Problems) -> str | None:
+    if not size_ok(value):
+        problems.add(key, SIZE_EXPECTED, value)
         return None
     return value
 
