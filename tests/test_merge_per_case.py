@@ -170,6 +170,47 @@ def test_an_interrupted_run_keeps_older_failures_visible_and_is_listed(tmp_path,
     assert "Runs merged per case" in page and f"1 of {len(cases)} cases done" in page
 
 
+def test_ctrl_c_at_j2_records_no_case_it_stopped(tmp_path, monkeypatch):
+    # Case 1 passes; Ctrl-C arrives while case 2 runs and case 3 is in flight beside it: the
+    # runner cancels case 3 (executor.CaseCancelled, nothing recorded), keeps case 1.
+    from repro.runner.executor import CaseCancelled
+
+    def fake_run_case(ctx, case, on_tick=None):
+        if case is LOSSES[0]:
+            return _result(case, Outcome.PASSED)
+        if case is LOSSES[1]:
+            deadline = time.monotonic() + 30
+            while ctx.run_info.get("cases_done") != 1 or "case-3" not in _threads():
+                assert time.monotonic() < deadline, "case 1 never recorded or case 3 never started"
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+        assert ctx.cancel.wait(30), "case 3 never cancelled"
+        raise CaseCancelled(case.case_id)
+
+    monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)
+    options = job.RunOptions(results=str(tmp_path / "results"), isolation="fresh")
+    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
+    ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
+    with pytest.raises(Interrupted) as stopped:
+        run_all_mod.run_all(ctx, LOSSES, preflight=DOCTOR, jobs=2)
+    assert str(stopped.value) == f"interrupted after 1 of 4 cases; partial results in {run_dir}"
+    run_info = json.loads((run_dir / "run.json").read_text())
+    assert (run_info["cases_done"], run_info["interrupted"], run_info["finished"]) == (
+        1,
+        True,
+        None,
+    )
+    report = build_report([tmp_path / "results"])
+    assert _cell_cases(report) == {LOSSES[0].case_id: "passed"}
+    assert report.matrix["inputs"][0]["partial"] == "run incomplete: 1 of 4 cases done, interrupted"
+
+
+def _threads() -> set[str]:
+    import threading
+
+    return {thread.name for thread in threading.enumerate()}
+
+
 def test_a_newer_run_of_the_same_case_wins_and_a_fully_replaced_run_is_superseded(
     tmp_path, monkeypatch
 ):
