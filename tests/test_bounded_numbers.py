@@ -212,3 +212,16 @@ def test_bounds_accept_their_range_exactly(bound, good, bad):
     assert [v for v in bad if bound.ok(v)] == []
     with pytest.raises(ConfigError, match=rf"^--x: expected {bound.expected.replace('*', '.')}"):
         bound.check(bad[0], "--x")
+
+
+@pytest.mark.parametrize("columns", ["9" * 5000, "0", "-3", "１２", "abc"])
+def test_a_columns_variable_out_of_range_is_ignored(monkeypatch, columns):
+    import io
+
+    from repro.runner.progress import terminal_width
+
+    monkeypatch.setenv("COLUMNS", columns)
+    width = terminal_width(io.StringIO())  # no terminal: shutil's fallback, never an exception
+    assert 0 < width < 100_000
+    monkeypatch.setenv("COLUMNS", "120")
+    assert terminal_width(io.StringIO()) == 120
