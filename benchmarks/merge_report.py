@@ -3,9 +3,9 @@
 Generates FILES JUnit files of CASES cases each with our writer (``repro.junit.writer.write_junit``)
 spread over HOSTS x VARIANTS cells, then times ``build_report`` (with predictions and three
 ``expect:`` entries) and ``write_outputs`` in a fresh child process, so its peak RSS is the
-merge's own. With a ``run.json`` sidecar the newest run of a (host, variant) supersedes older
-ones, so only the first file of each cell gets a sidecar; the others are keyed from their
-``host.key``/``variant.id`` properties (like files from another tool) and add up in the cell.
+merge's own. With a ``run.json`` sidecar the newest result of each (host, variant, case id)
+supersedes older ones, so only the first file of each cell gets a sidecar; the others are keyed
+from their ``host.key``/``variant.id`` properties (like files from another tool) and add up.
 ``--scaling`` repeats the merge on 1/4 and 1/2 of the files: time per case must stay flat.
 
     python benchmarks/merge_report.py [--files 2000] [--cases 50] [--hosts 20] [--variants 50]

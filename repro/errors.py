@@ -54,6 +54,12 @@ class FatalError(ReproError):
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run after some cases: ``str(err)`` is the one line shown (``interrupted
+    after N of M cases; partial results in PATH``); exit status :data:`EXIT_INTERRUPTED`.
+    A KeyboardInterrupt, so code that cleans up on Ctrl-C still sees one."""
+
+
 def unexpected(exc: BaseException) -> FatalError:
     """The one-line :class:`FatalError` for an exception no code turned into a ReproError.
 

@@ -95,7 +95,7 @@ def test_every_problem_is_reported_at_once_with_file_key_and_expectation(tmp_pat
         "variants[2].base_image: expected an image reference",
         "scenarios.dataloader.params.workers: expected a non-empty list of values, got 4 (a YAML number)",
         "scenarios.dataloader.params.colour: expected one of the scenario's axes",
-        "scenarios.dataloader.timeout_s: expected a positive number of seconds, got -1",
+        "scenarios.dataloader.timeout_s: expected a positive number of seconds of at most 86400, got -1",
         "scenarios.nope: expected a built-in scenario",
         "runners.cuda: expected a non-empty list of runner label strings",
     ]

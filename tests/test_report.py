@@ -223,6 +223,9 @@ def test_own_results_counted_per_outcome_with_metrics_and_logs(tmp_path):
             "host": GPU_HOST,
             "variant": "cu128-torch2.8",
             "tests": 6,
+            "partial": None,
+            "superseded_cases": 0,
+            "superseded_by": [],
         }
     ]
 
@@ -816,11 +819,17 @@ def make_golden_inputs(root: Path) -> None:
         variant_id="cpu-torch2.8",
         sidecar=False,
     )
+    # A newer run of the same (host, variant): its cuda_basic result supersedes run-b's, run-b's
+    # other cases stay (the newest result per case wins).
     write_run(
         root / "run-d",
-        [CaseResult("shm", "shm[shm_size=64m]", Outcome.SKIPPED, 0.0, "docker not available")],
+        [
+            CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 0.6),
+            CaseResult("shm", "shm[shm_size=64m]", Outcome.SKIPPED, 0.0, "docker not available"),
+        ],
         host_key=CPU_HOST,
         variant_id="cpu-torch2.8",
+        started="2025-06-01T10:30:00+00:00",
     )
     copy_fixture("pytest.xml", root / "pytest-cpu" / "junit.xml")
     copy_fixture("truncated.xml", root / "broken" / "junit.xml")

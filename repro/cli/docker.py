@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repro import bounds
 from repro import config as matrix_mod
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import hostkind as host_mod
@@ -381,7 +382,28 @@ class _StderrOutput:
         _print_settings(settings)
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Every number of ``repro docker-run``'s command line in range before use (ConfigError,
+    exit 2): ``--timeout``, ``--timeout-scale``, ``--shm-size`` (a Docker size, as matrix.yaml's
+    ``shm_size``), the indices of ``--gpus`` (``0,1``; a MIG device ``0:1``) and the ids of
+    ``--user``. Names (a CDI device, a GPU UUID, a user name) go to Docker as they are."""
+    if args.timeout is not None:
+        bounds.CONTAINER_SECONDS.check(args.timeout, "--timeout")
+    if args.timeout_scale is not None:
+        bounds.TIMEOUT_SCALE.check(args.timeout_scale, "--timeout-scale")
+    if args.shm_size is not None and not matrix_mod.size_ok(args.shm_size):
+        raise ConfigError(f"--shm-size: expected {matrix_mod.SIZE_EXPECTED}, got {args.shm_size!r}")
+    for item in (args.gpus or "").split(","):
+        for part in item.strip().split(":"):
+            if part.isascii() and part.isdigit():
+                bounds.decimal(part, bounds.GPU_INDEX, "--gpus")
+    for part in (args.user or "").split(":"):
+        if part.isascii() and part.isdigit():
+            bounds.decimal(part, bounds.USER_ID, "--user")
+
+
 def cmd_docker_run(args: argparse.Namespace) -> int:
+    _check_numbers(args)
     config = matrix_mod.load(args.config)
     variants = config.select_variants([args.variant])
     if args.shell and len(variants) != 1:

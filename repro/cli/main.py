@@ -94,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except ReproError as exc:
         return _fail(exc)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # repro.errors.Interrupted says what was kept
         _silence_stdout()
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        print(f"{PROG}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader left, not an error
         _silence_stdout()

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repro import bounds
 from repro.errors import EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
@@ -30,8 +31,8 @@ def register(subparsers: Any) -> None:
         help="merge JUnit files into matrix.json, matrix.md and matrix.html",
         description="Merge JUnit XML results (directories are searched for *.xml) into "
         "matrix.json, matrix.md and matrix.html. Exit 0 even when inputs have problems (each is "
-        "listed); 2 for a missing input or a bad --config/--history; 3 when outputs cannot be "
-        "written.",
+        "listed); 2 for a missing input, no JUnit file at all or a bad --config/--history; 3 when "
+        "outputs cannot be written.",
     )
     _report_arguments(report)
     report.set_defaults(handler=run_report)
@@ -169,6 +170,9 @@ def run_report(args: argparse.Namespace) -> int:
         predict=args.predict,
         coverage=args.coverage,
     )
+    if not report.inputs:  # nothing to merge: an empty matrix would read as "all clear"
+        where = ", ".join(str(path) for path in args.inputs)
+        raise ConfigError(f"{where}: no JUnit XML files (*.xml) found; nothing to report")
     for path, reason in report.problems:
         print(f"repro report: {path}: {reason}", file=sys.stderr)
     for line in notes + report.warnings:
@@ -192,10 +196,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     Raises ConfigError (bad input, exit 2) or FatalError (``--markdown`` not writable, exit 3).
     """
-    if not 0 < args.threshold < 100:
-        raise ConfigError(
-            f"--threshold: expected a percentage between 0 and 100, got {args.threshold:g}"
-        )
+    bounds.THRESHOLD_PCT.check(args.threshold, "--threshold")
     config = _load_config(args.config)
     try:
         base = compare_mod.load_side(args.base, config)

@@ -5,18 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from repro import bounds
 from repro import config as matrix_mod
-from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK
 from repro.outcomes import totals_line
 from repro.runner import job
 from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
 
 PROG = "repro"
 _MIB = 1024 * 1024
-#: Upper bound of ``-j``: beyond it a host runs out of memory long before it gains speed.
-MAX_JOBS = 256
-#: Upper bound of ``--rerun-failures``: a hung case costs its whole timeout on every rerun.
-MAX_RERUNS = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--variant",
         metavar="ID",
         help="record results as this matrix.yaml variant (used inside its image); default: derived from the interpreter's torch build",
+    )
+    run.add_argument(
+        job.ALLOW_MISMATCH_FLAG,
+        action="store_true",
+        help="with --variant: record the results under it even when its torch pin or runtime "
+        "is not this interpreter's (otherwise refused, exit 2)",
     )
     run.add_argument(
         "--results",
@@ -107,19 +110,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def options_from(args: argparse.Namespace) -> job.RunOptions:
     """The job's options from parsed arguments; ConfigError for a bad ``--log-cap-mib``."""
-    cap = args.log_cap_mib
-    if not (cap == cap and cap * _MIB >= MIN_CAP_BYTES and cap < 1024 * 1024):
-        raise ConfigError(
-            f"--log-cap-mib: expected a number of MiB from {MIN_CAP_BYTES / _MIB:g} to 1048575, got {cap}"
-        )
-    if not 0 <= args.rerun_failures <= MAX_RERUNS:
-        raise ConfigError(
-            f"--rerun-failures: expected a whole number from 0 to {MAX_RERUNS}, got {args.rerun_failures}"
-        )
-    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
-        raise ConfigError(
-            f"-j/--jobs: expected a whole number from 1 to {MAX_JOBS}, got {args.jobs}"
-        )
+    cap = bounds.log_cap_mib(MIN_CAP_BYTES).check(args.log_cap_mib, "--log-cap-mib")
+    bounds.RERUNS.check(args.rerun_failures, "--rerun-failures")
+    if args.jobs is not None:
+        bounds.JOBS.check(args.jobs, "-j/--jobs")
     return job.RunOptions(
         jobs=args.jobs,
         config=args.config,
@@ -135,6 +129,7 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         log_cap_bytes=int(cap * _MIB),
         isolation=args.isolation,
         rerun_failures=args.rerun_failures,
+        allow_variant_mismatch=args.allow_variant_mismatch,
     )
 
 
@@ -150,7 +145,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     if args.list:
-        _config, cases = job.select_cases(options)
+        config, cases = job.select_cases(options)
+        if options.variant:  # refused (or warned about) exactly as a run under it would be
+            fp = job.fingerprint_host(options)
+            job.checked_variant(config, options, fp, _say, "a run records under it anyway")
         for case in cases:
             print(case.case_id)
         return EXIT_OK

@@ -8,8 +8,14 @@ canonical ids and runtime tags, ``overrides`` the CLI > environment > matrix.yam
 Never imports torch.
 """
 
-from repro.config.ids import accelerator_of, canonical_id, runtime_tag, runtime_tag_of
-from repro.config.load import SCHEMA_VERSION, load, parse, size_bytes
+from repro.config.ids import (
+    accelerator_of,
+    canonical_id,
+    runtime_tag,
+    runtime_tag_of,
+    variant_mismatch,
+)
+from repro.config.load import SCHEMA_VERSION, SIZE_EXPECTED, load, parse, size_bytes, size_ok
 from repro.config.model import (
     EXPECT_OUTCOMES,
     Expectation,
@@ -51,4 +57,7 @@ __all__ = [
     "select_cases",
     "select_variants",
     "size_bytes",
+    "size_ok",
+    "SIZE_EXPECTED",
+    "variant_mismatch",
 ]

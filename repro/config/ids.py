@@ -55,3 +55,30 @@ def runtime_tag_of(runtime: Mapping[str, Any] | None) -> str:
     (keys ``torch``, ``cuda``, ``hip``); ``none`` when it is empty."""
     runtime = runtime or {}
     return runtime_tag(runtime.get("torch"), runtime.get("cuda"), runtime.get("hip"))
+
+
+def variant_mismatch(torch_pin: str, runtime: str, build: Mapping[str, Any] | None) -> str | None:
+    """Why the interpreter's torch build is not a variant's, or None when it is.
+
+    ``torch_pin``/``runtime``: the variant's ``torch`` and ``runtime`` (matrix.yaml);
+    ``build``: a fingerprint's ``runtime`` section (``torch``, ``cuda``, ``hip``, from
+    ``repro.host.torch_probe``). The public versions must be equal (PEP 440: ``2.8`` is
+    ``2.8.0``; a local part such as ``+cu128`` is the runtime's business) and the runtime tags
+    (:func:`runtime_tag_of`) too. Results recorded under the wrong pin would put one torch
+    build's verdicts in another's column.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    have = (build or {}).get("torch")
+    if not have:
+        return f"it pins torch {torch_pin} ({runtime}) but the interpreter has no torch"
+    have_tag = runtime_tag_of(build)
+    try:
+        same = Version(Version(str(have)).public) == Version(Version(torch_pin).public)
+    except InvalidVersion:
+        same = str(have).split("+")[0] == torch_pin.split("+")[0]
+    if same and have_tag == runtime:
+        return None
+    return (
+        f"it pins torch {torch_pin} ({runtime}) but the interpreter has torch {have} ({have_tag})"
+    )

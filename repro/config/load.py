@@ -2,22 +2,22 @@
 
 Every problem is collected before anything is raised, so the user sees them all at once; each
 names the file, the key path and what was expected (``matrix.yaml: variants[2].torch: expected a
-quoted version string like "2.8.0", got 2.8 (a YAML number)``). Unknown keys are errors. Numbers
-are finite, positive and bounded (NaN, inf, huge or negative values are errors, booleans are not
-numbers); strings that reach case ids, environments or the container are printable and bounded;
+quoted version string like "2.8.0", got 2.8 (a YAML number)``). Unknown keys are errors. Every
+number is range-checked by its :class:`repro.bounds.Bound` (NaN, inf, huge or negative values
+are errors, booleans are not numbers, a 400-digit integer is too large, never an OverflowError);
+strings that reach case ids, environments or the container are printable and bounded;
 case ids are unique across the matrix. The file itself is read by :mod:`repro.config.read`
 (regular files, size, encoding, duplicate keys, depth and alias bounds). Never imports torch.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from repro import scenarios
+from repro import bounds, scenarios
 from repro.config.ids import accelerator_of, canonical_id
 from repro.config.model import (
     EXPECT_OUTCOMES,
@@ -46,11 +46,6 @@ DEFAULT_INDEX_URL = "https://download.pytorch.org/whl/{runtime}"
 MAX_CASE_ID = 200
 #: Longest string value anywhere a string reaches a case id, an environment or a command.
 MAX_STRING = 1000
-#: Longest per-case timeout (seconds) and largest timeout scale accepted.
-MAX_TIMEOUT_S = scenarios.MAX_TIMEOUT_S
-MAX_TIMEOUT_SCALE = 100.0
-#: Bounds of a container's process limit.
-PIDS_LIMIT_RANGE = (16, 1_000_000)
 #: Bounds of a Docker size (bytes): Docker refuses memory limits below 6 MiB; 4 TiB is no host.
 SIZE_RANGE = (6 << 20, 4 << 40)
 #: Variant ``env:`` names that would change how the image's Python or loader runs, or forge
@@ -116,8 +111,7 @@ def describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"{value!r} (a YAML boolean)"
     if isinstance(value, (int, float)):
-        text = repr(value) if abs(value) < 1e30 else f"{value:.3g}"
-        return f"{text} (a YAML number)"
+        return f"{bounds.shown(value)} (a YAML number)"
     if isinstance(value, HugeNumber):
         return repr(value)
     if value is None:
@@ -127,37 +121,12 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def is_number(value: Any) -> bool:
-    """A real YAML number: int or float, not a boolean, not NaN or infinite."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _number(
-    value: Any,
-    key: str,
-    problems: _Problems,
-    high: float,
-    what: str = "a positive number",
-    *,
-    integer: bool = False,
-    low: float = 0.0,
-) -> float | None:
-    """``value`` when it is a finite number in (low, high] (an int when ``integer``), else a
-    problem ``expected <what>`` (``... of at most <high>`` when only the bound is broken)."""
-    if not is_number(value) or (integer and not isinstance(value, int)) or value <= low:
-        problems.add(key, what, value)
-        return None
-    if value > high:
-        problems.add(key, f"{what} of at most {high:g}", value)
+def _number(value: Any, key: str, problems: _Problems, bound: bounds.Bound) -> Any:
+    """``value`` when ``bound`` accepts it, else None and a problem ``KEY: expected ...``."""
+    if not bound.ok(value):
+        problems.add(key, bound.expected, value)
         return None
     return value
-
-
-def _pids(value: Any, key: str, problems: _Problems) -> float | None:
-    low, high = PIDS_LIMIT_RANGE
-    return _number(
-        value, key, problems, high, f"an integer of at least {low}", integer=True, low=low - 1
-    )
 
 
 def size_bytes(text: str) -> int:
@@ -168,13 +137,22 @@ def size_bytes(text: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _size(value: Any, key: str, problems: _Problems) -> str | None:
+#: What a Docker size must be (the error text of :func:`size_ok`'s refusals).
+SIZE_EXPECTED = 'a Docker size like "8g" (between 6m and 4096g)'
+
+
+def size_ok(value: Any) -> bool:
+    """Whether ``value`` is a Docker size string within :data:`SIZE_RANGE` (``shm_size``,
+    ``mem_limit``, ``repro docker-run --shm-size``)."""
     try:
-        ok = isinstance(value, str) and SIZE_RANGE[0] <= size_bytes(value) <= SIZE_RANGE[1]
+        return isinstance(value, str) and SIZE_RANGE[0] <= size_bytes(value) <= SIZE_RANGE[1]
     except ValueError:
-        ok = False
-    if not ok:
-        problems.add(key, 'a Docker size like "8g" (between 6m and 4096g)', value)
+        return False
+
+
+def _size(value: Any, key: str, problems: _Problems) -> str | None:
+    if not size_ok(value):
+        problems.add(key, SIZE_EXPECTED, value)
         return None
     return value
 
@@ -255,12 +233,18 @@ def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:
     for key in _SIZE_KEYS:
         if key in out and _size(out[key], f"defaults.{key}", problems) is None:
             out.pop(key)
-    if "pids_limit" in out and _pids(out["pids_limit"], "defaults.pids_limit", problems) is None:
+    if (
+        "pids_limit" in out
+        and _number(out["pids_limit"], "defaults.pids_limit", problems, bounds.PIDS_LIMIT) is None
+    ):
         out.pop("pids_limit")
     if not _text(out["results_dir"]) or not out["results_dir"]:
         problems.add("defaults.results_dir", "a directory path", out["results_dir"])
-    if "timeout_scale" in out:
-        _number(out["timeout_scale"], "defaults.timeout_scale", problems, MAX_TIMEOUT_SCALE)
+    if "timeout_scale" in out and (
+        _number(out["timeout_scale"], "defaults.timeout_scale", problems, bounds.TIMEOUT_SCALE)
+        is None
+    ):
+        out.pop("timeout_scale")
     return out
 
 
@@ -289,8 +273,8 @@ def _parse_env(raw: Any, where: str, problems: _Problems) -> dict[str, str]:
                 "a name outside the deny-list (LD_PRELOAD, LD_LIBRARY_PATH, PYTHON*, REPRO_*, HOME): "
                 "it would change how the image's loader or Python runs, or forge the runner's protocol",
             )
-        elif not (_text(value) or is_number(value)):
-            problems.add(key, "a printable string (or a finite number)", value)
+        elif not (_text(value) or bounds.PARAM_NUMBER.ok(value)):
+            problems.add(key, f"a printable string (or {bounds.PARAM_NUMBER.expected})", value)
         else:
             out[name] = str(value)
     return out
@@ -361,7 +345,7 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             )
         pids = item.get("pids_limit", defaults.get("pids_limit"))
         if "pids_limit" in item:
-            pids = _pids(pids, f"{where}.pids_limit", problems)
+            pids = _number(pids, f"{where}.pids_limit", problems, bounds.PIDS_LIMIT)
         if not (runtime and torch and base_image and index_url):
             continue
         variant_id = item.get("id", canonical_id(runtime, torch))
@@ -397,9 +381,9 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
 def _param_value_ok(value: Any) -> bool:
     """A case parameter: a finite number, a boolean, null or a short printable string (it goes
     into the case id, a JUnit name and a log file name)."""
-    if value is None or isinstance(value, bool) or is_number(value):
-        return not isinstance(value, int) or abs(value) < 1 << 63
-    return _text(value, 100)
+    if value is None or isinstance(value, bool):
+        return True
+    return bounds.PARAM_NUMBER.ok(value) or _text(value, 100)
 
 
 def _parse_params(raw: Any, where: str, axes: Mapping[str, Any], problems: _Problems) -> dict:
@@ -418,7 +402,8 @@ def _parse_params(raw: Any, where: str, axes: Mapping[str, Any], problems: _Prob
             if bad:
                 problems.add(
                     f"{key}[{bad[0]}]",
-                    "a printable string of at most 100 characters, a finite number, true/false or null",
+                    "a printable string of at most 100 characters, "
+                    f"{bounds.PARAM_NUMBER.expected}, true/false or null",
                     values[bad[0]],
                 )
             else:
@@ -464,13 +449,7 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
             continue
         timeout = settings.get("timeout_s")
         if timeout is not None:
-            timeout = _number(
-                timeout,
-                f"{where}.timeout_s",
-                problems,
-                MAX_TIMEOUT_S,
-                "a positive number of seconds",
-            )
+            timeout = _number(timeout, f"{where}.timeout_s", problems, bounds.CASE_SECONDS)
         enabled = settings.get("enabled", True)
         if not isinstance(enabled, bool):
             problems.add(f"{where}.enabled", "true or false", enabled)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from repro import bounds
+
 #: Keys of the mapping form of a runner entry.
 ENTRY_KEYS = ("labels", "gpus")
-MAX_GPUS = 1024
 MAX_LABEL = 200
 
 
@@ -50,10 +51,8 @@ def parse_runners(
                 problems.add(f"{where}.{str(unknown[0])[:80]}", "one of the keys labels, gpus")
                 continue
             labels, gpus = entry.get("labels"), entry.get("gpus")
-            if gpus is not None and (
-                type(gpus) is not int or not 1 <= gpus <= MAX_GPUS  # True is not a count
-            ):
-                problems.add(f"{where}.gpus", f"a whole number of GPUs from 1 to {MAX_GPUS}", gpus)
+            if gpus is not None and not bounds.RUNNER_GPUS.ok(gpus):
+                problems.add(f"{where}.gpus", bounds.RUNNER_GPUS.expected, gpus)
                 continue
             if gpus is not None:
                 gpus_by_kind[str(kind)] = gpus

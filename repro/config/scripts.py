@@ -16,14 +16,13 @@ collector (``problems.add(key, expected, got)``), never raised here. Never impor
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
 from pathlib import Path
 from typing import Any
 
-from repro import scenarios
+from repro import bounds
 from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, ScriptEntry
 from repro.scenarios import script as script_scenario
 
@@ -51,16 +50,14 @@ def parse_script_entry(
     path = _script_path(settings.get("script"), f"{where}.script", problems)
     args = _args(settings.get("args", []), f"{where}.args", problems)
     timeout = settings.get("timeout_s", script_scenario.TIMEOUT_S)
-    if not _seconds(timeout):
-        problems.add(
-            f"{where}.timeout_s",
-            f"a positive number of seconds (at most {scenarios.MAX_TIMEOUT_S:g})",
-            timeout,
-        )
+    if not bounds.CASE_SECONDS.ok(timeout):
+        problems.add(f"{where}.timeout_s", bounds.CASE_SECONDS.expected, timeout)
     enabled = settings.get("enabled", True)
     if not isinstance(enabled, bool):
         problems.add(f"{where}.enabled", "true or false", enabled)
-    if path is None or args is None or not _seconds(timeout) or not isinstance(enabled, bool):
+    if path is None or args is None or not bounds.CASE_SECONDS.ok(timeout):
+        return None
+    if not isinstance(enabled, bool):
         return None
     entry = ScriptEntry(str(path), tuple(args), str(Path(problems.path).resolve().parent))
     module = script_scenario.__name__
@@ -114,15 +111,6 @@ def _args(value: Any, key: str, problems: Any) -> list[str] | None:
             problems.add(f"{key}[{index}]", "a string (quote numbers and booleans)", arg)
             return None
     return list(value)
-
-
-def _seconds(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0 < value <= scenarios.MAX_TIMEOUT_S
-    )
 
 
 def _text(value: Any, limit: int) -> bool:

@@ -334,7 +334,7 @@ class FileReader:
             parent = os.path.basename(os.path.dirname(os.path.realpath(self.path)))
             record.variant = self._key(parent, "variant id") or "unknown variant"
         if record.state == STATE_OK and sidecar is not None:
-            self._check_sidecar(sidecar)
+            record.partial = self._check_sidecar(sidecar)
         return record
 
     def _key(self, value: str, what: str) -> str:
@@ -371,13 +371,21 @@ class FileReader:
             props["variant.id"] = variant_id
         return host or None, variant_id or None, props
 
-    def _check_sidecar(self, sidecar: dict[str, Any]) -> None:
+    def _check_sidecar(self, sidecar: dict[str, Any]) -> str | None:
+        """Why the run did not finish (``interrupted``, fewer ``cases_done`` than
+        ``cases_total``, no ``finished`` time), warned once, or None for a complete run."""
         finished = sidecar.get("finished", "")
         total, done = sidecar.get("cases_total"), sidecar.get("cases_done")
+        why = None
         if isinstance(total, int) and isinstance(done, int) and done < total:
-            self.warn(f"run incomplete: {done} of {total} cases done")
+            why = f"run incomplete: {done} of {total} cases done"
         elif finished is None:
-            self.warn("run not finished (run.json has no finish time)")
+            why = "run not finished (run.json has no finish time)"
+        if sidecar.get("interrupted") is True:
+            why = f"{why}, interrupted" if why else "run interrupted"
+        if why:
+            self.warn(why)
+        return why
 
     def _read_into(self, record: InputRecord) -> None:
         if self.budget.bytes_left <= 0:

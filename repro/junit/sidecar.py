@@ -2,11 +2,12 @@
 
 The sidecar is the trusted key of a run (../shared/junit-notes.md): ``host_key`` and
 ``variant.id`` key its cell, ``started`` lets the newest run of a (host, variant) supersede older
-ones, ``cases_total``/``cases_done``/``finished`` tell a complete run from an interrupted one.
-Shape (schema 1)::
+ones case by case, ``cases_total``/``cases_done``/``finished``/``interrupted`` tell a complete
+run from a partial one (whose cases never hide older results). Shape (schema 1)::
 
     {"schema": 1, "run_id": str, "host_key": str, "started": "YYYY-MM-DDTHH:MM:SSZ",
      "finished": str | null, "repro_version": str, "cases_total": int, "cases_done": int,
+     "interrupted": true (only after Ctrl-C),
      "variant": {"id": str, "runtime": str, "torch": str, "accelerator": str, "source": str}}
 
 Writing is atomic (``repro.junit.writer.write_atomic``). Reading treats the file as untrusted: a

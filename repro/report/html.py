@@ -28,6 +28,7 @@ from repro.report.labels import (
     cell_marks,
     css_class,
     has_flaky,
+    merge_notes,
     skip_groups,
     skip_line,
 )
@@ -59,6 +60,8 @@ HTML_MAX_CASE_BYTES = 64 * 1024 * 1024
 HTML_MAX_TABLE_CELLS = 50_000
 #: Signatures offered in the filter's list.
 HTML_MAX_SIGNATURES = 1000
+#: Partial and superseded inputs listed (``labels.merge_notes``); the rest are counted.
+HTML_MAX_MERGE_NOTES = 1000
 #: Markup around one case row, beyond its texts (bytes; about 250 measured on the template).
 _CASE_ROW_OVERHEAD = 300
 
@@ -326,6 +329,7 @@ def render_html(report: Report, out_dir: Path) -> str:
         if t.note()
     ]
     outcomes = Counter(view.prediction.outcome for view in report.predictions.values())
+    merged = merge_notes(report)
     template = env.get_template(shipped_data.HTML_TEMPLATE.name)
     states = [*EFFECTIVE_STATE_ORDER, STATE_MISSING]
     return template.render(
@@ -338,6 +342,8 @@ def render_html(report: Report, out_dir: Path) -> str:
         details=details,
         problems=report.problems,
         warnings=report.warnings,
+        merged=merged[:HTML_MAX_MERGE_NOTES],
+        merged_more=max(0, len(merged) - HTML_MAX_MERGE_NOTES),
         legend=[
             (css_class(state), text)
             for state, text in LEGEND

@@ -7,7 +7,7 @@ and each state has one emoji. Nothing here reads or writes files.
 
 from __future__ import annotations
 
-from repro.outcomes import Outcome
+from repro.outcomes import DOCTOR_SCENARIO, Outcome
 from repro.report.model import (
     STATE_EXPECTED,
     STATE_FLAKY,
@@ -148,3 +148,26 @@ def case_label(case: CaseRecord) -> str:
 def plural(n: int, word: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def merge_notes(report: Report) -> list[tuple[str, str, str]]:
+    """(kind, input path, text) for each of our runs that did not finish (``partial``) or lost
+    cases to a newer run of the same (host, variant) (``superseded``), in input order: what the
+    matrix merged per case instead of showing whole (``repro.report.merge``). Counts are of
+    scenario cases: doctor checks (``repro.outcomes.DOCTOR_SCENARIO``), which every run repeats,
+    are left out."""
+    out = []
+    for record in report.inputs:
+        tests = sum(case.scenario != DOCTOR_SCENARIO for case in record.cases)
+        if record.partial:
+            text = f"{record.partial}; its {plural(tests, 'case')} count, older results stay"
+            out.append(("partial", record.path, text))
+        if record.superseded_cases:
+            by = ", ".join(record.superseded_by)
+            what = (
+                f"all {plural(record.superseded_cases, 'case')}"
+                if record.superseded_cases == tests
+                else f"{record.superseded_cases} of {plural(tests, 'case')}"
+            )
+            out.append(("superseded", record.path, f"{what} superseded by the newer {by}"))
+    return out

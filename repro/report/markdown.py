@@ -21,6 +21,7 @@ from repro.report.labels import (
     cell_marks,
     has_flaky,
     legend_line,
+    merge_notes,
     plural,
     skip_line,
 )
@@ -96,6 +97,25 @@ def _md_warnings(report: Report) -> list[str]:
     lines += [f"- {md_escape(w)}" for w in report.warnings[:MD_MAX_PROBLEMS]]
     if len(report.warnings) > MD_MAX_PROBLEMS:
         lines.append(f"- … and {len(report.warnings) - MD_MAX_PROBLEMS} more (see matrix.json)")
+    return [*lines, ""]
+
+
+def _md_merged(report: Report) -> list[str]:
+    """Partial runs and superseded results: the matrix shows the newest result per case, and
+    says which inputs did not count whole."""
+    notes = merge_notes(report)
+    if not notes:
+        return []
+    lines = [
+        "## Runs merged per case",
+        "",
+        "The newest result of each case counts; a partial run hides no older result.",
+        "",
+    ]
+    for kind, path, text in notes[:MD_MAX_LIST]:
+        lines.append(f"- {kind}: {md_escape(path)}: {md_escape(text)}")
+    if len(notes) > MD_MAX_LIST:
+        lines.append(f"- … and {len(notes) - MD_MAX_LIST} more (see matrix.json inputs)")
     return [*lines, ""]
 
 
@@ -274,6 +294,7 @@ def render_markdown(report: Report) -> str:
     else:
         lines += ["No JUnit inputs found.", ""]
     lines += _md_warnings(report)
+    lines += _md_merged(report)
     lines += _md_changes(report)
     lines += _md_predictions(report)
     lines += _md_expectations(report)

@@ -4,8 +4,9 @@ One record per input file (``repro.junit.reader``), keyed by (host key, variant 
 metadata: the ``run.json`` sidecar next to the XML first, else the testsuite properties
 ``host.key`` / ``variant.id`` that ``repro.junit.writer`` writes, else (foreign files) the
 directory name as the variant and ``"unknown host"``. Files with the same key land in the same
-cell; nothing is merged by suite equality (see ../shared/junit-notes.md); of our own runs only the
-newest per key counts (older ones are ``superseded``).
+cell; nothing is merged by suite equality (see ../shared/junit-notes.md); of our own runs the
+newest result per (host, variant, case id) counts: an older run keeps every case no newer run
+has, a partial (interrupted) run adds its cases and hides nothing (``_supersede_older_runs``).
 
 On top of the observed outcomes: the prediction of each (host, variant) pair from published facts
 (``repro.compat.predictions``) and every disagreement with the observation; cases that
@@ -27,7 +28,7 @@ from typing import Any
 from repro import compat
 from repro.config import Expectation, Matrix, glob_match
 from repro.junit.reader import Budget, FileReader, find_files
-from repro.outcomes import Outcome, Totals
+from repro.outcomes import DOCTOR_SCENARIO, Outcome, Totals
 from repro.report.model import (
     EXPECT_EXPECTED,
     EXPECT_OTHER,
@@ -35,9 +36,11 @@ from repro.report.model import (
     EXPECT_XPASS,
     GENERATOR,
     GREEN_STATES,
+    MAX_SUPERSEDED_BY,
     RED_STATES,
     SCHEMA_VERSION,
     STATE_INVALID,
+    STATE_OK,
     STATE_SUPERSEDED,
     CaseRecord,
     Cell,
@@ -60,22 +63,53 @@ def _iso(now: datetime | None) -> str:
     return now.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
-def _supersede_older_runs(records: list[InputRecord]) -> None:
-    """Keep only the newest of our runs per (host, variant): running ``repro run`` again on the
-    same host must refresh its cell, not add to it. Foreign files (no run.json) always add up."""
-    newest: dict[tuple[str, str], InputRecord] = {}
+def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseRecord]]:
+    """Merge our runs per (host, variant, case id): the newest result of each case wins.
+
+    Runs are ordered by run.json ``started`` (then path); a case an older run shares with a newer
+    one is superseded, every other case of the older run stays. So ``repro run -k losses`` then
+    ``repro run -k fork_safety`` shows both, and a partial run (interrupted, see
+    ``InputRecord.partial``) adds the cases it finished without hiding the ones it never ran.
+    Each record gets ``superseded_cases``/``superseded_by``; one with every case superseded is
+    ``superseded``. Doctor checks (``repro.outcomes.DOCTOR_SCENARIO``) are merged the same way
+    but not counted there: every run checks its host again, so a newer run's checks replacing an
+    older run's is no news. Foreign files (no run.json) and invalid ones always add up.
+
+    Returns ``{id(record): cases that count}`` for the records whose cases were cut.
+    """
+    groups: dict[tuple[str, str], list[InputRecord]] = {}
     for record in records:
-        if record.run_started is None or record.state == STATE_INVALID:
+        if record.run_started is None or record.state != STATE_OK:
             continue
-        key = (record.host, record.variant)
-        kept = newest.get(key)
-        if kept is None or (record.run_started, record.path) > (kept.run_started or "", kept.path):
-            newest[key] = record
-    for record in records:
-        kept = newest.get((record.host, record.variant))
-        if record.run_started is not None and record.state != STATE_INVALID and kept is not record:
-            record.state = STATE_SUPERSEDED
-            record.reason = f"superseded by the newer run {kept.path if kept else '?'}"
+        groups.setdefault((record.host, record.variant), []).append(record)
+    kept: dict[int, list[CaseRecord]] = {}
+    for group in groups.values():
+        group.sort(key=lambda r: (r.run_started or "", r.path), reverse=True)
+        newest: dict[tuple[str, str], str] = {}  # (scenario, case) -> path of its newest run
+        for record in group:
+            cases, by, doctor_by = [], Counter[str](), Counter[str]()
+            for case in record.cases:
+                newer = newest.get((case.scenario, case.case))
+                if newer is None:
+                    cases.append(case)
+                else:
+                    (doctor_by if case.scenario == DOCTOR_SCENARIO else by)[newer] += 1
+            for case in cases:
+                newest.setdefault((case.scenario, case.case), record.path)
+            if len(cases) == len(record.cases):
+                continue
+            kept[id(record)] = cases
+            record.superseded_cases = sum(by.values())
+            record.superseded_by = sorted(by)[:MAX_SUPERSEDED_BY]
+            if not cases:
+                newer_runs = sorted(by | doctor_by)
+                names = ", ".join(newer_runs[:MAX_SUPERSEDED_BY])
+                more = len(newer_runs) - MAX_SUPERSEDED_BY
+                record.state = STATE_SUPERSEDED
+                record.reason = f"every case superseded by the newer run(s) {names}" + (
+                    f" and {more} more" if more > 0 else ""
+                )
+    return kept
 
 
 #: Case-id fragments of cases that use the accelerator (what a GPU variant's prediction is about).
@@ -282,7 +316,7 @@ def build_report(
             problems.append((record.path, record.reason or "invalid"))
         problems.extend((record.path, warning) for warning in reader.warnings)
 
-    _supersede_older_runs(records)
+    kept = _supersede_older_runs(records)
     cells: dict[tuple[str, str], Cell] = {}
     host_props: dict[str, dict[str, str]] = {}
     variant_props: dict[str, dict[str, str]] = {}
@@ -291,7 +325,7 @@ def build_report(
             continue
         cell = cells.setdefault((record.host, record.variant), Cell(record.host, record.variant))
         cell.files.append(record.path)
-        cell.cases.extend(record.cases)
+        cell.cases.extend(kept.get(id(record), record.cases))
         if record.state == STATE_INVALID:
             cell.invalid_files += 1
         hp = host_props.setdefault(record.host, {})

@@ -36,6 +36,8 @@ MAX_MESSAGE_CHARS = 500
 MAX_PROPERTY_CHARS = 1000
 #: Tail of a failure/error body kept as the case's log excerpt (characters).
 MAX_EXCERPT_CHARS = 1500
+#: Newer inputs named per superseded input (the count of cases is always exact).
+MAX_SUPERSEDED_BY = 20
 
 UNKNOWN_HOST = "unknown host"
 
@@ -188,6 +190,14 @@ class InputRecord:
     variant_properties: dict[str, str] = field(default_factory=dict)
     #: ``started`` from our run.json sidecar; None for foreign files.
     run_started: str | None = None
+    #: Why our run did not finish (run.json: interrupted, no finish time, fewer cases done than
+    #: planned), or None. A partial run adds its cases and never hides older ones.
+    partial: str | None = None
+    #: Scenario cases a newer run of the same (host, variant) also has (``repro.report.merge``):
+    #: they are not in the matrix; ``superseded_by`` names those newer inputs (at most
+    #: :data:`MAX_SUPERSEDED_BY`). Doctor checks, which every run repeats, are not counted.
+    superseded_cases: int = 0
+    superseded_by: list[str] = field(default_factory=list)
 
     @property
     def tests(self) -> int:
@@ -201,6 +211,9 @@ class InputRecord:
             "host": self.host,
             "variant": self.variant,
             "tests": self.tests,
+            "partial": self.partial,
+            "superseded_cases": self.superseded_cases,
+            "superseded_by": list(self.superseded_by),
         }
 
 

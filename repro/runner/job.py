@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro import bounds
 from repro import config as matrix_mod
 from repro.config import runners
 from repro.errors import ConfigError, FatalError
@@ -33,6 +33,11 @@ from repro.scenarios import Case
 
 #: Where a step tells the user what it is doing (one line, no newline).
 Say = Callable[[str], None]
+#: The ``repro run`` flag that records results under a ``--variant`` whose torch pin is not the
+#: interpreter's (``RunOptions.allow_variant_mismatch``); named in the refusal.
+ALLOW_MISMATCH_FLAG = "--allow-variant-mismatch"
+#: Testsuite property of a run recorded under a variant its interpreter does not match.
+PROP_VARIANT_MISMATCH = "repro.variant_mismatch"
 
 
 @dataclass
@@ -59,6 +64,8 @@ class RunOptions:
     isolation: str = "auto"  # executor.ISOLATIONS: fresh | zygote | auto
     rerun_failures: int = 0
     jobs: int | None = None  # None: default_jobs()
+    #: Record results as ``variant`` even when the interpreter's torch build is not its pin.
+    allow_variant_mismatch: bool = False
 
 
 @dataclass
@@ -88,11 +95,12 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     finite positive number, or a case timeout that is not (NaN would disable the watchdog).
     """
     config = matrix_mod.load(options.config)
+    if options.variant:
+        config.variant(options.variant)  # ConfigError naming the known ids (--list too)
     cases = matrix_mod.select_cases(config.cases(), options.patterns)
     scale = options.timeout_scale
     if scale is not None:
-        if not math.isfinite(scale) or scale <= 0:
-            raise ConfigError(f"--timeout-scale: expected a finite positive number, got {scale}")
+        bounds.TIMEOUT_SCALE.check(scale, "--timeout-scale")
         cases = [dataclasses.replace(c, timeout_s=c.timeout_s * scale) for c in cases]
     for case in cases:
         executor.check_timeout(case)
@@ -139,10 +147,43 @@ def pick_variant(
     config: matrix_mod.Matrix, options: RunOptions, fp: dict[str, Any]
 ) -> dict[str, Any]:
     """The variant the results are recorded as: ``--variant`` from matrix.yaml (inside its
-    image), else derived from the interpreter's torch build (:func:`host_variant`)."""
-    if options.variant:
-        return dict(config.variant(options.variant).as_dict(), source="matrix")
-    return host_variant(fp)
+    image), else derived from the interpreter's torch build (:func:`host_variant`).
+
+    Raises ConfigError when ``--variant``'s torch pin or runtime is not the interpreter's
+    (``repro.config.variant_mismatch``) unless ``allow_variant_mismatch``; then the returned
+    dict carries the reason under ``mismatch`` (said and recorded by :func:`run_job`).
+    """
+    if not options.variant:
+        return host_variant(fp)
+    variant = config.variant(options.variant)
+    out = dict(variant.as_dict(), source="matrix")
+    why = matrix_mod.variant_mismatch(variant.torch, variant.runtime, fp.get("runtime"))
+    if why and not options.allow_variant_mismatch:
+        raise ConfigError(
+            f"--variant {variant.id}: {why}",
+            hint=f"run it in that variant's image or venv, or pass {ALLOW_MISMATCH_FLAG} "
+            "to record the results under it anyway",
+        )
+    if why:
+        out["mismatch"] = why
+    return out
+
+
+def checked_variant(
+    config: matrix_mod.Matrix,
+    options: RunOptions,
+    fp: dict[str, Any],
+    say: Say,
+    then: str = "recorded under it anyway",
+) -> tuple[dict[str, Any], str | None]:
+    """:func:`pick_variant` and why its pin is not the interpreter's (None when it is), said as
+    ``WARNING: variant ID: WHY; THEN`` when ``allow_variant_mismatch`` lets it through (``then``:
+    what happens next). Raises as pick_variant."""
+    variant = pick_variant(config, options, fp)
+    mismatch = variant.pop("mismatch", None)
+    if mismatch:
+        say(f"WARNING: variant {variant['id']}: {mismatch}; {then}")
+    return variant, mismatch
 
 
 def host_variant(fp: dict[str, Any]) -> dict[str, Any]:
@@ -320,9 +361,11 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     extra_properties = parse_properties(options.properties)
     say(f"fingerprinting {options.python} ...")
     fp = fingerprint_host(options)
-    variant = pick_variant(config, options, fp)
+    variant, mismatch = checked_variant(config, options, fp, say)
     run_id, run_dir = make_run_dir(config, options, variant)
     ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
+    if mismatch:
+        ctx.suite_properties[PROP_VARIANT_MISMATCH] = mismatch
     jobs = options.jobs or default_jobs(variant, fp)
     ctx.case_threads = case_threads(jobs)
     ctx.suite_properties["repro.jobs"] = str(jobs)

@@ -17,6 +17,7 @@ Colour: on a TTY unless ``NO_COLOR`` is set to anything non-empty (https://no-co
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -75,9 +76,11 @@ def use_colour(tty: bool, environ: Mapping[str, str] | None = None) -> bool:
 
 def terminal_width(stream: TextIO) -> int:
     """Columns of the terminal behind ``stream`` (``COLUMNS`` first, as
-    ``shutil.get_terminal_size``), 80 when there is none."""
-    if os.environ.get("COLUMNS", "").isdigit() and int(os.environ["COLUMNS"]) > 0:
-        return int(os.environ["COLUMNS"])
+    ``shutil.get_terminal_size``), 80 when there is none. A ``COLUMNS`` that is not a whole
+    number from 1 to 99999 is ignored (5000 digits would make ``int()`` raise)."""
+    columns = os.environ.get("COLUMNS", "")
+    if re.fullmatch(r"[0-9]{1,5}", columns) and int(columns) > 0:
+        return int(columns)
     try:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, OSError, ValueError):

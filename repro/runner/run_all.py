@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repro import proctree
-from repro.errors import FatalError
+from repro.errors import FatalError, Interrupted
 from repro.host import cuda_init
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
@@ -70,9 +70,10 @@ def run_all(
     a fresh process, up to this many times or until it passes (:func:`rerun_red_case`).
 
     Writes ``junit.xml`` and ``run.json`` after every case. Ctrl-C kills the current case's
-    tree, keeps what finished, and re-raises KeyboardInterrupt. ``preflight`` results (the
-    ``doctor`` testsuite, ``repro.host.doctor``) come first in ``junit.xml`` and are written
-    before the first case starts; ``run.json`` counts cases only.
+    tree, keeps what finished, marks ``run.json`` ``interrupted`` and raises
+    ``repro.errors.Interrupted`` ("interrupted after N of M cases; partial results in PATH").
+    ``preflight`` results (the ``doctor`` testsuite, ``repro.host.doctor``) come first in
+    ``junit.xml`` and are written before the first case starts; ``run.json`` counts cases only.
 
     Raises FatalError (exit 3) when the results directory cannot be written (ENOSPC, EROFS...):
     the case that was running is killed, ``junit.xml`` keeps every case finished before it.
@@ -81,6 +82,8 @@ def run_all(
     plan_zygote(ctx, [case for case in cases if _not_run(ctx, case) is None])
     try:
         return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs)
+    except KeyboardInterrupt:
+        raise _interrupted(ctx) from None
     except OSError as exc:
         why = exc.strerror or str(exc)
         where = exc.filename or ctx.run_dir
@@ -95,6 +98,19 @@ def run_all(
         close_zygote(ctx)
         with contextlib.suppress(OSError):
             write_run_info(ctx.run_dir, ctx.run_info)
+
+
+def _interrupted(ctx: RunContext) -> Interrupted:
+    """Mark ``run.json`` ``interrupted`` (the report then lists the run as partial and lets it
+    hide no older result) and say how far the run got."""
+    info = ctx.run_info
+    info["interrupted"] = True
+    with contextlib.suppress(OSError):  # a full disk must not hide the Ctrl-C
+        write_run_info(ctx.run_dir, info)
+    return Interrupted(
+        f"interrupted after {info.get('cases_done', 0)} of {info.get('cases_total', '?')} cases; "
+        f"partial results in {ctx.run_dir}"
+    )
 
 
 class _Results:

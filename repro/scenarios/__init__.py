@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from repro import bounds
 from repro.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ __all__ = [
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: Longest default case timeout a module may declare (seconds; matrix.yaml's bound too).
-MAX_TIMEOUT_S = 86_400.0
+MAX_TIMEOUT_S = bounds.MAX_TIMEOUT_S
 #: Most cases one scenario may expand into (the product of its axes, before ``valid``).
 MAX_CASES = 10_000
 
@@ -192,15 +193,9 @@ def contract_problem(mod: object) -> str | None:
         if not isinstance(values, (list, tuple)) or not values:
             return f"PARAMS[{axis!r}]: expected a non-empty list of values, got {values!r:.60}"
     timeout = getattr(mod, "TIMEOUT_S", None)
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not math.isfinite(timeout)
-        or not 0 < timeout <= MAX_TIMEOUT_S
-    ):
+    if not bounds.CASE_SECONDS.ok(timeout):
         return (
-            f"TIMEOUT_S: expected a finite positive number of seconds (at most {MAX_TIMEOUT_S:g}), "
-            f"got {timeout!r:.60}"
+            f"TIMEOUT_S: expected {bounds.CASE_SECONDS.expected}, got {bounds.shown(timeout):.60}"
         )
     for flag in ("FRESH", "EXCLUSIVE"):
         value = getattr(mod, flag, False)
