@@ -351,3 +351,39 @@ def test_the_extra_facts_cover_every_release_of_the_shared_facts_with_their_mark
     assert extra.unverified("image_forward_compat_branches", "13.0")
     assert extra.unverified("compat_package_images", "carries")
     assert not extra.unverified("pypi_wheels", "2.15.0")
+
+
+def test_a_cuda_index_on_a_mac_is_refused_with_the_pypi_line():
+    """liva#4, rohitg00/ai-engineering-from-scratch#316: a CUDA index has no macOS wheels."""
+    line = install_line.parse(
+        "pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu118"
+    )
+    intel = check_line(line, {}, "3.12", "macos")
+    assert intel.outcome == FAIL and [r.check for r in intel.prediction.deciding] == ["platform"]
+    assert "has no macOS wheels" in intel.prediction.deciding[0].text
+    # The newest PyPI release with a wheel for an Intel Mac, with its torchvision/torchaudio.
+    assert intel.fix == "pip install torch==2.2.2 torchvision==0.17.2 torchaudio==2.2.2"
+    arm = check_line(line, {"host.arch": "arm64"}, "3.12", "macos")
+    assert arm.fix.startswith("pip install torch==") and arm.nearest != intel.nearest
+    # Beside PyPI (--extra-index-url) the Mac gets PyPI's build: it installs, with a note.
+    extra = "pip install torch --extra-index-url https://download.pytorch.org/whl/cu124"
+    on_mac = check_line(install_line.parse(extra), {"host.arch": "arm64"}, "3.12", "macos")
+    assert on_mac.outcome == PASS and on_mac.runtime == "cpu"
+    assert any(
+        r.check == "accelerator" and "macOS has none" in r.text for r in on_mac.prediction.reasons
+    )
+
+
+def test_uv_with_values_are_split_as_uv_splits_them():
+    """uv-cli comma.rs: commas split requirements unless a version operator follows."""
+    assert install_line.split_with("moshi,torch==2.5.1+cu124") == ["moshi", "torch==2.5.1+cu124"]
+    assert install_line.split_with("torch>=2.5, <2.7,numpy") == ["torch>=2.5, <2.7", "numpy"]
+    assert install_line.split_with("psycopg[binary,pool],torch@2.5.1") == [
+        "psycopg[binary,pool]",
+        "torch==2.5.1",
+    ]
+    line = install_line.parse(
+        "uvx --with moshi,torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124 "
+        "python tts.py"
+    )
+    assert line.tool == "uv" and str(line.torch.specifier) == "==2.5.1+cu124"

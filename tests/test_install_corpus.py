@@ -24,6 +24,8 @@ FORMS = {"pip", "uv", "conda", "wheel", "requirements"}
 def host_properties(host: dict) -> dict[str, str]:
     """Fingerprint properties (``host.*``) for the machine an issue describes."""
     props = {"host.python": host["python"]}
+    if host.get("arch"):
+        props["host.arch"] = host["arch"]
     if host.get("gpu"):
         props["host.gpu.0.vendor"] = "nvidia"
         props["host.gpu.0.name"] = host["gpu"]

@@ -292,6 +292,14 @@ def fix_line(
     return f"{tool} {' '.join(pins)} {where}"
 
 
+def pypi_fix_line(facts: Facts, release: Version, line: InstallLine) -> str:
+    """A pip line that installs ``release`` from PyPI, with the torchvision/torchaudio released
+    with it for the companions the line names: ``pip install torch==2.2.2 torchvision==0.17.2``."""
+    tool = "uv pip install" if line.tool == "uv" else "pip install"
+    pins = _companion_pins(facts, release, line)
+    return " ".join([f"{tool} torch=={release}", *(f"{n}=={v}" for n, v in pins.items())])
+
+
 def _companion_pins(facts: Facts, release: Version, line: InstallLine) -> dict[str, str]:
     """torchvision/torchaudio versions released with ``release`` for the companions the line
     names (``companions`` facts); unknown ones are left out."""
@@ -466,6 +474,27 @@ def _why_none(
                 f"+{', +'.join(served[:8])})"
             )
             return [Reason("install", FAIL, text, "wheel_index.stable")], fix, []
+        gpu_index = [
+            s for s, _ in groups if (src.runtime_from_url(s) or "cpu") != "cpu" and s != "PyPI"
+        ]
+        if host.platform == "macos" and gpu_index:
+            # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
+            text = (
+                f"{', '.join(gpu_index)} has no macOS wheels: CUDA and ROCm builds are Linux and "
+                "Windows only (previous-versions page); macOS gets PyPI's CPU/MPS build"
+            )
+            on_pypi = [
+                o.version
+                for o in src.pypi_offers(facts, extra, host)
+                if public.contains(o.version, prereleases=True) and o.fits is not False
+            ]
+            fix = None
+            if on_pypi:
+                fix = pypi_fix_line(facts, max(on_pypi), line)
+            nearest = (
+                [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
+            )
+            return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
         runtimes = sorted({o.runtime or "?" for o in all_offers})
         published = src.runtimes_of(facts, wanted)
         text = f"torch {wanted} is not on {sources_text}"
@@ -517,7 +546,9 @@ def _why_none(
     if nearest:
         runtime = next((o.runtime for o in matching if o.runtime), None)
         near = Version(nearest[-1])
-        if runtime and runtime in (src.runtimes_of(facts, near) or []):
+        if all(o.source == "PyPI" for o in matching):
+            fix = pypi_fix_line(facts, near, line)
+        elif runtime and runtime in (src.runtimes_of(facts, near) or []):
             fix = fix_line(facts, near, runtime, line, _companion_pins(facts, near, line))
     fact = Facts.name("pypi_python", str(best.public), plat)
     return [Reason(check, FAIL, text, fact)], fix, nearest
@@ -711,7 +742,13 @@ def check_line(
     reasons += _companion_reasons(line, facts, release, offer.runtime)
     asked = _asked_gpu(line, spec)
     fix = None
-    if offer.runtime == "cpu" and asked:
+    if offer.runtime == "cpu" and asked and host.platform == "macos":
+        text = (
+            f"the line asks for a GPU build ({asked}); macOS has none (CUDA and ROCm builds are "
+            "Linux and Windows only): pip gets PyPI's CPU/MPS build"
+        )
+        reasons.append(Reason("accelerator", NOTE, text, "wheel_index.pypi_note"))
+    elif offer.runtime == "cpu" and asked:
         text = f"the line asks for a GPU build ({asked}) but gets the CPU build"
         reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
     elif offer.runtime == "cpu" and any(g.vendor == "nvidia" for g in gpus_of(host_props) or []):
