@@ -270,6 +270,32 @@ def wheel_of(text: str) -> Wheel | None:
 # Requirements
 
 
+def split_with(value: str) -> list[str]:
+    """The requirements of one uv ``--with`` value, as uv reads it (uv-cli ``comma.rs``,
+    ``CommaSeparatedRequirements``): split at commas outside ``[...]`` unless a version operator
+    follows (``torch>=2.5,<2.7`` stays one), and ``name@2.5.1`` means ``name==2.5.1``.
+
+    ``"moshi,torch==2.5.1+cu124"`` -> ``["moshi", "torch==2.5.1+cu124"]``.
+    """
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(value):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            if value[i + 1 :].lstrip()[:1] in ("!", "=", "<", ">", "~", "@"):
+                continue
+            parts.append(value[start:i].strip())
+            start = i + 1
+    parts.append(value[start:].strip())
+    return [
+        re.sub(r"^([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?)@(?=\d)", r"\1==", part)
+        for part in parts
+        if part
+    ]
+
+
 def _requirement(text: str) -> Requirement | None:
     try:
         return Requirement(text)
@@ -359,7 +385,7 @@ def _pip_args(
             elif name in ("-f", "--find-links"):
                 acc["find_links"].append(value)
             elif name in ("--with", "-w"):
-                _pip_args([value], acc, read_file, depth + 1)
+                _pip_args(split_with(value), acc, read_file, depth + 1)
             elif name == "--torch-backend":
                 acc["torch_backend"] = value
             elif name == "--prerelease" and value in ("allow", "explicit", "if-necessary"):
