@@ -387,3 +387,77 @@ def test_uv_with_values_are_split_as_uv_splits_them():
         "python tts.py"
     )
     assert line.tool == "uv" and str(line.torch.specifier) == "==2.5.1+cu124"
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 22's acceptance lines, each from the corpus (tests/fixtures/install-lines/corpus.yaml)
+
+CU = "https://download.pytorch.org/whl"
+
+
+def test_a_local_version_without_its_index_is_refused_with_the_line_that_works(tmp_path, capsys):
+    """OpenSQZ/MiniCPM-V-CookBook#40: torch==2.7.1+cu128 from PyPI, 'No matching distribution'."""
+    code, out, _ = run_check(
+        capsys, "pip install torch==2.7.1+cu128", "--fingerprint", str(fingerprint(tmp_path))
+    )
+    assert code == 1 and "answer: will not install" in out
+    assert "fail: PyPI serves no local versions: there is no torch==2.7.1+cu128 on PyPI" in out
+    assert f"the line that works: pip install torch==2.7.1 --index-url {CU}/cu128" in out
+
+
+def test_an_unpinned_line_with_a_cuda_index_gets_the_newest_build_that_index_serves(
+    tmp_path, capsys
+):
+    """The selector's form (pytorch.org): the cu118 index stops at 2.7.1; with no GPU here the
+    verdict says what the build needs; on an RTX 5090 (sm_120) its kernels do not run."""
+    line = f"pip install torch torchvision torchaudio --index-url {CU}/cu118"
+    code, out, _ = run_check(capsys, line, "--fingerprint", str(fingerprint(tmp_path)))
+    assert code == 0, out
+    assert f"pass: pip gets torch 2.7.1+cu118 from {CU}/cu118" in out
+    assert (
+        "needs an NVIDIA driver >= 450.80.02 (linux) and a GPU of compute capability 3.7-9.0" in out
+    )
+    fp = fingerprint(
+        tmp_path, driver="570.133.07", gpu="NVIDIA GeForce RTX 5090", capability="12.0"
+    )
+    code, out, _ = run_check(capsys, line, "--fingerprint", str(fp))
+    assert code == 1 and "fail: no kernel image for GPU 0 (NVIDIA GeForce RTX 5090)" in out
+    assert "this host runs: torch 2.7.1+cu128" in out
+
+
+def test_nightly_lines_name_the_nightly_line_or_why_it_is_gone(tmp_path, capsys):
+    """Scarfy-sysu/rtx5060-pytorch-cuda129#3: the cu129 nightly index has no builds any more."""
+    fp = str(fingerprint(tmp_path))
+    gone = f"pip install --pre torch torchvision torchaudio --index-url {CU}/nightly/cu129"
+    code, out, _ = run_check(capsys, gone, "--fingerprint", fp)
+    assert code == 1
+    assert "fail: no cu129 nightlies any more: the newest release with cu129 is 2.8.0" in out
+    assert f"the line that works: pip install --pre torch --index-url {CU}/nightly/cu" in out
+    live = f"pip install --pre torch --index-url {CU}/nightly/cu126"
+    code, out, _ = run_check(capsys, live, "--fingerprint", fp)
+    assert code == 0 and " nightly (cu126) from " in out and "judged by torch " in out
+
+
+def test_a_conda_cudatoolkit_the_channel_never_built_installs_the_cpu_build(tmp_path, capsys):
+    """pytorch#69202: 'There is no version 11.3 at all, so installer get you CPU only version'."""
+    line = "conda install -c pytorch pytorch=1.9.0 torchvision cudatoolkit=11.3"
+    fp = str(fingerprint(tmp_path))
+    code, out, _ = run_check(capsys, line, "--fingerprint", fp, "--python", "3.8")
+    assert code == 1 and "answer: installs a CPU-only build: the GPU stays unused" in out
+    assert "no pytorch 1.9.0 build for CUDA 11.3 (its builds: CUDA 10.2, 11.1)" in out
+    assert "the line that works: conda install pytorch==1.9.0 cudatoolkit=11.1 -c pytorch" in out
+
+
+def test_a_wheel_url_is_judged_by_its_python_tag_and_its_cuda(tmp_path, capsys):
+    """pytorch#4546 (a cu100 wheel on an R390 driver: 'found version 9010') and pytorch#29434
+    (a cp35 wheel on Python 3.6; the cp36 wheel of the same URL installed)."""
+    url = f"{CU}/cu100/torch-1.0.1.post2-cp35-cp35m-linux_x86_64.whl"
+    fp = fingerprint(
+        tmp_path, driver="390.116", gpu="NVIDIA GeForce GTX 1080", capability="6.1", python="3.5.2"
+    )
+    code, out, _ = run_check(capsys, f"pip3 install {url}", "--fingerprint", str(fp))
+    assert code == 1 and "answer: installs but will not run" in out
+    assert "fail: driver 390.116 is older than 410.48, the minimum for CUDA 10.x (linux)" in out
+    code, out, _ = run_check(capsys, url, "--fingerprint", str(fp), "--python", "3.6")
+    assert code == 1 and "the wheel is for Python 3.5; the host has Python 3.6" in out
+    assert f"the line that works: pip install {url.replace('cp35-cp35m', 'cp36-cp36m')}" in out

@@ -901,7 +901,12 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
     if any(r.verdict == FAIL for r in reasons):
         nearest = _nearest_python(facts, extra, host, release)
         fix = None
-        if nearest and runtime and runtime in (src.runtimes_of(facts, Version(nearest[-1])) or []):
+        same = _same_wheel_for_python(wheel, host, facts, release)
+        if same and not any(r.check == "platform" for r in reasons):
+            fix, nearest = f"pip install {same}", [str(wheel.version), *nearest]
+        elif (
+            nearest and runtime and runtime in (src.runtimes_of(facts, Version(nearest[-1])) or [])
+        ):
             fix = fix_line(facts, Version(nearest[-1]), runtime, line, {})
         return LineResult(
             line, host, str(wheel.version), runtime, combine(reasons), fix, tuple(nearest)
@@ -924,6 +929,25 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
         )
     reasons += _run_reasons(host_props, str(release), runtime, facts, host)
     return LineResult(line, host, str(wheel.version), runtime, combine(reasons))
+
+
+def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Version) -> str | None:
+    """The same wheel built for the host's Python (``cp35-cp35m`` -> ``cp36-cp36m``; the ``m``
+    ABI suffix up to 3.7, PEP 3149 / Python 3.8 "What's new"), when the release has wheels for
+    it (``pypi_python``; pytorch#29434: the cp36 wheel of the same URL installs)."""
+    if (
+        host.python is None
+        or len(wheel.pythons) != 1
+        or src._fits(facts, release, host) is not True
+    ):
+        return None
+    old, new = wheel.pythons[0].replace(".", ""), host.python.replace(".", "")
+    old_abi = f"cp{old}m" if int(old[1:]) <= 7 else f"cp{old}"
+    new_abi = f"cp{new}m" if int(new[1:]) <= 7 else f"cp{new}"
+    tags = f"-cp{old}-{old_abi}-"
+    if tags not in wheel.source:
+        return None
+    return wheel.source.replace(tags, f"-cp{new}-{new_abi}-")
 
 
 def _conda_cuda(facts: Facts, release: Version) -> list[str]:
