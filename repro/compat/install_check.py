@@ -571,6 +571,17 @@ def _companion_reasons(
             )
             reasons.append(Reason("companion", FAIL, text, "wheel_index.stable"))
             continue
+        missing = facts.get("companions_missing", name, str(pinned.public)) or []
+        if pinned.local and pinned.local in missing:
+            path = ("companions_missing", name, str(pinned.public))
+            text = (
+                f"{name}=={pinned} was never on the wheel pages (pip: 'No matching distribution "
+                f"found'; pytorch/vision#2912): its {pinned.public} had no local builds"
+            )
+            reasons.append(
+                Reason("companion", FAIL, text, Facts.name(*path), facts.unverified(*path))
+            )
+            continue
         other = _torch_for(facts, name, pinned)
         if other is None:
             continue
