@@ -461,3 +461,19 @@ def test_a_wheel_url_is_judged_by_its_python_tag_and_its_cuda(tmp_path, capsys):
     code, out, _ = run_check(capsys, url, "--fingerprint", str(fp), "--python", "3.6")
     assert code == 1 and "the wheel is for Python 3.5; the host has Python 3.6" in out
     assert f"the line that works: pip install {url.replace('cp35-cp35m', 'cp36-cp36m')}" in out
+
+
+def test_a_rocm_index_on_windows_is_refused_naming_the_platform():
+    """'ROCM ... (Linux only)' (previous-versions page): the rocm6.2 index has 2.5.1+rocm6.2, but
+    not for Windows; the same line passes on Linux."""
+    line = install_line.parse(f"pip install torch==2.5.1 --index-url {CU}/rocm6.2")
+    windows = check_line(line, {}, "3.12", "windows")
+    assert windows.outcome == FAIL and [r.check for r in windows.prediction.deciding] == [
+        "platform"
+    ]
+    assert (
+        "has no Windows wheels: ROCm builds are Linux only" in windows.prediction.deciding[0].text
+    )
+    assert windows.fix == "pip install torch==2.5.1"
+    linux = check_line(line, {}, "3.12", "linux")
+    assert linux.outcome == PASS and linux.torch == "2.5.1+rocm6.2"

@@ -380,6 +380,23 @@ def _pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
     return max(fitting, key=lambda o: o.version) if fitting else None
 
 
+_PLATFORM_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+def _indexes_without_platform(groups: list, host: Host) -> list[str]:
+    """The PyTorch indexes of ``groups`` that serve no wheel for the host's platform: CUDA and
+    ROCm indexes on macOS, ROCm indexes on Windows ("ROCM ... (Linux only)", previous-versions
+    page)."""
+    out = []
+    for source, _offers in groups:
+        runtime = src.runtime_from_url(source) if source != "PyPI" else None
+        if runtime is None or runtime == "cpu":
+            continue
+        if host.platform == "macos" or host.platform == "windows" and runtime.startswith("rocm"):
+            out.append(source)
+    return out
+
+
 def _nearest_python(facts: Facts, extra: Facts, host: Host, wanted: Version | None) -> list[str]:
     """Releases with a PyPI wheel for the host's Python and platform, nearest to ``wanted``."""
     if host.python is None:
@@ -432,6 +449,27 @@ def _why_none(
     if not matching and local and not src.runtime_tag(local):
         text = f"+{local} is no PyTorch build tag (cuXYZ, rocmX.Y, cpu): no index serves it"
         return [Reason("install", FAIL, text, "wheel_index.stable")], None, []
+    elsewhere = _indexes_without_platform(groups, host)
+    if not matching and elsewhere:
+        # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
+        what = (
+            "CUDA and ROCm builds are Linux and Windows only"
+            if host.platform == "macos"
+            else "ROCm builds are Linux only"
+        )
+        gets = "CPU/MPS" if host.platform == "macos" else "CPU"
+        text = (
+            f"{', '.join(elsewhere)} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} "
+            f"(previous-versions page); {_PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
+        )
+        on_pypi = [
+            o.version
+            for o in src.pypi_offers(facts, extra, host)
+            if public.contains(o.version, prereleases=True) and o.fits is not False
+        ]
+        fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
+        nearest = [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
+        return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
     if not matching:
         if local and not any(o.version.local == local for o in all_offers):
             only_pypi = all(s == "PyPI" or not src.is_pytorch_index(s) for s, _ in groups)
@@ -474,27 +512,6 @@ def _why_none(
                 f"+{', +'.join(served[:8])})"
             )
             return [Reason("install", FAIL, text, "wheel_index.stable")], fix, []
-        gpu_index = [
-            s for s, _ in groups if (src.runtime_from_url(s) or "cpu") != "cpu" and s != "PyPI"
-        ]
-        if host.platform == "macos" and gpu_index:
-            # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
-            text = (
-                f"{', '.join(gpu_index)} has no macOS wheels: CUDA and ROCm builds are Linux and "
-                "Windows only (previous-versions page); macOS gets PyPI's CPU/MPS build"
-            )
-            on_pypi = [
-                o.version
-                for o in src.pypi_offers(facts, extra, host)
-                if public.contains(o.version, prereleases=True) and o.fits is not False
-            ]
-            fix = None
-            if on_pypi:
-                fix = pypi_fix_line(facts, max(on_pypi), line)
-            nearest = (
-                [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
-            )
-            return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
         runtimes = sorted({o.runtime or "?" for o in all_offers})
         published = src.runtimes_of(facts, wanted)
         text = f"torch {wanted} is not on {sources_text}"
