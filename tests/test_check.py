@@ -477,3 +477,15 @@ def test_a_rocm_index_on_windows_is_refused_naming_the_platform():
     assert windows.fix == "pip install torch==2.5.1"
     linux = check_line(line, {}, "3.12", "linux")
     assert linux.outcome == PASS and linux.torch == "2.5.1+rocm6.2"
+
+
+def test_a_wheel_for_another_platform_points_at_the_same_release_for_this_one():
+    """A win_amd64 wheel on Linux: the same release and CUDA from its index; a Linux wheel on a
+    Mac (render-examples/fastai-v3#4): the same release from PyPI."""
+    windows_wheel = install_line.parse("pip install torch-2.1.0+cu121-cp310-cp310-win_amd64.whl")
+    on_linux = check_line(windows_wheel, {}, "3.10", "linux")
+    assert on_linux.outcome == FAIL and on_linux.nearest[0] == "2.1.0"
+    assert on_linux.fix == f"pip install torch==2.1.0 --index-url {CU}/cu121"
+    linux_wheel = install_line.parse("torch-1.0.0-cp37-cp37m-linux_x86_64.whl")
+    on_mac = check_line(linux_wheel, {}, "3.7", "macos")
+    assert on_mac.outcome == FAIL and on_mac.fix == "pip install torch==1.0.0"

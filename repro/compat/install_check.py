@@ -930,8 +930,14 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
         nearest = _nearest_python(facts, extra, host, release)
         fix = None
         same = _same_wheel_for_python(wheel, host, facts, release)
+        fits_here = src._fits(facts, release, host) is True
         if same and not any(r.check == "platform" for r in reasons):
             fix, nearest = f"pip install {same}", [str(wheel.version), *nearest]
+        elif fits_here and host.platform == "macos" and wheel.name == "torch":
+            # The same release from PyPI: macOS wheels are CPU/MPS builds (previous-versions page).
+            fix, nearest = pypi_fix_line(facts, release, line), [str(release), *nearest]
+        elif fits_here and runtime and runtime in (published or []) and wheel.name == "torch":
+            fix, nearest = fix_line(facts, release, runtime, line, {}), [str(release), *nearest]
         elif (
             nearest and runtime and runtime in (src.runtimes_of(facts, Version(nearest[-1])) or [])
         ):
