@@ -489,3 +489,29 @@ def test_a_wheel_for_another_platform_points_at_the_same_release_for_this_one():
     linux_wheel = install_line.parse("torch-1.0.0-cp37-cp37m-linux_x86_64.whl")
     on_mac = check_line(linux_wheel, {}, "3.7", "macos")
     assert on_mac.outcome == FAIL and on_mac.fix == "pip install torch==1.0.0"
+
+
+def test_a_nightly_index_serves_only_the_nightly_line():
+    """A release pin finds nothing on a nightly index; an unpinned torch gets the nightly even
+    without --pre when nothing else fits (packaging SpecifierSet.filter), but PyPI's final
+    release when PyPI is searched too."""
+    nightly = f"{CU}/nightly/cu126"
+    pinned = check_line(
+        install_line.parse(f"pip install --pre torch==2.15.0 --index-url {nightly}"),
+        {},
+        "3.12",
+        "linux",
+    )
+    assert (
+        pinned.outcome == FAIL
+        and "serves only nightly builds" in pinned.prediction.deciding[0].text
+    )
+    assert pinned.fix == f"pip install torch==2.15.0 --index-url {CU}/cu126"
+    alone = check_line(
+        install_line.parse(f"pip install torch --index-url {nightly}"), {}, "3.12", "linux"
+    )
+    assert alone.outcome == PASS and alone.torch.endswith(" nightly")
+    beside = check_line(
+        install_line.parse(f"pip install torch --extra-index-url {nightly}"), {}, "3.12", "linux"
+    )
+    assert beside.outcome == PASS and beside.torch == "2.15.0"

@@ -470,6 +470,17 @@ def _why_none(
         fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
         nearest = [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
         return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
+    nightly_only = [s for s, _ in groups if install_line.is_nightly(s)]
+    if not all_offers and nightly_only:
+        text = (
+            f"{', '.join(nightly_only)} serves only nightly builds of the "
+            f"{src.nightly_line(facts, extra)} line (X.Y.0.devYYYYMMDD): no torch {spec} there"
+        )
+        runtime = src.runtime_from_url(nightly_only[0]) or "cpu"
+        fix = None
+        if runtime in (src.runtimes_of(facts, wanted) or []):
+            fix = fix_line(facts, wanted, runtime, line, _companion_pins(facts, wanted, line))
+        return [Reason("install", FAIL, text, "wheel_index.nightly")], fix, []
     if not matching:
         if local and not any(o.version.local == local for o in all_offers):
             only_pypi = all(s == "PyPI" or not src.is_pytorch_index(s) for s, _ in groups)
@@ -724,7 +735,9 @@ def check_line(
     if backend_note:
         reasons.append(backend_note)
     groups, nightlies = src.sources(line, facts, extra, host, backend)
-    nightly_result = _check_nightly(line, spec, nightlies, host_props, host, facts, extra, reasons)
+    nightly_result = _check_nightly(
+        line, spec, nightlies, groups, host_props, host, facts, extra, reasons
+    )
     if nightly_result is not None:
         return nightly_result
     offer = _pick(line, groups, spec)
@@ -823,9 +836,15 @@ def check_line(
 
 
 def _check_nightly(
-    line, spec, nightlies, host_props, host, facts, extra, reasons
+    line, spec, nightlies, groups, host_props, host, facts, extra, reasons
 ) -> LineResult | None:
-    """A nightly index: the line it builds today, judged by the newest release of its runtime."""
+    """A nightly index: the line it builds today, judged by the newest release of its runtime.
+
+    None (judge the other sources) when the spec admits no build of today's nightly line (a
+    release pin: nightly indexes serve only ``X.Y.0.devYYYYMMDD`` builds), or when another source
+    has a final release that fits and ``--pre`` is not given: pip and uv take pre-releases only
+    with ``--pre`` or when nothing else fits (packaging ``SpecifierSet.filter``; uv
+    ``--prerelease if-necessary-or-explicit``)."""
     if not nightlies:
         return None
     nightly = nightlies[0]
@@ -852,10 +871,14 @@ def _check_nightly(
                 combine(reasons + [Reason("install", FAIL, text, "torch_releases")]),
                 fix,
             )
-    if pinned is not None and not pinned.is_prerelease and not line.pre:
-        return None  # a release pin: the nightly index plays no part (pip skips pre-releases)
-    if not line.pre and pinned is None:
-        return None
+    today = Version(f"{nightly.line}.0.dev99999999")
+    same_line = (
+        pinned is not None and pinned.is_prerelease and pinned.release[:2] == today.release[:2]
+    )
+    if not same_line and not _public_spec(spec).contains(today, prereleases=True):
+        return None  # a pin the nightly line cannot meet (_why_none names the nightly index)
+    if not line.pre and any(_matches(spec, o) for _s, offers in groups for o in offers):
+        return None  # a final release fits elsewhere: without --pre pip takes it
     runtime = nightly.runtime
     with_runtime = [r for r in releases if runtime in (src.runtimes_of(facts, r) or [])]
     if runtime is None or not with_runtime:
