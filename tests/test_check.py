@@ -515,3 +515,16 @@ def test_a_nightly_index_serves_only_the_nightly_line():
         install_line.parse(f"pip install torch --extra-index-url {nightly}"), {}, "3.12", "linux"
     )
     assert beside.outcome == PASS and beside.torch == "2.15.0"
+
+
+def test_conda_keeps_the_environments_python():
+    """conda does not change the environment's Python minor version (conda core/solve.py): an
+    unpinned pytorch gets the newest release with a build for it (conda/conda#11001: Python 3.6
+    got pytorch 1.10), a pin without one will not install."""
+    unpinned = install_line.parse("conda install pytorch cpuonly -c pytorch")
+    py36 = check_line(unpinned, {}, "3.6", "linux")
+    assert py36.outcome == PASS and py36.torch.startswith("1.10.")
+    pinned = install_line.parse("conda install pytorch=1.9 cudatoolkit=11.1 -c pytorch")
+    py310 = check_line(pinned, {}, "3.10", "linux")
+    assert py310.outcome == FAIL and [r.check for r in py310.prediction.deciding] == ["python"]
+    assert py310.nearest == ("1.11.0",)

@@ -1046,10 +1046,48 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
         return LineResult(
             line, host, None, None, combine([Reason("install", FAIL, text, "torch_releases")])
         )
+    # conda keeps the environment's Python minor version unless python is named (conda
+    # core/solve.py: "we never want to update python beyond the current minor version"; conda
+    # #11001 got pytorch-1.10.0-py3.6_cpu_0): the newest release with a build for it. The
+    # channel's Python set per release is taken from PyPI's wheels (unverified).
+    for_python = [r for r in releases if src._fits(facts, r, host) is not False]
+    if not for_python:
+        pythons = src.pypi_pythons(facts, releases[-1], host) or []
+        text = (
+            f"no pytorch {conda.spec or releases[-1]} build for Python {host.python} on the "
+            f"pytorch channel (pytorch {releases[-1]}: Python {', '.join(pythons)}, as on PyPI)"
+        )
+        nearest = [
+            r for r in _nearest_python(facts, extra, host, releases[-1]) if Version(r) <= last
+        ]
+        fact = Facts.name("pypi_python", str(releases[-1]), host.wheel_platform)
+        return LineResult(
+            line,
+            host,
+            None,
+            None,
+            combine([Reason("python", FAIL, text, fact, True)]),
+            None,
+            tuple(nearest),
+        )
+    releases = for_python
+    python_reason = (
+        [
+            Reason(
+                "python",
+                PASS,
+                f"pytorch {releases[-1]} has builds for Python {host.python} (as on PyPI)",
+                Facts.name("pypi_python", str(releases[-1]), host.wheel_platform),
+                True,
+            )
+        ]
+        if host.python
+        else []
+    )
     if host.platform == "macos" or conda.cpu_only:
         release = releases[-1]
         text = f"{conda.tool} gets the pytorch {release} CPU build from the pytorch channel"
-        reasons = [
+        reasons = python_reason + [
             Reason(
                 "install",
                 PASS,
@@ -1105,7 +1143,7 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
             host,
             f"{release}",
             "cpu",
-            combine([reason]),
+            combine([*python_reason, reason]),
             fix,
             tuple(f"{release} CUDA {b}" for b in builds),
         )
@@ -1115,7 +1153,10 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
     runtime = _conda_runtime(cuda) if cuda else None
     path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
     text = f"{conda.tool} gets pytorch {release} built for CUDA {cuda} from the pytorch channel"
-    reasons = [Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None)]
+    reasons = [
+        *python_reason,
+        Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None),
+    ]
     arch_name = f"conda_{release.major}_{release.minor}_cu{(cuda or '').replace('.', '')}"
     arch = facts.get("arch_lists", arch_name)
     reasons += _run_reasons(
