@@ -1055,7 +1055,8 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
         pythons = src.pypi_pythons(facts, releases[-1], host) or []
         text = (
             f"no pytorch {conda.spec or releases[-1]} build for Python {host.python} on the "
-            f"pytorch channel (pytorch {releases[-1]}: Python {', '.join(pythons)}, as on PyPI)"
+            f"pytorch channel (pytorch {releases[-1]}: Python {', '.join(pythons)}, as on PyPI); "
+            "conda: 'incompatible with the existing python installation in your environment'"
         )
         nearest = [
             r for r in _nearest_python(facts, extra, host, releases[-1]) if Version(r) <= last
