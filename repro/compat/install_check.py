@@ -1007,10 +1007,15 @@ def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Vers
     return wheel.source.replace(tags, f"-cp{new}-{new_abi}-")
 
 
-def _conda_cuda(facts: Facts, release: Version) -> list[str]:
+def _conda_cuda(facts: Facts, release: Version, platform: str = "linux") -> list[str]:
+    """CUDA versions of the pytorch channel's builds of ``release`` (``torch_variants.<minor>
+    .conda``: the linux-64 packages), less ``windows_missing`` on Windows."""
     minor = f"{release.major}.{release.minor}"
     by_release = facts.get("torch_variants", minor, "conda", "cuda_by_release", str(release))
     values = by_release or facts.get("torch_variants", minor, "conda", "cuda") or []
+    missing = facts.get("torch_variants", minor, "conda", "windows_missing") or []
+    if platform == "windows":
+        values = [v for v in values if str(v) not in [str(m) for m in missing]]
     return [str(v) for v in values]
 
 
@@ -1111,13 +1116,16 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
     # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
     # without a build for the asked CUDA comes as its CPU build (pytorch#69202, conda/conda#11001).
     with_cuda = (
-        [releases[-1]] if wanted is None or wanted in _conda_cuda(facts, releases[-1]) else []
+        [releases[-1]]
+        if wanted is None or wanted in _conda_cuda(facts, releases[-1], host.platform)
+        else []
     )
     if not with_cuda:
         release = releases[-1]
-        builds = _conda_cuda(facts, release)
+        builds = _conda_cuda(facts, release, host.platform)
         text = (
-            f"the pytorch channel has no pytorch {release} build for CUDA {wanted} (its builds: "
+            f"the pytorch channel has no pytorch {release} build for CUDA {wanted}"
+            f"{' on Windows' if host.platform == 'windows' else ''} (its builds: "
             f"CUDA {', '.join(builds) or 'none listed'}): conda installs its CPU build "
             f"(pytorch#69202)"
         )
@@ -1149,7 +1157,7 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
             tuple(f"{release} CUDA {b}" for b in builds),
         )
     release = with_cuda[-1]
-    builds = _conda_cuda(facts, release)
+    builds = _conda_cuda(facts, release, host.platform)
     cuda = wanted or (builds[-1] if builds else None)
     runtime = _conda_runtime(cuda) if cuda else None
     path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
