@@ -528,3 +528,16 @@ def test_conda_keeps_the_environments_python():
     py310 = check_line(pinned, {}, "3.10", "linux")
     assert py310.outcome == FAIL and [r.check for r in py310.prediction.deciding] == ["python"]
     assert py310.nearest == ("1.11.0",)
+
+
+def test_a_torchvision_pin_for_another_torch_gets_the_pair_released_together():
+    """Akegarasu/lora-scripts#375: torchvision 0.16.1+cu118 depends on torch==2.1.1; the line
+    that works keeps torch and takes its own torchvision."""
+    line = install_line.parse(
+        f"pip install torch==2.2.1+cu118 torchvision==0.16.1+cu118 --extra-index-url {CU}/cu118"
+    )
+    result = check_line(line, {}, "3.10", "windows")
+    assert result.outcome == FAIL and [r.check for r in result.prediction.deciding] == ["companion"]
+    assert result.fix == f"pip install torch==2.2.1 torchvision==0.17.1 --index-url {CU}/cu118"
+    pypi = check_line(install_line.parse("torch==1.13.0\ntorchvision==0.15.2"), {}, "3.9", "linux")
+    assert pypi.fix == "pip install torch==1.13.0 torchvision==0.14.0"

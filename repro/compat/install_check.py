@@ -830,6 +830,20 @@ def check_line(
                 line,
                 _companion_pins(facts, Version(near.public), line),
             )
+    companion_fails = [r for r in reasons if r.check == "companion" and r.verdict == FAIL]
+    if (
+        fix is None
+        and companion_fails
+        and all(r.fact.startswith("companions.") for r in companion_fails)
+    ):
+        # The same torch with the torchvision/torchaudio released with it (not when a pinned
+        # companion build was never served: the facts do not name its replacement's pairing).
+        if offer.source == "PyPI" or offer.runtime is None:
+            fix = pypi_fix_line(facts, release, line)
+        else:
+            fix = fix_line(
+                facts, release, offer.runtime, line, _companion_pins(facts, release, line)
+            )
     return LineResult(
         line, host, str(offer.version), offer.runtime, prediction, fix, (), tuple(instead)
     )
