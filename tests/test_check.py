@@ -541,3 +541,20 @@ def test_a_torchvision_pin_for_another_torch_gets_the_pair_released_together():
     assert result.fix == f"pip install torch==2.2.1 torchvision==0.17.1 --index-url {CU}/cu118"
     pypi = check_line(install_line.parse("torch==1.13.0\ntorchvision==0.15.2"), {}, "3.9", "linux")
     assert pypi.fix == "pip install torch==1.13.0 torchvision==0.14.0"
+
+
+def test_the_find_links_pages_stopped_before_2_4():
+    """pytorch#136939: no 2.4.x on torch_stable.html; the index line installs it."""
+    page = f"{CU}/torch_stable.html"
+    late = check_line(
+        install_line.parse(f"pip install torch==2.4.1+cu121 -f {page}"), {}, "3.12", "linux"
+    )
+    assert late.outcome == FAIL and "stopped with torch" in late.prediction.deciding[0].text
+    assert late.fix == f"pip install torch==2.4.1 --index-url {CU}/cu121"
+    early = check_line(
+        install_line.parse(f"pip install torch==2.3.1+cu121 -f {page}"), {}, "3.12", "linux"
+    )
+    assert early.outcome == PASS and early.torch == "2.3.1+cu121"
+    # Beside PyPI an unpinned torch is PyPI's newest, not a page build.
+    plain = check_line(install_line.parse(f"pip install torch -f {page}"), {}, "3.12", "linux")
+    assert plain.outcome == PASS and "+" not in plain.torch

@@ -470,6 +470,22 @@ def _why_none(
         fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
         nearest = [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
         return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
+    page_last = src.parse_version(str(facts.get("find_links_pages", "last_release") or ""))
+    pages = [
+        s for s, _ in groups if s.endswith("torch_stable.html") and not install_line.is_nightly(s)
+    ]
+    if not matching and pages and page_last and wanted > page_last:
+        text = (
+            f"{', '.join(pages)} stopped with torch {page_last} (pytorch#136939: the -f pages "
+            f"were not updated from 2.4 on): no torch {wanted} there"
+        )
+        runtime = local or src.runtime_from_url(pages[0]) or "cpu"
+        fix = None
+        if runtime in (src.runtimes_of(facts, wanted) or []):
+            fix = fix_line(facts, wanted, runtime, line, _companion_pins(facts, wanted, line))
+        path = ("find_links_pages", "last_release")
+        unverified = facts.unverified(*path)
+        return [Reason("install", FAIL, text, Facts.name(*path), unverified)], fix, []
     nightly_only = [s for s, _ in groups if install_line.is_nightly(s)]
     if not all_offers and nightly_only:
         text = (

@@ -169,10 +169,14 @@ def index_offers(
     """Builds a PyTorch index (or ``-f`` page) serves: one runtime, or every runtime (root)."""
     out = []
     lts = "/lts/" in url  # download.pytorch.org/whl/lts/1.8/...: the 1.8.2 LTS builds only
+    stable_page = urlparse(url).path.endswith("torch_stable.html")
+    page_last = facts.get("find_links_pages", "last_release") if stable_page else None
     root = runtime is None and urlparse(url).path.rstrip("/") == "/whl"
     for release in releases(facts, extra):
         if lts != (str(release) == "1.8.2"):
             continue
+        if page_last and release > Version(str(page_last)):
+            continue  # the -f pages stopped with 2.4 (find_links_pages)
         published = runtimes_of(facts, release)
         if published is None:
             continue
