@@ -558,3 +558,20 @@ def test_the_find_links_pages_stopped_before_2_4():
     # Beside PyPI an unpinned torch is PyPI's newest, not a page build.
     plain = check_line(install_line.parse(f"pip install torch -f {page}"), {}, "3.12", "linux")
     assert plain.outcome == PASS and "+" not in plain.torch
+
+
+def test_uv_index_strategies():
+    """uv takes torch from the first index that has it (first-index), from the first with a
+    fitting version (unsafe-first-match), or the best of all, as pip does (unsafe-best-match)."""
+    base = f"uv pip install torch==2.9.0 --extra-index-url {CU}/cu118"
+    first = check_line(install_line.parse(base), {}, "3.12", "linux")
+    assert first.outcome == FAIL and "uv does not look there" in first.prediction.deciding[0].text
+    assert first.fix == f"{base} --index-strategy unsafe-best-match"
+    for strategy in ("unsafe-first-match", "unsafe-best-match"):
+        line = install_line.parse(f"{base} --index-strategy {strategy}")
+        assert line.index_strategy == strategy
+        assert check_line(line, {}, "3.12", "linux").torch == "2.9.0"  # PyPI's
+    unpinned = f"uv pip install torch --extra-index-url {CU}/cu118"
+    assert check_line(install_line.parse(unpinned), {}, "3.12", "linux").torch == "2.7.1+cu118"
+    best = install_line.parse(f"{unpinned} --index-strategy unsafe-best-match")
+    assert "+" not in check_line(best, {}, "3.12", "linux").torch  # PyPI's newest is higher

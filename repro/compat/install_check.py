@@ -369,9 +369,13 @@ def _public_spec(spec: SpecifierSet) -> SpecifierSet:
 
 def _pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
     if line.uv_first_index:
+        # uv: the first index that has torch (first-index), or that has a fitting torch
+        # (unsafe-first-match); uv docs, "Index strategies".
         for _source, offers in groups:
             if offers:
                 fitting = [o for o in offers if _matches(spec, o) and o.fits is not False]
+                if not fitting and line.index_strategy == "unsafe-first-match":
+                    continue
                 return max(fitting, key=lambda o: o.version) if fitting else None
         return None
     fitting = [
@@ -470,6 +474,25 @@ def _why_none(
         fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
         nearest = [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
         return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
+    first = next(((s, offers) for s, offers in groups if offers), None)
+    elsewhere_fits = [
+        s
+        for s, offers in groups
+        if first
+        and s != first[0]
+        and any(_matches(spec, o) and o.fits is not False for o in offers)
+    ]
+    if line.uv_first_index and first and elsewhere_fits:
+        # uv's default index strategy (uv docs, "Index strategy": first-index).
+        text = (
+            f"uv takes torch only from the first index that has it, {first[0]}, which has no "
+            f"torch {spec} for Python {host.python} on {host.wheel_platform}; "
+            f"{', '.join(elsewhere_fits)} has one, but uv does not look there (first-index)"
+        )
+        fix = None
+        if "\n" not in line.text.strip():
+            fix = f"{line.text.strip()} --index-strategy unsafe-best-match"
+        return [Reason("install", FAIL, text, "uv index strategy first-index")], fix, []
     page_last = src.parse_version(str(facts.get("find_links_pages", "last_release") or ""))
     pages = [
         s for s, _ in groups if s.endswith("torch_stable.html") and not install_line.is_nightly(s)

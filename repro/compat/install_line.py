@@ -98,7 +98,9 @@ class InstallLine:
     ``indexes`` replace PyPI (``--index-url``, uv ``--default-index``); ``extra_indexes`` add to
     it (``--extra-index-url``; uv ``--index`` is searched first); ``find_links`` pages (``-f``).
     ``torch_backend``: uv's ``--torch-backend`` value. ``unread``: ``-r`` files that could not
-    be read.
+    be read. ``uv_first_index``: uv takes the first index that has torch at all (its default
+    ``--index-strategy first-index``; False for ``unsafe-best-match``, which merges the indexes
+    as pip does); ``index_strategy``: the ``--index-strategy`` given, if any.
     """
 
     text: str
@@ -114,6 +116,7 @@ class InstallLine:
     conda: Conda | None = None
     unread: tuple[str, ...] = ()
     uv_first_index: bool = False
+    index_strategy: str | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -388,6 +391,8 @@ def _pip_args(
                 _pip_args(split_with(value), acc, read_file, depth + 1)
             elif name == "--torch-backend":
                 acc["torch_backend"] = value
+            elif name == "--index-strategy":
+                acc["index_strategy"] = value
             elif name == "--prerelease" and value in ("allow", "explicit", "if-necessary"):
                 acc["pre"] = True
             elif name in ("-r", "--requirement") and depth < 5:
@@ -477,6 +482,7 @@ def _empty() -> dict:
         "wheel": None,
         "unread": [],
         "uv_first_index": False,
+        "index_strategy": None,
     }
 
 
@@ -493,7 +499,9 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         torch_backend=acc["torch_backend"],
         wheel=acc["wheel"],
         unread=tuple(acc["unread"]),
-        uv_first_index=acc["uv_first_index"] or tool == "uv",
+        uv_first_index=(acc["uv_first_index"] or tool == "uv")
+        and acc["index_strategy"] != "unsafe-best-match",
+        index_strategy=acc["index_strategy"],
     )
 
 
