@@ -432,7 +432,8 @@ def test_nightly_lines_name_the_nightly_line_or_why_it_is_gone(tmp_path, capsys)
     code, out, _ = run_check(capsys, gone, "--fingerprint", fp)
     assert code == 1
     assert "fail: no cu129 nightlies any more: the newest release with cu129 is 2.8.0" in out
-    assert f"the line that works: pip install --pre torch --index-url {CU}/nightly/cu" in out
+    works = f"the line that works: pip install --pre torch torchvision torchaudio --index-url {CU}/nightly/cu"
+    assert works in out
     live = f"pip install --pre torch --index-url {CU}/nightly/cu126"
     code, out, _ = run_check(capsys, live, "--fingerprint", fp)
     assert code == 0 and " nightly (cu126) from " in out and "judged by torch " in out
@@ -575,3 +576,24 @@ def test_uv_index_strategies():
     assert check_line(install_line.parse(unpinned), {}, "3.12", "linux").torch == "2.7.1+cu118"
     best = install_line.parse(f"{unpinned} --index-strategy unsafe-best-match")
     assert "+" not in check_line(best, {}, "3.12", "linux").torch  # PyPI's newest is higher
+
+
+def test_an_index_that_never_existed_is_named_with_the_nearest_cuda_build():
+    """pytorch#90845 (a cu114 index: pip took PyPI's CPU wheel on Windows) and
+    visualbruno/ComfyUI-Trellis2#131 (cu131: 'from versions: none'; cu130 worked)."""
+    extra = install_line.parse(
+        f"pip3 install torch torchvision torchaudio --extra-index-url {CU}/cu114"
+    )
+    cpu = check_line(extra, {}, "3.10", "windows")
+    assert cpu.outcome == FAIL and "no release has cu114 builds" in cpu.prediction.deciding[0].text
+    assert cpu.fix.startswith("pip install torch==") and cpu.fix.endswith(
+        f"torchvision torchaudio --index-url {CU}/cu126"
+    )
+    only = install_line.parse(
+        f"pip install torch==2.10.0 torchvision torchaudio --index-url {CU}/cu131"
+    )
+    none = check_line(only, {}, "3.13", "windows")
+    assert (
+        none.outcome == FAIL and "no release has cu131 builds" in none.prediction.deciding[0].text
+    )
+    assert none.fix == f"pip install torch==2.10.0 torchvision torchaudio --index-url {CU}/cu130"

@@ -264,7 +264,9 @@ def install_form(facts: Facts, release: Version) -> str:
 def fix_line(
     facts: Facts, release: Version, runtime: str, line: InstallLine, companions: dict[str, str]
 ) -> str:
-    """A pip line that installs ``release`` built for ``runtime`` (pytorch_previous_versions)."""
+    """A pip line that installs ``release`` built for ``runtime`` (pytorch_previous_versions),
+    with ``companions`` pinned and the line's other torchvision/torchaudio unpinned (pip picks
+    the one that pins this torch)."""
     tool = "uv pip install" if line.tool == "uv" else "pip install"
     form = install_form(facts, release)
     public = release.public
@@ -279,6 +281,7 @@ def fix_line(
             f"+{runtime}" if form in ("extra_index", "find_links") and name == "torchvision" else ""
         )
         pins.append(f"{name}=={pinned}{label}")
+    pins += [name for name in line.companions if name not in companions]  # pip picks the pair
     if form == "find_links":
         where = f"-f {DOWNLOAD}/torch_stable.html"
     elif form == "wheel_page":
@@ -297,7 +300,8 @@ def pypi_fix_line(facts: Facts, release: Version, line: InstallLine) -> str:
     with it for the companions the line names: ``pip install torch==2.2.2 torchvision==0.17.2``."""
     tool = "uv pip install" if line.tool == "uv" else "pip install"
     pins = _companion_pins(facts, release, line)
-    return " ".join([f"{tool} torch=={release}", *(f"{n}=={v}" for n, v in pins.items())])
+    names = [f"{n}=={pins[n]}" if n in pins else n for n in line.companions]
+    return " ".join([f"{tool} torch=={release}", *names])
 
 
 def _companion_pins(facts: Facts, release: Version, line: InstallLine) -> dict[str, str]:
@@ -382,6 +386,11 @@ def _pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
         o for _s, offers in groups for o in offers if _matches(spec, o) and o.fits is not False
     ]
     return max(fitting, key=lambda o: o.version) if fitting else None
+
+
+def _ever_published(facts: Facts, extra: Facts, runtime: str) -> bool:
+    """Whether any release the facts know has ``runtime`` builds (cu114, cu131: none)."""
+    return any(runtime in (src.runtimes_of(facts, r) or []) for r in src.releases(facts, extra))
 
 
 _PLATFORM_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
@@ -568,6 +577,14 @@ def _why_none(
         if published is not None:
             text += f": {wanted.major}.{wanted.minor} builds are {', '.join(published)}"
         runtime = runtimes[0] if len(runtimes) == 1 else None
+        asked = [src.runtime_from_url(s) for s, offers in groups if not offers]
+        asked = [r for r in asked if r]
+        if runtime is None and not all_offers and asked:
+            runtime = asked[0]
+            if not _ever_published(facts, extra, runtime):
+                text += (
+                    f" (no release has {runtime} builds: download.pytorch.org has no such index)"
+                )
         nearest: list[str] = []
         fix = None
         if runtime and runtime != "?":
@@ -830,7 +847,19 @@ def check_line(
         reasons.append(Reason("accelerator", NOTE, text, "wheel_index.pypi_note"))
     elif offer.runtime == "cpu" and asked:
         text = f"the line asks for a GPU build ({asked}) but gets the CPU build"
+        wanted = src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))
+        if wanted and not _ever_published(facts, extra, wanted):
+            text += f" (no release has {wanted} builds: download.pytorch.org has no such index)"
         reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
+        if wanted:
+            # pytorch#90845: the cu114 index does not exist; the release's nearest CUDA build.
+            near = build_check.nearest_published(
+                build_check.BuildRequest(str(release), wanted), wanted, facts, extra
+            )
+            same = [n for n in near if Version(n).public == str(release)]
+            if same:
+                runtime = Version(same[0]).local or "cpu"
+                fix = fix_line(facts, release, runtime, line, _companion_pins(facts, release, line))
     elif offer.runtime == "cpu" and any(g.vendor == "nvidia" for g in gpus_of(host_props) or []):
         cuda = [r for r in src.runtimes_of(facts, release) or [] if r.startswith("cu")]
         if cuda:
@@ -955,7 +984,8 @@ def _check_nightly(
         fix = None
         if current:
             tool = "uv pip install" if line.tool == "uv" else "pip install"
-            fix = f"{tool} --pre torch --index-url {DOWNLOAD}/nightly/{current[-1]}"
+            names = " ".join(["torch", *line.companions])
+            fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/{current[-1]}"
         fact = f"torch_variants.{newest.major}.{newest.minor}.variants"
         return LineResult(
             line,
@@ -1044,9 +1074,11 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
 def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Version) -> str | None:
     """The same wheel built for the host's Python (``cp35-cp35m`` -> ``cp36-cp36m``; the ``m``
     ABI suffix up to 3.7, PEP 3149 / Python 3.8 "What's new"), when the release has wheels for
-    it (``pypi_python``; pytorch#29434: the cp36 wheel of the same URL installs)."""
+    it (``pypi_python``; pytorch#29434: the cp36 wheel of the same URL installs). None for a
+    file name: the host has no such file."""
     if (
-        host.python is None
+        "://" not in wheel.source
+        or host.python is None
         or len(wheel.pythons) != 1
         or src._fits(facts, release, host) is not True
     ):
