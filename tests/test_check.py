@@ -597,3 +597,23 @@ def test_an_index_that_never_existed_is_named_with_the_nearest_cuda_build():
         none.outcome == FAIL and "no release has cu131 builds" in none.prediction.deciding[0].text
     )
     assert none.fix == f"pip install torch==2.10.0 torchvision torchaudio --index-url {CU}/cu130"
+
+
+def test_the_environment_python_a_line_names_is_the_one_checked():
+    """`conda create -n x python=3.8 && ... pip install` installs into Python 3.8, whatever the
+    host's; `--python` still wins; a conda command of another package is no torch install."""
+    text = (
+        "conda create -n lora python=3.8 -y && conda activate lora && "
+        f"pip install torch==2.2.0+cu118 --index-url {CU}/cu118"
+    )
+    line = install_line.parse(text)
+    assert line.tool == "pip" and line.python == "3.8" and line.text == text
+    assert check_line(line, {"host.python": "3.12.1"}).host.python == "3.8"
+    assert check_line(line, {}, "3.11").host.python == "3.11"
+    assert install_line.parse("uv pip install torch --python 3.13").python == "3.13"
+    conda = install_line.parse(
+        "conda create -n x python=3.9 pytorch=1.9 cudatoolkit=11.1 -c pytorch"
+    )
+    assert conda.python == "3.9" and conda.conda.spec == "==1.9.*"
+    with pytest.raises(ConfigError, match="installs no torch"):
+        install_line.parse("conda install -c conda-forge ffmpeg")

@@ -771,7 +771,7 @@ def check_line(
     properties), for Python ``python`` and ``platform`` when given (else the host's)."""
     facts, extra = facts or default_facts(), extra or extra_facts()
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python, platform)
+    host = host_of(host_props, python or line.python, platform)
     if line.conda is not None:
         return _check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote, urlparse
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -100,7 +100,9 @@ class InstallLine:
     ``torch_backend``: uv's ``--torch-backend`` value. ``unread``: ``-r`` files that could not
     be read. ``uv_first_index``: uv takes the first index that has torch at all (its default
     ``--index-strategy first-index``; False for ``unsafe-best-match``, which merges the indexes
-    as pip does); ``index_strategy``: the ``--index-strategy`` given, if any.
+    as pip does); ``index_strategy``: the ``--index-strategy`` given, if any. ``python``: the
+    Python ("3.10") the text itself names for the environment (``conda create ... python=3.10``
+    before the install, uv ``--python 3.10``), else None.
     """
 
     text: str
@@ -117,6 +119,7 @@ class InstallLine:
     unread: tuple[str, ...] = ()
     uv_first_index: bool = False
     index_strategy: str | None = None
+    python: str | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -359,7 +362,18 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
             cpu_only = True
     requirement = Requirement("torch" + spec) if found else None
     conda = Conda(tool, tuple(channels), spec, cuda, cuda_package, cpu_only)
-    return InstallLine(" ".join([tool, "install", *args]), "conda", requirement, conda=conda)
+    return InstallLine(text, "conda", requirement, conda=conda, python=_conda_python(args))
+
+
+def _conda_python(args: list[str]) -> str | None:
+    """The X.Y of a ``python=3.10``/``python==3.10.4`` spec among conda arguments."""
+    for word in args:
+        parsed = _conda_spec(word) if not word.startswith("-") else None
+        if parsed and parsed[0] == "python":
+            found = re.search(r"(\d+\.\d+)", parsed[1])
+            if found:
+                return found.group(1)
+    return None
 
 
 def _pip_args(
@@ -393,6 +407,8 @@ def _pip_args(
                 acc["torch_backend"] = value
             elif name == "--index-strategy":
                 acc["index_strategy"] = value
+            elif name in ("--python", "-p") and re.search(r"(?<![\d.])3\.\d+", value):
+                acc["python"] = re.search(r"(?<![\d.])(3\.\d+)", value).group(1)
             elif name == "--prerelease" and value in ("allow", "explicit", "if-necessary"):
                 acc["pre"] = True
             elif name in ("-r", "--requirement") and depth < 5:
@@ -440,6 +456,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
     read = read_file or (lambda _name: None)
     stripped = text.strip()
     commands = _words(stripped)
+    env_python = None  # from an earlier `conda create -n x python=3.10`
     for words in commands:
         start = _tool_start(words)
         if start is None:
@@ -447,11 +464,16 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
         tool, at = start
         args = words[at:]
         if tool in ("conda", "mamba", "micromamba"):
-            return _conda_line(stripped, tool, args)
+            conda = _conda_line(stripped, tool, args)
+            if conda.torch is None and conda.conda and not conda.conda.cpu_only:
+                env_python = conda.python or env_python
+                continue  # an environment or another package: look at the next command
+            return replace(conda, python=conda.python or env_python)
         acc = _empty()
         _pip_args(args, acc, read)
         if acc["torch"] is None and not acc["companions"] and not acc["unread"]:
             continue  # an install of something else: look at the next command
+        acc["python"] = acc["python"] or env_python
         return _line(stripped, tool, acc)
     # No install command: a wheel, requirement lines, or a requirements file's text.
     acc = _empty()
@@ -483,6 +505,7 @@ def _empty() -> dict:
         "unread": [],
         "uv_first_index": False,
         "index_strategy": None,
+        "python": None,
     }
 
 
@@ -502,6 +525,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         uv_first_index=(acc["uv_first_index"] or tool == "uv")
         and acc["index_strategy"] != "unsafe-best-match",
         index_strategy=acc["index_strategy"],
+        python=acc["python"],
     )
 
 
