@@ -617,3 +617,17 @@ def test_the_environment_python_a_line_names_is_the_one_checked():
     assert conda.python == "3.9" and conda.conda.spec == "==1.9.*"
     with pytest.raises(ConfigError, match="installs no torch"):
         install_line.parse("conda install -c conda-forge ffmpeg")
+
+
+def test_a_line_that_works_is_checked_too_and_bad_conda_versions_are_bad_input():
+    """No endless loop when the line that works is the line itself, no line that works that
+    would not install here; `pytorch=abc` is a clear exit-2 error."""
+    line = install_line.parse(f"pip install torch==1.0.0 -f {CU}/cu100/torch_stable.html")
+    for platform in ("linux", "windows", "macos"):
+        result = check_line(line, {}, "3.10", platform)
+        assert result.outcome == FAIL
+        if result.fix:
+            fixed = check_line(install_line.parse(result.fix), {}, "3.10", platform)
+            assert fixed.installs is not False, result.fix
+    with pytest.raises(ConfigError, match="is no version"):
+        install_line.parse("conda install pytorch=abc -c pytorch")

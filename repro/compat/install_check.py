@@ -738,25 +738,32 @@ def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
 
 def _after_fix(
     fix: str | None, host_props: Mapping[str, str], host: Host, facts: Facts, extra: Facts
-) -> tuple[list[Reason], tuple[str, ...]]:
+) -> tuple[list[Reason], tuple[str, ...], bool]:
     """How the build of the line that works would run here (its run reasons, each prefixed
-    "with the line that works"), and the builds this host runs when it would not."""
+    "with the line that works"), the builds this host runs when it would not, and False when
+    the pip line itself would not install here (then it is no line that works)."""
     if not fix or not fix.startswith(("pip install", "uv pip install")):
-        return [], ()
+        return [], (), True
     try:
         fixed = check_line(
-            install_line.parse(fix), host_props, host.python, host.platform, facts, extra
+            install_line.parse(fix),
+            host_props,
+            host.python,
+            host.platform,
+            facts,
+            extra,
+            follow_fix=False,
         )
     except ConfigError:
-        return [], ()
+        return [], (), True
     if fixed.installs is not True:
-        return [], ()
+        return [], (), fixed.installs is None
     out = [
         Reason(r.check, r.verdict, f"with the line that works: {r.text}", r.fact, r.unverified)
         for r in fixed.prediction.reasons
         if r.check not in _INSTALL_CHECKS and r.verdict != PASS
     ]
-    return out, fixed.instead
+    return out, fixed.instead, True
 
 
 def check_line(
@@ -766,9 +773,13 @@ def check_line(
     platform: str | None = None,
     facts: Facts | None = None,
     extra: Facts | None = None,
+    *,
+    follow_fix: bool = True,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
-    properties), for Python ``python`` and ``platform`` when given (else the host's)."""
+    properties), for Python ``python`` and ``platform`` when given (else the line's own
+    environment Python, else the host's). ``follow_fix``: also check the line that works (off
+    for that check itself)."""
     facts, extra = facts or default_facts(), extra or extra_facts()
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
     host = host_of(host_props, python or line.python, platform)
@@ -799,7 +810,11 @@ def check_line(
     offer = _pick(line, groups, spec)
     if offer is None:
         why, fix, nearest = _why_none(line, groups, spec, facts, extra, host, host_props)
-        after, instead = _after_fix(fix, host_props, host, facts, extra)
+        after, instead, works = [], (), True
+        if follow_fix:
+            after, instead, works = _after_fix(fix, host_props, host, facts, extra)
+        if not works:
+            fix = None  # it would not install here either: no line that works
         return LineResult(
             line,
             host,

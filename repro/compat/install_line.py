@@ -360,7 +360,12 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
             cuda, cuda_package = f"{int(digits[:-1])}.{digits[-1]}", name
         elif name == "cpuonly":
             cpu_only = True
-    requirement = Requirement("torch" + spec) if found else None
+    try:
+        requirement = Requirement("torch" + spec) if found else None
+    except InvalidRequirement as exc:
+        raise ConfigError(
+            f"check: {_short(text)!r}: the pytorch spec {spec!r} is no version (like pytorch=1.9)"
+        ) from exc
     conda = Conda(tool, tuple(channels), spec, cuda, cuda_package, cpu_only)
     return InstallLine(text, "conda", requirement, conda=conda, python=_conda_python(args))
 
