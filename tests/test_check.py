@@ -631,3 +631,15 @@ def test_a_line_that_works_is_checked_too_and_bad_conda_versions_are_bad_input()
             assert fixed.installs is not False, result.fix
     with pytest.raises(ConfigError, match="is no version"):
         install_line.parse("conda install pytorch=abc -c pytorch")
+
+
+def test_a_cuda_nightly_index_on_a_mac_points_at_the_cpu_nightlies():
+    line = install_line.parse(f"pip install --pre torch torchvision --index-url {CU}/nightly/cu128")
+    result = check_line(line, {"host.arch": "arm64"}, "3.12", "macos")
+    assert result.outcome == FAIL and result.prediction.deciding[0].check == "platform"
+    assert result.fix == f"pip install --pre torch torchvision --index-url {CU}/nightly/cpu"
+    # An Intel Mac has no PyPI wheel of 2.8.0 (the last was 2.2.2): no line that works for it.
+    wheel = install_line.parse(
+        f"pip install {CU}/cu128/torch-2.8.0%2Bcu128-cp310-cp310-linux_x86_64.whl"
+    )
+    assert check_line(wheel, {}, "3.10", "macos").fix is None

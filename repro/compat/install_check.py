@@ -19,7 +19,7 @@ Pure; the host comes in as fingerprint properties plus an optional Python/platfo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -778,9 +778,34 @@ def check_line(
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
     properties), for Python ``python`` and ``platform`` when given (else the line's own
-    environment Python, else the host's). ``follow_fix``: also check the line that works (off
-    for that check itself)."""
+    environment Python, else the host's). ``follow_fix``: also check the line that works, and
+    drop it when it would not install on this host either (off for that check itself)."""
     facts, extra = facts or default_facts(), extra or extra_facts()
+    result = _check_line(line, host_props, python, platform, facts, extra, follow_fix)
+    if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
+        fixed = check_line(
+            install_line.parse(result.fix),
+            host_props,
+            result.host.python,
+            result.host.platform,
+            facts,
+            extra,
+            follow_fix=False,
+        )
+        if fixed.installs is False:
+            result = replace(result, fix=None)
+    return result
+
+
+def _check_line(
+    line: InstallLine,
+    host_props: Mapping[str, str],
+    python: str | None,
+    platform: str | None,
+    facts: Facts,
+    extra: Facts,
+    follow_fix: bool,
+) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
     host = host_of(host_props, python or line.python, platform)
     if line.conda is not None:
@@ -977,6 +1002,18 @@ def _check_nightly(
     if not line.pre and any(_matches(spec, o) for _s, offers in groups for o in offers):
         return None  # a final release fits elsewhere: without --pre pip takes it
     runtime = nightly.runtime
+    elsewhere = _indexes_without_platform([(nightly.url, [])], host)
+    if elsewhere:
+        what = "CUDA and ROCm" if host.platform == "macos" else "ROCm"
+        text = (
+            f"{nightly.url} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} nightlies are "
+            f"built for {'Linux and Windows' if host.platform == 'macos' else 'Linux'} only"
+        )
+        names = " ".join(["torch", *line.companions])
+        tool = "uv pip install" if line.tool == "uv" else "pip install"
+        fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/cpu"
+        reason = Reason("platform", FAIL, text, "wheel_index.nightly")
+        return LineResult(line, host, None, runtime, combine([*reasons, reason]), fix)
     with_runtime = [r for r in releases if runtime in (src.runtimes_of(facts, r) or [])]
     if runtime is None or not with_runtime:
         text = f"the nightly index {nightly.url} serves a runtime the facts do not know"
@@ -1054,7 +1091,11 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
         fits_here = src._fits(facts, release, host) is True
         if same and not any(r.check == "platform" for r in reasons):
             fix, nearest = f"pip install {same}", [str(wheel.version), *nearest]
-        elif fits_here and host.platform == "macos" and wheel.name == "torch":
+        elif (
+            host.platform == "macos"
+            and wheel.name == "torch"
+            and host.python in (src.pypi_pythons(facts, release, host) or [])
+        ):
             # The same release from PyPI: macOS wheels are CPU/MPS builds (previous-versions page).
             fix, nearest = pypi_fix_line(facts, release, line), [str(release), *nearest]
         elif fits_here and runtime and runtime in (published or []) and wheel.name == "torch":
