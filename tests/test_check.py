@@ -643,3 +643,15 @@ def test_a_cuda_nightly_index_on_a_mac_points_at_the_cpu_nightlies():
         f"pip install {CU}/cu128/torch-2.8.0%2Bcu128-cp310-cp310-linux_x86_64.whl"
     )
     assert check_line(wheel, {}, "3.10", "macos").fix is None
+
+
+def test_the_nearest_builds_listed_would_install_on_this_host():
+    """'nearest that would install' lists only builds whose pip line installs for the host's
+    Python and platform (was: 1.9.0+cu111 for a Mac, 1.10.1+cu124 that was never built)."""
+    mac = check_line(install_line.parse("pip install torch==1.9.0+cu130"), {}, "3.10", "macos")
+    assert mac.outcome == FAIL and not any("+cu" in n for n in mac.nearest)
+    wheel = install_line.parse(
+        f"pip install {CU}/cu124/torch-1.10.1%2Bcu124-cp310-cp310-linux_x86_64.whl"
+    )
+    old_python = check_line(wheel, {}, "3.6", "linux")
+    assert "1.10.1+cu124" not in old_python.nearest and not (old_python.fix or "").endswith(".whl")

@@ -794,7 +794,37 @@ def check_line(
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
+    if follow_fix and result.nearest:
+        kept = tuple(n for n in result.nearest if _installs(n, result, host_props, facts, extra))
+        result = replace(result, nearest=kept)
     return result
+
+
+def _installs(
+    build: str, result: LineResult, host_props: Mapping[str, str], facts: Facts, extra: Facts
+) -> bool:
+    """Whether a "nearest" build (``2.7.0+cu126``, ``2.2.0``; conda's ``1.9.0 CUDA 10.2`` are
+    kept) would install on the result's host: its pip line, checked like the line itself."""
+    parsed = src.parse_version(build)
+    if parsed is None:
+        return True
+    release = Version(parsed.public)
+    if parsed.local:
+        if parsed.local not in (src.runtimes_of(facts, release) or []):
+            return False
+        candidate = fix_line(facts, release, parsed.local, result.line, {})
+    else:
+        candidate = pypi_fix_line(facts, release, result.line)
+    checked = check_line(
+        install_line.parse(candidate),
+        host_props,
+        result.host.python,
+        result.host.platform,
+        facts,
+        extra,
+        follow_fix=False,
+    )
+    return checked.installs is not False
 
 
 def _check_line(
@@ -1088,6 +1118,8 @@ def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResu
         nearest = _nearest_python(facts, extra, host, release)
         fix = None
         same = _same_wheel_for_python(wheel, host, facts, release)
+        if runtime and runtime not in (published or [runtime]):
+            same = None  # that build was never published (nor for this Python)
         fits_here = src._fits(facts, release, host) is True
         if same and not any(r.check == "platform" for r in reasons):
             fix, nearest = f"pip install {same}", [str(wheel.version), *nearest]
