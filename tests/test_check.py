@@ -655,3 +655,23 @@ def test_the_nearest_builds_listed_would_install_on_this_host():
     )
     old_python = check_line(wheel, {}, "3.6", "linux")
     assert "1.10.1+cu124" not in old_python.nearest and not (old_python.fix or "").endswith(".whl")
+
+
+def test_a_line_that_works_runs_on_this_hosts_gpu(tmp_path, capsys):
+    """An unpublished build's nearest one may not run here: the line given is one whose build
+    runs (this host's driver and GPU), else none."""
+    fp = fingerprint(
+        tmp_path, driver="570.133.07", gpu="NVIDIA GeForce RTX 5090", capability="12.0"
+    )
+    code, out, _ = run_check(
+        capsys, f"pip install torch==2.13.0 --index-url {CU}/cu124", "--fingerprint", str(fp)
+    )
+    assert code == 1 and "with torch 2.13.0+cu126: no kernel image for GPU 0" in out
+    assert "the line that works" not in out  # no 2.13.0 build runs on sm_120 with driver 570
+    old = fingerprint(tmp_path, driver="470.57.02", gpu="NVIDIA GeForce RTX 3090", capability="8.6")
+    code, out, _ = run_check(
+        capsys, f"pip install torch==2.3.0 --index-url {CU}/cu126", "--fingerprint", str(old)
+    )
+    assert (
+        code == 1 and f"the line that works: pip install torch==2.3.0 --index-url {CU}/cu118" in out
+    )

@@ -738,12 +738,13 @@ def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
 
 def _after_fix(
     fix: str | None, host_props: Mapping[str, str], host: Host, facts: Facts, extra: Facts
-) -> tuple[list[Reason], tuple[str, ...], bool]:
+) -> tuple[list[Reason], tuple[str, ...], bool, str | None]:
     """How the build of the line that works would run here (its run reasons, each prefixed
-    "with the line that works"), the builds this host runs when it would not, and False when
-    the pip line itself would not install here (then it is no line that works)."""
+    "with torch X"), the builds this host runs when it would not, False when that pip line is
+    no line that works here (it would not install, or it installs a build that would not run
+    and none runs), and the line of a build this host runs when the first one would not run."""
     if not fix or not fix.startswith(("pip install", "uv pip install")):
-        return [], (), True
+        return [], (), True, None
     try:
         fixed = check_line(
             install_line.parse(fix),
@@ -755,15 +756,18 @@ def _after_fix(
             follow_fix=False,
         )
     except ConfigError:
-        return [], (), True
+        return [], (), True, None
     if fixed.installs is not True:
-        return [], (), fixed.installs is None
+        return [], (), fixed.installs is None, None
     out = [
-        Reason(r.check, r.verdict, f"with the line that works: {r.text}", r.fact, r.unverified)
+        Reason(r.check, r.verdict, f"with torch {fixed.torch}: {r.text}", r.fact, r.unverified)
         for r in fixed.prediction.reasons
         if r.check not in _INSTALL_CHECKS and r.verdict != PASS
     ]
-    return out, fixed.instead, True
+    if fixed.outcome == FAIL:
+        # It installs but would not run: the line of a build that runs, else none.
+        return out, fixed.instead, fixed.fix is not None, fixed.fix
+    return out, fixed.instead, True, None
 
 
 def check_line(
@@ -865,11 +869,12 @@ def _check_line(
     offer = _pick(line, groups, spec)
     if offer is None:
         why, fix, nearest = _why_none(line, groups, spec, facts, extra, host, host_props)
-        after, instead, works = [], (), True
+        after, instead, works, runs = [], (), True, None
         if follow_fix:
-            after, instead, works = _after_fix(fix, host_props, host, facts, extra)
+            after, instead, works, runs = _after_fix(fix, host_props, host, facts, extra)
         if not works:
-            fix = None  # it would not install here either: no line that works
+            fix = None  # it would not install, or not run, here either: no line that works
+        fix = runs or fix  # the build this host runs, when the nearest one would not run
         return LineResult(
             line,
             host,
