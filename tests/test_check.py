@@ -675,3 +675,19 @@ def test_a_line_that_works_runs_on_this_hosts_gpu(tmp_path, capsys):
     assert (
         code == 1 and f"the line that works: pip install torch==2.3.0 --index-url {CU}/cu118" in out
     )
+
+
+def test_this_host_runs_lists_only_builds_for_its_python(tmp_path, capsys):
+    """An RTX 5090 needs a cu128 build (2.7 or newer): none has a Python 3.8 wheel, so none is
+    offered to a Python 3.8 environment."""
+    fp = fingerprint(
+        tmp_path, driver="570.133.07", gpu="NVIDIA GeForce RTX 5090", capability="12.0"
+    )
+    code, out, _ = run_check(
+        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python", "3.8"
+    )
+    assert code == 1 and "this host runs" not in out
+    code, out, _ = run_check(
+        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python", "3.10"
+    )
+    assert code == 1 and "this host runs: torch 2.7.1+cu128" in out

@@ -798,17 +798,19 @@ def check_line(
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
-    if follow_fix and result.nearest:
-        kept = tuple(n for n in result.nearest if _installs(n, result, host_props, facts, extra))
-        result = replace(result, nearest=kept)
+    if follow_fix and (result.nearest or result.instead):
+        nearest = tuple(n for n in result.nearest if _installs(n, result, host_props, facts, extra))
+        instead = tuple(b for b in result.instead if _installs(b, result, host_props, facts, extra))
+        result = replace(result, nearest=nearest, instead=instead)
     return result
 
 
 def _installs(
     build: str, result: LineResult, host_props: Mapping[str, str], facts: Facts, extra: Facts
 ) -> bool:
-    """Whether a "nearest" build (``2.7.0+cu126``, ``2.2.0``; conda's ``1.9.0 CUDA 10.2`` are
-    kept) would install on the result's host: its pip line, checked like the line itself."""
+    """Whether a "nearest" or "this host runs" build (``2.7.0+cu126``, ``2.2.0``; conda's
+    ``1.9.0 CUDA 10.2`` are kept) would install on the result's host: its pip line, checked like
+    the line itself."""
     parsed = src.parse_version(build)
     if parsed is None:
         return True
