@@ -1,8 +1,9 @@
 """`repro check` against install lines people really typed (issue 22): the corpus in
 tests/fixtures/install-lines/corpus.yaml holds each line with its public issue, the host the issue
 describes and what then happened. Every line must be read (none refused as bad input); every
-verdict must agree with what happened, except the entries marked ``disagrees`` (each with why),
-which must still disagree so the mark cannot go stale, and which stay under 10 %.
+verdict must agree with what happened, a failing one for the reason it happened (``because``: the
+deciding check), except the entries marked ``disagrees`` (each with why), which must still
+disagree so the mark cannot go stale, and which stay under 10 %.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def test_the_corpus_is_real_and_covers_every_form():
         assert entry["url"].startswith("https://github.com/"), entry["id"]
         assert entry["outcome"] in (PASS, FAIL) and entry["happened"], entry["id"]
         assert entry["host"]["platform"] in ("linux", "windows", "macos"), entry["id"]
+        assert (entry["outcome"] == FAIL) == ("because" in entry), entry["id"]
     assert {e["form"] for e in ENTRIES} == FORMS
     assert {e["outcome"] for e in ENTRIES} == {PASS, FAIL}
 
@@ -62,7 +64,8 @@ def test_each_verdict_agrees_with_what_happened(entry):
     else:
         assert result.outcome == entry["outcome"], f"{entry['id']}: {result.summary}\n{reasons}"
     if result.outcome == FAIL:
-        assert result.prediction.deciding, entry["id"]  # each reason named
+        deciding = {r.check for r in result.prediction.deciding}  # each reason named
+        assert entry.get("disagrees") or entry["because"] in deciding, f"{entry['id']}: {reasons}"
 
 
 def test_at_least_90_percent_agree():
