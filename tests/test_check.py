@@ -691,3 +691,25 @@ def test_this_host_runs_lists_only_builds_for_its_python(tmp_path, capsys):
         capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python", "3.10"
     )
     assert code == 1 and "this host runs: torch 2.7.1+cu128" in out
+
+
+def test_a_conda_build_the_driver_cannot_run_points_at_one_it_can():
+    """pytorch#28321: pytorch 1.3.0 cuda10.1 on driver 410.104 (CUDA 10.1 needs 418.39); the
+    channel's CUDA 10.0 build of 1.3.0 runs on 410 (>= 410.48)."""
+    t4 = {
+        "host.gpu.0.vendor": "nvidia",
+        "host.gpu.0.name": "Tesla T4",
+        "host.gpu.0.compute_capability": "7.5",
+        "host.driver.nvidia": "410.104",
+    }
+    line = install_line.parse("conda install pytorch=1.3.0 torchvision cudatoolkit=10.1 -c pytorch")
+    result = check_line(line, t4, "3.7", "linux")
+    assert result.outcome == FAIL and [r.check for r in result.prediction.deciding] == ["driver"]
+    assert result.fix == "conda install pytorch==1.3.0 cudatoolkit=10.0 -c pytorch"
+    cuda11 = install_line.parse(
+        "conda install pytorch=1.13.1 pytorch-cuda=11.7 -c pytorch -c nvidia"
+    )
+    assert (
+        check_line(cuda11, t4, "3.7", "linux").fix
+        == "conda install pytorch==1.13.1 cpuonly -c pytorch"
+    )

@@ -1346,9 +1346,44 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
         *python_reason,
         Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None),
     ]
+    reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
+    prediction = combine(reasons)
+    fix = None
+    if prediction.outcome == FAIL:
+        # The channel's build of this release that runs here (the highest CUDA), else cpuonly.
+        runs = [
+            b
+            for b in builds
+            if b != cuda
+            and combine(
+                _conda_run_reasons(host_props, host, facts, release, b, _conda_runtime(b))
+            ).outcome
+            != FAIL
+        ]
+        minor = f"{release.major}.{release.minor}"
+        package = facts.get("torch_variants", minor, "conda", "package") or "cudatoolkit"
+        if runs:
+            fix = f"{conda.tool} install pytorch=={release} {package}={runs[-1]} -c pytorch" + (
+                " -c nvidia" if package == "pytorch-cuda" else ""
+            )
+        else:
+            fix = f"{conda.tool} install pytorch=={release} cpuonly -c pytorch"
+    return LineResult(line, host, str(release), runtime, prediction, fix)
+
+
+def _conda_run_reasons(
+    host_props: Mapping[str, str],
+    host: Host,
+    facts: Facts,
+    release: Version,
+    cuda: str | None,
+    runtime: str | None,
+) -> list[Reason]:
+    """Run reasons of the pytorch channel's ``release`` built for CUDA ``cuda``, with that
+    package's own sm_XY list (``arch_lists.conda_<major>_<minor>_cu<XY>``) where known."""
     arch_name = f"conda_{release.major}_{release.minor}_cu{(cuda or '').replace('.', '')}"
     arch = facts.get("arch_lists", arch_name)
-    reasons += _run_reasons(
+    return _run_reasons(
         host_props,
         str(release),
         runtime,
@@ -1357,11 +1392,6 @@ def _check_conda(line, host_props, host, facts, extra) -> LineResult:
         [str(a) for a in arch] if isinstance(arch, list) else None,
         f"arch_lists.{arch_name}",
     )
-    prediction = combine(reasons)
-    fix = None
-    if prediction.outcome == FAIL:
-        fix = f"{conda.tool} install pytorch=={release} cpuonly -c pytorch (or a build this driver runs)"
-    return LineResult(line, host, str(release), runtime, prediction, fix)
 
 
 def _conda_runtime(cuda: str | None) -> str | None:
