@@ -611,6 +611,9 @@ def test_the_environment_python_a_line_names_is_the_one_checked():
     assert check_line(line, {"host.python": "3.12.1"}).host.python == "3.8"
     assert check_line(line, {}, "3.11").host.python == "3.11"
     assert install_line.parse("uv pip install torch --python 3.13").python == "3.13"
+    assert install_line.parse("uv venv -p 3.13 && uv pip install torch").python == "3.13"
+    venv = "python3.8 -m venv .venv && . .venv/bin/activate && pip install torch==2.5.0"
+    assert check_line(install_line.parse(venv), {}).outcome == FAIL  # 2.5.0 has no Python 3.8
     conda = install_line.parse(
         "conda create -n x python=3.9 pytorch=1.9 cudatoolkit=11.1 -c pytorch"
     )

@@ -101,8 +101,9 @@ class InstallLine:
     be read. ``uv_first_index``: uv takes the first index that has torch at all (its default
     ``--index-strategy first-index``; False for ``unsafe-best-match``, which merges the indexes
     as pip does); ``index_strategy``: the ``--index-strategy`` given, if any. ``python``: the
-    Python ("3.10") the text itself names for the environment (``conda create ... python=3.10``
-    before the install, uv ``--python 3.10``), else None.
+    Python ("3.10") the text itself names for the environment (``conda create ... python=3.10``,
+    ``uv venv -p 3.10`` or ``python3.10 -m venv`` before the install, uv ``--python 3.10``),
+    else None.
     """
 
     text: str
@@ -205,6 +206,29 @@ def _tool_start(words: list[str]) -> tuple[str, int] | None:
             )
         ):
             return base, i + 2
+    return None
+
+
+def _venv_python(words: list[str]) -> str | None:
+    """The X.Y of a virtual environment a command creates: ``uv venv -p 3.10`` /
+    ``uv venv --python 3.10``, ``python3.10 -m venv``, ``py -3.10 -m venv``."""
+    for i, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1].lower()
+        if base == "uv" and words[i + 1 : i + 2] == ["venv"]:
+            for j in range(i + 2, len(words) - 1):
+                if words[j] in ("-p", "--python"):
+                    found = re.search(r"(?<![\d.])(3\.\d+)", words[j + 1])
+                    return found.group(1) if found else None
+                if words[j].startswith("--python="):
+                    found = re.search(r"(?<![\d.])(3\.\d+)", words[j])
+                    return found.group(1) if found else None
+            return None
+        if "-m" in words[i + 1 : i + 4] and "venv" in words[i + 1 : i + 4]:
+            found = re.fullmatch(r"python(3\.\d+)(\.exe)?", base)
+            if found:
+                return found.group(1)
+            if base in ("py", "py.exe") and re.fullmatch(r"-3\.\d+", words[i + 1]):
+                return words[i + 1][1:]
     return None
 
 
@@ -463,6 +487,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
     commands = _words(stripped)
     env_python = None  # from an earlier `conda create -n x python=3.10`
     for words in commands:
+        env_python = _venv_python(words) or env_python
         start = _tool_start(words)
         if start is None:
             continue
