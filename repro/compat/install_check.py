@@ -14,13 +14,16 @@ Three steps, each a :class:`~repro.compat.results.Reason` naming the fact it res
 
 Outcome ``fail`` when any step fails (exit 1), ``unknown`` when one lacked facts, else ``pass``.
 Pure; the host comes in as fingerprint properties plus an optional Python/platform override.
+This module judges pip/uv lines and nightly indexes; wheels are in
+:mod:`~repro.compat.install_wheel`, conda lines in :mod:`~repro.compat.install_conda`, the
+answer in :mod:`~repro.compat.install_result`, step 3 in :mod:`~repro.compat.install_runs`
+and the line that works in :mod:`~repro.compat.install_fix`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -30,289 +33,34 @@ from repro.compat import check as build_check
 from repro.compat import install_line
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
-from repro.compat.install_line import InstallLine, Wheel
-from repro.compat.predictions import gpus_of, predict, version
-from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.compat.install_conda import check_conda
+from repro.compat.install_fix import (
+    companion_pins,
+    fix_line,
+    install_form,
+    nearest_python,
+    pypi_fix_line,
+)
+from repro.compat.install_line import InstallLine
+from repro.compat.install_result import INSTALL_CHECKS, LineResult, host_of
+from repro.compat.install_runs import needs, run_reasons
+from repro.compat.install_wheel import check_wheel
+from repro.compat.predictions import gpus_of, version
+from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import DOWNLOAD, Host, Offer
 from repro.errors import ConfigError
 
+__all__ = [
+    "LineResult",
+    "check_line",
+    "fix_line",
+    "host_of",
+    "install_form",
+    "needs",
+    "pypi_fix_line",
+]
+
 _MAX_NEAREST = 4
-
-
-@dataclass(frozen=True)
-class LineResult:
-    """The answer for one install line on one host: the build it gets (``torch`` "2.7.1+cu118",
-    None when nothing installs), the reasons, the ``fix`` (a line that works, when one is known),
-    ``nearest`` (releases/builds that would install) and ``instead`` (builds this host runs)."""
-
-    line: InstallLine
-    host: Host
-    torch: str | None
-    runtime: str | None
-    prediction: Prediction
-    fix: str | None = None
-    nearest: tuple[str, ...] = ()
-    instead: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def outcome(self) -> str:
-        return self.prediction.outcome
-
-    @property
-    def installs(self) -> bool | None:
-        """False when the line will not install, True when it does, None when unknown."""
-        install = [r for r in self.prediction.reasons if r.check in _INSTALL_CHECKS]
-        if any(r.verdict == FAIL for r in install):
-            return False
-        return None if any(r.verdict == UNKNOWN for r in install) else True
-
-    @property
-    def summary(self) -> str:
-        """``installs and runs``, ``will not install``, ``installs but will not run`` or
-        ``unknown``."""
-        if self.outcome == PASS:
-            return "installs and runs"
-        if self.installs is False:
-            if any(r.check == "accelerator" and r.verdict == FAIL for r in self.prediction.reasons):
-                return "installs a CPU-only build: the GPU stays unused"
-            return "will not install"
-        if self.outcome == FAIL:
-            return "installs but will not run"
-        return "unknown"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "line": self.line.text,
-            "tool": self.line.tool,
-            "python": self.host.python,
-            "platform": self.host.platform,
-            "torch": self.torch,
-            "runtime": self.runtime,
-            "summary": self.summary,
-            **self.prediction.to_json(),
-            "fix": self.fix,
-            "nearest": list(self.nearest),
-            "instead": list(self.instead),
-        }
-
-
-_INSTALL_CHECKS = ("install", "python", "platform", "companion", "published", "accelerator")
-
-
-def host_of(
-    host_props: Mapping[str, str], python: str | None = None, platform: str | None = None
-) -> Host:
-    """The interpreter to install into: ``python``/``platform`` when given (``--python 3.10``,
-    ``--platform windows``), else the fingerprint's ``host.python`` and ``host.os``
-    (``Windows`` -> windows, ``macOS``/``Darwin`` -> macos, anything else linux)."""
-    if python is None:
-        parts = version(host_props.get("host.python"))
-        python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
-    if platform is None:
-        os_name = (host_props.get("host.os") or "").lower()
-        platform = (
-            "windows"
-            if "windows" in os_name
-            else "macos"
-            if "mac" in os_name or "darwin" in os_name
-            else "linux"
-        )
-    machine = (host_props.get("host.arch") or "x86_64").lower()
-    return Host(python, platform, machine)
-
-
-# --------------------------------------------------------------------------------------------
-# What the build needs (no GPU facts for this host)
-
-
-def needs(runtime: str, torch: str, facts: Facts, platform: str) -> Reason | None:
-    """What a GPU build needs to run its kernels, from the facts: "an NVIDIA driver >= X
-    (linux) and a GPU of compute capability A-B" or the ROCm gfx list; None for CPU builds."""
-    minor = build_check._minor(torch) or ""
-    entry = _variant_entry(facts, minor, runtime)
-    if runtime.startswith("cu"):
-        cuda = facts.get(*entry, "cuda") if entry else None
-        if not cuda:
-            digits = runtime[2:]
-            cuda = f"{int(digits[:-1])}.{digits[-1]}"
-        cuda = str(cuda)
-        side = "windows" if platform == "windows" else "linux"
-        path = ("cuda_min_driver", cuda, "family_min", side)
-        minimum = facts.get(*path)
-        if minimum is None:
-            path = ("cuda_family_min_driver", cuda.split(".")[0], side)
-            minimum = facts.get(*path)
-        arch = facts.get("arch_lists", facts.get(*entry, "arch")) if entry else None
-        driver = f"an NVIDIA driver >= {minimum} ({side})" if minimum else "an NVIDIA driver"
-        what = f"needs {driver}"
-        fact = Facts.name(*path)
-        unverified = facts.unverified(*path)
-        if isinstance(arch, list) and arch:
-            what += f" and a GPU of compute capability {_capability_range(arch)}"
-            fact += f"; {Facts.name(*entry, 'arch')}"
-            unverified = unverified or facts.unverified(*entry, "arch")
-        text = f"the {runtime} build {what} for its CUDA {cuda} kernels; without one it runs on CPU"
-        return Reason("needs", NOTE, text, fact, unverified)
-    if runtime.startswith("rocm"):
-        gfx = facts.get("gfx_lists", facts.get(*entry, "gfx")) if entry else None
-        listed = f" of gfx target {', '.join(gfx)}" if isinstance(gfx, list) else ""
-        text = f"the {runtime} build needs Linux with the amdgpu driver and an AMD GPU{listed}"
-        return Reason("needs", NOTE, text, Facts.name(*entry, "gfx") if entry else "torch_variants")
-    return None
-
-
-def _capability_range(arch: list) -> str:
-    """``"5.0-9.0"`` for cubins sm_50..sm_90 (the last one also serves its major's newer
-    minors, torch's DEVICE_REQUIREMENT), ``"7.5 or newer (...)"`` with a PTX entry."""
-    cubins = sorted(
-        (int(a[3:]) for a in map(str, arch) if a.startswith("sm_") and a[3:].isdigit()),
-    )
-    ptx = [int(a[8:]) for a in map(str, arch) if a.startswith("compute_") and a[8:].isdigit()]
-    if not cubins and not ptx:
-        return "unknown"
-    low = min(cubins + ptx)
-    text = f"{low // 10}.{low % 10}"
-    if ptx:
-        return text + " or newer (PTX JIT above the cubins)"
-    high = cubins[-1]
-    return f"{text}-{high // 10}.{high % 10}"
-
-
-def _variant_entry(facts: Facts, minor: str, runtime: str) -> tuple | None:
-    for index, entry in enumerate(facts.get("torch_variants", minor, "variants") or []):
-        if isinstance(entry, Mapping) and entry.get("runtime") == runtime:
-            return ("torch_variants", minor, "variants", index)
-    return None
-
-
-# --------------------------------------------------------------------------------------------
-# Runs here?
-
-
-def _run_reasons(
-    host_props: Mapping[str, str],
-    torch: str,
-    runtime: str | None,
-    facts: Facts,
-    host: Host,
-    arch_list: list[str] | None = None,
-    fact_label: str | None = None,
-) -> list[Reason]:
-    if runtime is None:
-        return [
-            Reason("runs", UNKNOWN, "the build's runtime is not in the facts", "torch_variants")
-        ]
-    if runtime == "cpu":
-        return [Reason("runs", PASS, "CPU build: no driver or GPU requirement", "variant.runtime")]
-    vendor = "nvidia" if runtime.startswith("cu") else "amd"
-    gpus = [g for g in gpus_of(host_props) or [] if g.vendor == vendor]
-    if not gpus:
-        need = needs(runtime, torch, facts, host.platform)
-        where = "no GPU facts for this host" if gpus_of(host_props) is None else "no such GPU here"
-        reasons = [need] if need else []
-        reasons.append(
-            Reason(
-                "runs",
-                PASS,
-                f"{where}: the build installs and runs on the CPU",
-                "host.gpu",
-            )
-        )
-        return reasons
-    variant = {"variant.runtime": runtime, "variant.torch": torch}
-    if arch_list:
-        variant["runtime.arch_list"] = ",".join(arch_list)
-    reasons = list(predict(host_props, variant, None, facts).reasons)
-    # A GPU without a known driver or capability: say what the build needs instead of unknown.
-    missing = [
-        r
-        for r in reasons
-        if r.verdict == UNKNOWN
-        and (r.fact == "host.driver.nvidia" or r.fact.endswith(".compute_capability"))
-    ]
-    if missing:
-        need = needs(runtime, torch, facts, host.platform)
-        reasons = [r for r in reasons if r not in missing] + ([need] if need else [])
-    if fact_label:
-        reasons = [
-            Reason(
-                r.check,
-                r.verdict,
-                r.text,
-                r.fact.replace("observed runtime.arch_list", fact_label),
-                r.unverified,
-            )
-            for r in reasons
-        ]
-    return reasons
-
-
-# --------------------------------------------------------------------------------------------
-# The line that works
-
-
-def install_form(facts: Facts, release: Version) -> str:
-    """How the previous-versions page installs a release's pip builds (``index``,
-    ``extra_index``, ``find_links`` or ``wheel_page``); ``index`` from 2.0 on."""
-    if str(release.public) == "1.8.2":
-        return "lts"
-    form = facts.get("torch_variants", f"{release.major}.{release.minor}", "install_form")
-    return str(form) if form else "index"
-
-
-def fix_line(
-    facts: Facts, release: Version, runtime: str, line: InstallLine, companions: dict[str, str]
-) -> str:
-    """A pip line that installs ``release`` built for ``runtime`` (pytorch_previous_versions),
-    with ``companions`` pinned and the line's other torchvision/torchaudio unpinned (pip picks
-    the one that pins this torch)."""
-    tool = "uv pip install" if line.tool == "uv" else "pip install"
-    form = install_form(facts, release)
-    public = release.public
-    local = runtime != "cpu" or form != "index"
-    pins = [
-        f"torch=={public}+{runtime}"
-        if form in ("extra_index", "find_links") and local
-        else f"torch=={public}"
-    ]
-    for name, pinned in companions.items():
-        label = (
-            f"+{runtime}" if form in ("extra_index", "find_links") and name == "torchvision" else ""
-        )
-        pins.append(f"{name}=={pinned}{label}")
-    pins += [name for name in line.companions if name not in companions]  # pip picks the pair
-    if form == "find_links":
-        where = f"-f {DOWNLOAD}/torch_stable.html"
-    elif form == "wheel_page":
-        where = f"-f {DOWNLOAD}/{runtime}/torch_stable.html"
-    elif form == "extra_index":
-        where = f"--extra-index-url {DOWNLOAD}/{runtime}"
-    elif form == "lts":
-        where = f"--extra-index-url {DOWNLOAD}/lts/1.8/{runtime}"
-    else:
-        where = f"--index-url {DOWNLOAD}/{runtime}"
-    return f"{tool} {' '.join(pins)} {where}"
-
-
-def pypi_fix_line(facts: Facts, release: Version, line: InstallLine) -> str:
-    """A pip line that installs ``release`` from PyPI, with the torchvision/torchaudio released
-    with it for the companions the line names: ``pip install torch==2.2.2 torchvision==0.17.2``."""
-    tool = "uv pip install" if line.tool == "uv" else "pip install"
-    pins = _companion_pins(facts, release, line)
-    names = [f"{n}=={pins[n]}" if n in pins else n for n in line.companions]
-    return " ".join([f"{tool} torch=={release}", *names])
-
-
-def _companion_pins(facts: Facts, release: Version, line: InstallLine) -> dict[str, str]:
-    """torchvision/torchaudio versions released with ``release`` for the companions the line
-    names (``companions`` facts); unknown ones are left out."""
-    out = {}
-    for name in line.companions:
-        paired = facts.get("companions", str(release.public), name)
-        if paired:
-            out[name] = str(paired)
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,25 +158,6 @@ def _indexes_without_platform(groups: list, host: Host) -> list[str]:
     return out
 
 
-def _nearest_python(facts: Facts, extra: Facts, host: Host, wanted: Version | None) -> list[str]:
-    """Releases with a PyPI wheel for the host's Python and platform, nearest to ``wanted``."""
-    if host.python is None:
-        return []
-    ok = [
-        r
-        for r in src.releases(facts, extra)
-        if host.python in (src.pypi_pythons(facts, r, host) or [])
-    ]
-    if not ok:
-        return []
-    if wanted is None:
-        return [str(ok[-1])]
-    older = [r for r in ok if r < wanted]
-    newer = [r for r in ok if r > wanted]
-    out = ([str(older[-1])] if older else []) + ([str(newer[0])] if newer else [])
-    return out
-
-
 def _why_none(
     line: InstallLine,
     groups: list,
@@ -481,7 +210,7 @@ def _why_none(
             if public.contains(o.version, prereleases=True) and o.fits is not False
         ]
         fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
-        nearest = [str(max(on_pypi))] if on_pypi else _nearest_python(facts, extra, host, wanted)
+        nearest = [str(max(on_pypi))] if on_pypi else nearest_python(facts, extra, host, wanted)
         return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
     first = next(((s, offers) for s, offers in groups if offers), None)
     elsewhere_fits = [
@@ -514,7 +243,7 @@ def _why_none(
         runtime = local or src.runtime_from_url(pages[0]) or "cpu"
         fix = None
         if runtime in (src.runtimes_of(facts, wanted) or []):
-            fix = fix_line(facts, wanted, runtime, line, _companion_pins(facts, wanted, line))
+            fix = fix_line(facts, wanted, runtime, line, companion_pins(facts, wanted, line))
         path = ("find_links_pages", "last_release")
         unverified = facts.unverified(*path)
         return [Reason("install", FAIL, text, Facts.name(*path), unverified)], fix, []
@@ -527,12 +256,12 @@ def _why_none(
         runtime = src.runtime_from_url(nightly_only[0]) or "cpu"
         fix = None
         if runtime in (src.runtimes_of(facts, wanted) or []):
-            fix = fix_line(facts, wanted, runtime, line, _companion_pins(facts, wanted, line))
+            fix = fix_line(facts, wanted, runtime, line, companion_pins(facts, wanted, line))
         return [Reason("install", FAIL, text, "wheel_index.nightly")], fix, []
     if not matching:
         if local and not any(o.version.local == local for o in all_offers):
             only_pypi = all(s == "PyPI" or not src.is_pytorch_index(s) for s, _ in groups)
-            fix = fix_line(facts, wanted, local, line, _companion_pins(facts, wanted, line))
+            fix = fix_line(facts, wanted, local, line, companion_pins(facts, wanted, line))
             published = src.runtimes_of(facts, wanted)
             if published is not None and local not in published:
                 text = (
@@ -614,7 +343,7 @@ def _why_none(
                 Version(best.public),
                 runtime,
                 line,
-                _companion_pins(facts, Version(best.public), line),
+                companion_pins(facts, Version(best.public), line),
             )
             text += f"; download.pytorch.org has its {', '.join(runtimes)} builds"
             fact = Facts.name("pypi_python", str(best.public), plat)
@@ -625,7 +354,7 @@ def _why_none(
             f"(its wheels: Python {', '.join(pythons)})"
         )
         check = "python"
-    nearest = _nearest_python(facts, extra, host, Version(best.public))
+    nearest = nearest_python(facts, extra, host, Version(best.public))
     fix = None
     if nearest:
         runtime = next((o.runtime for o in matching if o.runtime), None)
@@ -633,7 +362,7 @@ def _why_none(
         if all(o.source == "PyPI" for o in matching):
             fix = pypi_fix_line(facts, near, line)
         elif runtime and runtime in (src.runtimes_of(facts, near) or []):
-            fix = fix_line(facts, near, runtime, line, _companion_pins(facts, near, line))
+            fix = fix_line(facts, near, runtime, line, companion_pins(facts, near, line))
     fact = Facts.name("pypi_python", str(best.public), plat)
     return [Reason(check, FAIL, text, fact)], fix, nearest
 
@@ -762,7 +491,7 @@ def _after_fix(
     out = [
         Reason(r.check, r.verdict, f"with torch {fixed.torch}: {r.text}", r.fact, r.unverified)
         for r in fixed.prediction.reasons
-        if r.check not in _INSTALL_CHECKS and r.verdict != PASS
+        if r.check not in INSTALL_CHECKS and r.verdict != PASS
     ]
     if fixed.outcome == FAIL:
         # It installs but would not run: the line of a build that runs, else none.
@@ -845,9 +574,9 @@ def _check_line(
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
     host = host_of(host_props, python or line.python, platform)
     if line.conda is not None:
-        return _check_conda(line, host_props, host, facts, extra)
+        return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:
-        return _check_wheel(line, line.wheel, host_props, host, facts, extra)
+        return check_wheel(line, line.wheel, host_props, host, facts, extra)
     reasons: list[Reason] = []
     if line.unread and line.torch is None and not line.companions:
         text = f"cannot read {', '.join(line.unread)} here: give its lines instead"
@@ -936,11 +665,11 @@ def _check_line(
             same = [n for n in near if Version(n).public == str(release)]
             if same:
                 runtime = Version(same[0]).local or "cpu"
-                fix = fix_line(facts, release, runtime, line, _companion_pins(facts, release, line))
+                fix = fix_line(facts, release, runtime, line, companion_pins(facts, release, line))
     elif offer.runtime == "cpu" and any(g.vendor == "nvidia" for g in gpus_of(host_props) or []):
         cuda = [r for r in src.runtimes_of(facts, release) or [] if r.startswith("cu")]
         if cuda:
-            fix = fix_line(facts, release, cuda[-1], line, _companion_pins(facts, release, line))
+            fix = fix_line(facts, release, cuda[-1], line, companion_pins(facts, release, line))
         reasons.append(
             Reason(
                 "accelerator",
@@ -950,7 +679,7 @@ def _check_line(
                 offer.unverified,
             )
         )
-    reasons += _run_reasons(host_props, str(release), offer.runtime, facts, host)
+    reasons += run_reasons(host_props, str(release), offer.runtime, facts, host)
     if offer.runtime and any(r.check == "driver" and r.verdict == FAIL for r in reasons):
         hint = build_check._forward_compat_hint(host_props, offer.runtime, facts, extra)
         reasons += [hint] if hint else []
@@ -959,7 +688,7 @@ def _check_line(
     if (
         prediction.outcome == FAIL
         and offer.runtime not in (None, "cpu")
-        and not any(r.verdict == FAIL and r.check in _INSTALL_CHECKS for r in reasons)
+        and not any(r.verdict == FAIL and r.check in INSTALL_CHECKS for r in reasons)
     ):
         instead = [
             b
@@ -973,7 +702,7 @@ def _check_line(
                 Version(near.public),
                 near.local or "cpu",
                 line,
-                _companion_pins(facts, Version(near.public), line),
+                companion_pins(facts, Version(near.public), line),
             )
     companion_fails = [r for r in reasons if r.check == "companion" and r.verdict == FAIL]
     if (
@@ -987,7 +716,7 @@ def _check_line(
             fix = pypi_fix_line(facts, release, line)
         else:
             fix = fix_line(
-                facts, release, offer.runtime, line, _companion_pins(facts, release, line)
+                facts, release, offer.runtime, line, companion_pins(facts, release, line)
             )
     return LineResult(
         line, host, str(offer.version), offer.runtime, prediction, fix, (), tuple(instead)
@@ -1094,306 +823,5 @@ def _check_nightly(
         pythons = src.pypi_pythons(facts, judged, host) or []
         text = f"nightlies follow {judged}'s Python set: no Python {host.python} wheel ({', '.join(pythons)})"
         reasons.append(Reason("python", FAIL, text, Facts.name("pypi_python", str(judged)), True))
-    reasons += _run_reasons(host_props, str(judged), runtime, facts, host)
+    reasons += run_reasons(host_props, str(judged), runtime, facts, host)
     return LineResult(line, host, f"{nightly.line} nightly", runtime, combine(reasons))
-
-
-def _check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResult:
-    reasons: list[Reason] = []
-    release = Version(wheel.version.base_version)
-    label = f"{wheel.name} {wheel.version}"
-    if wheel.pythons and host.python and host.python not in wheel.pythons:
-        text = (
-            f"the wheel is for Python {', '.join(wheel.pythons)}; the host has Python {host.python}"
-        )
-        reasons.append(Reason("python", FAIL, text, "wheel file name (cpXY tag)"))
-    elif wheel.pythons and host.python:
-        reasons.append(
-            Reason(
-                "python",
-                PASS,
-                f"the wheel is for Python {host.python}",
-                "wheel file name (cpXY tag)",
-            )
-        )
-    if wheel.platforms and host.wheel_platform not in wheel.platforms:
-        text = f"the wheel is for {', '.join(wheel.platforms)}; the host is {host.wheel_platform}"
-        reasons.append(Reason("platform", FAIL, text, "wheel file name (platform tag)"))
-    published = src.runtimes_of(facts, release)
-    runtime = wheel.runtime
-    if any(r.verdict == FAIL for r in reasons):
-        nearest = _nearest_python(facts, extra, host, release)
-        fix = None
-        same = _same_wheel_for_python(wheel, host, facts, release)
-        if runtime and runtime not in (published or [runtime]):
-            same = None  # that build was never published (nor for this Python)
-        fits_here = src._fits(facts, release, host) is True
-        if same and not any(r.check == "platform" for r in reasons):
-            fix, nearest = f"pip install {same}", [str(wheel.version), *nearest]
-        elif (
-            host.platform == "macos"
-            and wheel.name == "torch"
-            and host.python in (src.pypi_pythons(facts, release, host) or [])
-        ):
-            # The same release from PyPI: macOS wheels are CPU/MPS builds (previous-versions page).
-            fix, nearest = pypi_fix_line(facts, release, line), [str(release), *nearest]
-        elif fits_here and runtime and runtime in (published or []) and wheel.name == "torch":
-            fix, nearest = fix_line(facts, release, runtime, line, {}), [str(release), *nearest]
-        elif (
-            nearest and runtime and runtime in (src.runtimes_of(facts, Version(nearest[-1])) or [])
-        ):
-            fix = fix_line(facts, Version(nearest[-1]), runtime, line, {})
-        return LineResult(
-            line, host, str(wheel.version), runtime, combine(reasons), fix, tuple(nearest)
-        )
-    reasons.append(
-        Reason("install", PASS, f"pip installs {label} from the file", "wheel file name")
-    )
-    if runtime is None and published is not None:
-        runtime, fact, unverified = src.pypi_runtime(facts, extra, release, host)
-    if wheel.name != "torch":
-        return LineResult(line, host, None, runtime, combine(reasons))
-    if published is not None and runtime and runtime not in published:
-        reasons.append(
-            Reason(
-                "published",
-                UNKNOWN,
-                f"{runtime} builds of {release} are not in the facts",
-                "torch_variants",
-            )
-        )
-    reasons += _run_reasons(host_props, str(release), runtime, facts, host)
-    return LineResult(line, host, str(wheel.version), runtime, combine(reasons))
-
-
-def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Version) -> str | None:
-    """The same wheel built for the host's Python (``cp35-cp35m`` -> ``cp36-cp36m``; the ``m``
-    ABI suffix up to 3.7, PEP 3149 / Python 3.8 "What's new"), when the release has wheels for
-    it (``pypi_python``; pytorch#29434: the cp36 wheel of the same URL installs). None for a
-    file name: the host has no such file."""
-    if (
-        "://" not in wheel.source
-        or host.python is None
-        or len(wheel.pythons) != 1
-        or src._fits(facts, release, host) is not True
-    ):
-        return None
-    old, new = wheel.pythons[0].replace(".", ""), host.python.replace(".", "")
-    old_abi = f"cp{old}m" if int(old[1:]) <= 7 else f"cp{old}"
-    new_abi = f"cp{new}m" if int(new[1:]) <= 7 else f"cp{new}"
-    tags = f"-cp{old}-{old_abi}-"
-    if tags not in wheel.source:
-        return None
-    return wheel.source.replace(tags, f"-cp{new}-{new_abi}-")
-
-
-def _conda_cuda(facts: Facts, release: Version, platform: str = "linux") -> list[str]:
-    """CUDA versions of the pytorch channel's builds of ``release`` (``torch_variants.<minor>
-    .conda``: the linux-64 packages), less ``windows_missing`` on Windows."""
-    minor = f"{release.major}.{release.minor}"
-    by_release = facts.get("torch_variants", minor, "conda", "cuda_by_release", str(release))
-    values = by_release or facts.get("torch_variants", minor, "conda", "cuda") or []
-    missing = facts.get("torch_variants", minor, "conda", "windows_missing") or []
-    if platform == "windows":
-        values = [v for v in values if str(v) not in [str(m) for m in missing]]
-    return [str(v) for v in values]
-
-
-def _check_conda(line, host_props, host, facts, extra) -> LineResult:
-    conda = line.conda
-    assert conda is not None
-    channel = facts.get("conda_channel", "name") or "pytorch"
-    last = Version(str(facts.get("conda_channel", "last_release") or "2.5.1"))
-    fact_end = "conda_channel.last_release"
-    if channel not in conda.channels:
-        where = ", ".join(conda.channels) or "the default channels"
-        text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
-        return LineResult(
-            line, host, None, None, combine([Reason("install", UNKNOWN, text, "conda_channel")])
-        )
-    spec = SpecifierSet(conda.spec) if conda.spec else SpecifierSet()
-    releases = [
-        r for r in src.releases(facts, extra) if r <= last and spec.contains(r, prereleases=True)
-    ]
-    releases = [r for r in releases if str(r) != "1.8.2" or "pytorch-lts" in conda.channels]
-    if not releases:
-        newer = [r for r in src.releases(facts, extra) if spec.contains(r, prereleases=True)]
-        if newer:
-            text = (
-                f"the pytorch conda channel stopped at {last} (pytorch#138506): no pytorch "
-                f"{conda.spec} there"
-            )
-            fix = fix_line(facts, newer[0], _conda_runtime(conda.cuda) or "cpu", line, {})
-            return LineResult(
-                line, host, None, None, combine([Reason("install", FAIL, text, fact_end)]), fix
-            )
-        text = f"no pytorch release matches {conda.spec}"
-        return LineResult(
-            line, host, None, None, combine([Reason("install", FAIL, text, "torch_releases")])
-        )
-    # conda keeps the environment's Python minor version unless python is named (conda
-    # core/solve.py: "we never want to update python beyond the current minor version"; conda
-    # #11001 got pytorch-1.10.0-py3.6_cpu_0): the newest release with a build for it. The
-    # channel's Python set per release is taken from PyPI's wheels (unverified).
-    for_python = [r for r in releases if src._fits(facts, r, host) is not False]
-    if not for_python:
-        pythons = src.pypi_pythons(facts, releases[-1], host) or []
-        text = (
-            f"no pytorch {conda.spec or releases[-1]} build for Python {host.python} on the "
-            f"pytorch channel (pytorch {releases[-1]}: Python {', '.join(pythons)}, as on PyPI); "
-            "conda: 'incompatible with the existing python installation in your environment'"
-        )
-        nearest = [
-            r for r in _nearest_python(facts, extra, host, releases[-1]) if Version(r) <= last
-        ]
-        fact = Facts.name("pypi_python", str(releases[-1]), host.wheel_platform)
-        return LineResult(
-            line,
-            host,
-            None,
-            None,
-            combine([Reason("python", FAIL, text, fact, True)]),
-            None,
-            tuple(nearest),
-        )
-    releases = for_python
-    python_reason = (
-        [
-            Reason(
-                "python",
-                PASS,
-                f"pytorch {releases[-1]} has builds for Python {host.python} (as on PyPI)",
-                Facts.name("pypi_python", str(releases[-1]), host.wheel_platform),
-                True,
-            )
-        ]
-        if host.python
-        else []
-    )
-    if host.platform == "macos" or conda.cpu_only:
-        release = releases[-1]
-        text = f"{conda.tool} gets the pytorch {release} CPU build from the pytorch channel"
-        reasons = python_reason + [
-            Reason(
-                "install",
-                PASS,
-                text,
-                Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda"),
-            )
-        ]
-        if conda.cuda and conda.cpu_only:
-            reasons.append(
-                Reason(
-                    "accelerator",
-                    FAIL,
-                    f"cpuonly with CUDA {conda.cuda} asked: the CPU build wins",
-                    "conda_channel.forms",
-                )
-            )
-        reasons += _run_reasons(host_props, str(release), "cpu", facts, host)
-        return LineResult(line, host, str(release), "cpu", combine(reasons))
-    wanted = conda.cuda
-    # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
-    # without a build for the asked CUDA comes as its CPU build (pytorch#69202, conda/conda#11001).
-    with_cuda = (
-        [releases[-1]]
-        if wanted is None or wanted in _conda_cuda(facts, releases[-1], host.platform)
-        else []
-    )
-    if not with_cuda:
-        release = releases[-1]
-        builds = _conda_cuda(facts, release, host.platform)
-        text = (
-            f"the pytorch channel has no pytorch {release} build for CUDA {wanted}"
-            f"{' on Windows' if host.platform == 'windows' else ''} (its builds: "
-            f"CUDA {', '.join(builds) or 'none listed'}): conda installs its CPU build "
-            f"(pytorch#69202)"
-        )
-        path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
-        fix = None
-        if builds:
-            best = min(
-                builds,
-                key=lambda b: abs(
-                    (version(b) or (0, 0))[0] * 10
-                    + (version(b) or (0, 0))[1]
-                    - ((version(wanted) or (0, 0))[0] * 10 + (version(wanted) or (0, 0))[1])
-                ),
-            )
-            package = facts.get(
-                "torch_variants", f"{release.major}.{release.minor}", "conda", "package"
-            )
-            fix = f"{conda.tool} install pytorch=={release} {package}={best} -c pytorch" + (
-                " -c nvidia" if package == "pytorch-cuda" else ""
-            )
-        reason = Reason("accelerator", FAIL, text, path, host.platform == "windows")
-        return LineResult(
-            line,
-            host,
-            f"{release}",
-            "cpu",
-            combine([*python_reason, reason]),
-            fix,
-            tuple(f"{release} CUDA {b}" for b in builds),
-        )
-    release = with_cuda[-1]
-    builds = _conda_cuda(facts, release, host.platform)
-    cuda = wanted or (builds[-1] if builds else None)
-    runtime = _conda_runtime(cuda) if cuda else None
-    path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
-    text = f"{conda.tool} gets pytorch {release} built for CUDA {cuda} from the pytorch channel"
-    reasons = [
-        *python_reason,
-        Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None),
-    ]
-    reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
-    prediction = combine(reasons)
-    fix = None
-    if prediction.outcome == FAIL:
-        # The channel's build of this release that runs here (the highest CUDA), else cpuonly.
-        runs = [
-            b
-            for b in builds
-            if b != cuda
-            and combine(
-                _conda_run_reasons(host_props, host, facts, release, b, _conda_runtime(b))
-            ).outcome
-            != FAIL
-        ]
-        minor = f"{release.major}.{release.minor}"
-        package = facts.get("torch_variants", minor, "conda", "package") or "cudatoolkit"
-        if runs:
-            fix = f"{conda.tool} install pytorch=={release} {package}={runs[-1]} -c pytorch" + (
-                " -c nvidia" if package == "pytorch-cuda" else ""
-            )
-        else:
-            fix = f"{conda.tool} install pytorch=={release} cpuonly -c pytorch"
-    return LineResult(line, host, str(release), runtime, prediction, fix)
-
-
-def _conda_run_reasons(
-    host_props: Mapping[str, str],
-    host: Host,
-    facts: Facts,
-    release: Version,
-    cuda: str | None,
-    runtime: str | None,
-) -> list[Reason]:
-    """Run reasons of the pytorch channel's ``release`` built for CUDA ``cuda``, with that
-    package's own sm_XY list (``arch_lists.conda_<major>_<minor>_cu<XY>``) where known."""
-    arch_name = f"conda_{release.major}_{release.minor}_cu{(cuda or '').replace('.', '')}"
-    arch = facts.get("arch_lists", arch_name)
-    return _run_reasons(
-        host_props,
-        str(release),
-        runtime,
-        facts,
-        host,
-        [str(a) for a in arch] if isinstance(arch, list) else None,
-        f"arch_lists.{arch_name}",
-    )
-
-
-def _conda_runtime(cuda: str | None) -> str | None:
-    parts = version(cuda)
-    return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
