@@ -716,3 +716,15 @@ def test_a_conda_build_the_driver_cannot_run_points_at_one_it_can():
         check_line(cuda11, t4, "3.7", "linux").fix
         == "conda install pytorch==1.13.1 cpuonly -c pytorch"
     )
+
+
+def test_a_python_without_the_pinned_release_gets_the_nearest_release_with_its_closest_cuda():
+    """AUTOMATIC1111/stable-diffusion-webui#5535: 1.12.1+cu113 on Python 3.11 (Windows); the
+    nearest release with a cp311 wheel, 2.0.0, has no cu113 build: its closest, cu117."""
+    line = install_line.parse(
+        "python.exe -m pip install torch==1.12.1+cu113 torchvision==0.13.1+cu113 "
+        f"--extra-index-url {CU}/cu113"
+    )
+    result = check_line(line, {}, "3.11", "windows")
+    assert result.outcome == FAIL and result.nearest == ("2.0.0",)
+    assert result.fix == f"pip install torch==2.0.0 torchvision==0.15.1 --index-url {CU}/cu117"

@@ -363,6 +363,15 @@ def _why_none(
             fix = pypi_fix_line(facts, near, line)
         elif runtime and runtime in (src.runtimes_of(facts, near) or []):
             fix = fix_line(facts, near, runtime, line, companion_pins(facts, near, line))
+        elif runtime and runtime != "cpu":
+            # That release's closest CUDA/ROCm build (1.12.1+cu113 -> 2.0.0+cu117).
+            closest = build_check.nearest_published(
+                build_check.BuildRequest(str(near), runtime), runtime, facts, extra
+            )
+            same = [Version(c) for c in closest if Version(c).public == str(near)]
+            if same and same[0].local:
+                pins = companion_pins(facts, near, line)
+                fix = fix_line(facts, near, same[0].local, line, pins)
     fact = Facts.name("pypi_python", str(best.public), plat)
     return [Reason(check, FAIL, text, fact)], fix, nearest
 
