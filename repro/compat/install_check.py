@@ -224,11 +224,12 @@ def _why_none(
         # uv's default index strategy (uv docs, "Index strategy": first-index).
         text = (
             f"uv takes torch only from the first index that has it, {first[0]}, which has no "
-            f"torch {spec} for Python {host.python} on {host.wheel_platform}; "
-            f"{', '.join(elsewhere_fits)} has one, but uv does not look there (first-index)"
+            f"torch{f' {spec}' if spec else ''} for Python {host.python} on "
+            f"{host.wheel_platform}; {', '.join(elsewhere_fits)} has one, but uv does not look "
+            "there (first-index)"
         )
         fix = None
-        if "\n" not in line.text.strip():
+        if "\n" not in line.text.strip() and not line.torch_backend:
             fix = f"{line.text.strip()} --index-strategy unsafe-best-match"
         return [Reason("install", FAIL, text, "uv index strategy first-index")], fix, []
     page_last = src.parse_version(str(facts.get("find_links_pages", "last_release") or ""))
