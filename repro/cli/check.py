@@ -1,9 +1,12 @@
-"""``repro check``: before ``pip install torch==...``, ask whether that build exists and would run
-on this host (or on the host of a ``fingerprint.json``). Parsing and printing only: the answer
-comes from :mod:`repro.compat.check`, the host from :mod:`repro.host.fingerprint`.
+"""``repro check``: before running an install line (pip, uv, conda, a wheel URL, requirements
+lines), ask whether it installs and whether what it installs runs on this host, on the host of a
+``fingerprint.json``, or for another ``--python``/``--platform``. Parsing and printing only: the
+line is read by :mod:`repro.compat.install_line`, the answer comes from
+:mod:`repro.compat.install_check` (``--torch``/``--runtime``: :mod:`repro.compat.check`), the
+host from :mod:`repro.host.fingerprint`.
 
-Exit status: 0 nothing known to fail (``unknown`` included), 1 the build would fail here or does
-not exist, 2 bad input (ConfigError).
+Exit status: 0 installs and runs (``unknown`` included: nothing known to fail), 1 it will not
+(each reason printed), 2 bad input: text that is no install command, a bad fingerprint (ConfigError).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 from pathlib import Path
 
 from repro.compat import check as check_mod
-from repro.compat import pip_command
+from repro.compat import install_check, install_line, pip_command
 from repro.compat.results import FAIL
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.host import fingerprint as fingerprint_mod
@@ -24,20 +27,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``check`` subcommand (handler :func:`run`)."""
     parser = subparsers.add_parser(
         "check",
-        help="would this torch build exist and run on this host? (from the shipped facts)",
+        help="would this install line install and run on this host? (from the shipped facts)",
         description=(
             'Examples: repro check "pip install torch==2.7.0+cu121"; '
+            'repro check "conda install pytorch==1.9.0 cudatoolkit=11.3 -c pytorch" '
+            "--python 3.8 --platform windows; "
             "repro check --torch 2.13.0 --runtime cu130 --fingerprint results/x/fingerprint.json. "
-            "Exit status: 0 nothing known to fail, 1 the build does not exist or would fail "
-            "here, 2 bad input."
+            "Exit status: 0 installs and runs (or nothing known to fail), 1 it will not "
+            "(each reason named), 2 not an install command or bad input."
         ),
     )
     parser.add_argument(
         "command",
         nargs="?",
-        metavar="PIP_COMMAND",
-        help='a pip install command line (quoted), e.g. "pip install torch==2.7.0+cu121" or '
-        '"pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu126"',
+        metavar="INSTALL_LINE",
+        help="an install line (quoted): pip/uv pip/uv add/conda/mamba install, a wheel URL or "
+        "file name, requirements lines; -r FILE is read relative to the current directory",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="check for this Python instead of the host's (e.g. 3.10)",
+    )
+    parser.add_argument(
+        "--platform",
+        choices=("linux", "windows", "macos"),
+        help="check for this platform instead of the host's",
     )
     parser.add_argument("--torch", metavar="VERSION", help="torch version, e.g. 2.7.0")
     parser.add_argument("--runtime", metavar="TAG", help="runtime tag, e.g. cu121, rocm6.4, cpu")
@@ -52,14 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _request(args: argparse.Namespace) -> pip_command.BuildRequest:
-    if args.command and (args.torch or args.runtime):
-        raise ConfigError("check: give a pip command or --torch/--runtime, not both")
-    if args.command:
-        return pip_command.parse(args.command)
     if args.runtime and not args.torch:
         raise ConfigError("check: --runtime needs --torch VERSION")
     if not args.torch:
-        raise ConfigError('check: give a pip command ("pip install torch==2.7.0+cu121") or --torch')
+        raise ConfigError(
+            'check: give an install line ("pip install torch==2.7.0+cu121") or --torch'
+        )
     return pip_command.from_options(args.torch, args.runtime)
 
 
@@ -97,15 +110,63 @@ def _print(result: check_mod.CheckResult, host: str) -> None:
     print(f"verdict: {verdict}")
 
 
+def _read_requirements(name: str) -> str | None:
+    """A ``-r`` file's text (relative to the current directory), or None when unreadable."""
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _python(text: str | None) -> str | None:
+    if text is None:
+        return None
+    parts = text.strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise ConfigError(f"check: --python {text!r}: expected a version like 3.10")
+    return f"{int(parts[0])}.{int(parts[1])}"
+
+
+def _print_line(result: install_check.LineResult, host: str) -> None:
+    where = f"Python {result.host.python or '?'}, {result.host.wheel_platform}"
+    print(f"repro check: {result.line.text}")
+    print(f"  on {host} ({where})")
+    for reason in result.prediction.reasons:
+        print(f"  {reason.line()}")
+    if result.fix:
+        print(f"  the line that works: {result.fix}")
+    if result.nearest:
+        print("  nearest that would install: " + ", ".join(f"torch {b}" for b in result.nearest))
+    if result.instead:
+        print("  this host runs: " + ", ".join(f"torch {b}" for b in result.instead))
+    unverified = " (rests on unverified facts)" if result.prediction.unverified else ""
+    print(f"answer: {result.summary}{unverified}")
+    print(f"verdict: {result.outcome}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the answer; 1 when it is ``fail``, else 0. Raises ConfigError for bad input."""
-    request = _request(args)
+    if args.command and (args.torch or args.runtime):
+        raise ConfigError("check: give an install line or --torch/--runtime, not both")
+    python = _python(args.python)
+    line = install_line.parse(args.command, _read_requirements) if args.command else None
+    request = None if line else _request(args)
     fp = read_fingerprint(args.fingerprint) if args.fingerprint else fingerprint_mod.collect()
     props = fingerprint_mod.to_properties(fp)
-    result = check_mod.check(request, props)
+    if python:
+        props["host.python"] = python
     host = props.get("host.key") or "this host"
     if args.fingerprint:
         host += f" (fingerprint {args.fingerprint})"
+    if line is not None:
+        answer = install_check.check_line(line, props, python, args.platform)
+        if args.json:
+            print(json.dumps({"host": host, **answer.to_json()}, indent=2, sort_keys=True))
+        else:
+            _print_line(answer, host)
+        return EXIT_CASES_FAILED if answer.outcome == FAIL else EXIT_OK
+    assert request is not None
+    result = check_mod.check(request, props)
     if args.json:
         print(json.dumps({"host": host, **result.to_json()}, indent=2, sort_keys=True))
     else:

@@ -1,7 +1,9 @@
 """The shipped compatibility facts, loaded once, with the provenance of every value.
 
 The facts are ``repro/data/compat-facts.yaml`` (``repro.data.COMPAT_FACTS``), a copy of
-../shared/compat/compat-facts.yaml with its comments: a value whose line carries ``# unverified``
+../shared/compat/compat-facts.yaml with its comments, merged with
+``repro/data/compat-facts-history.yaml`` (torch 1.0-2.3, CUDA 8-11.7, the conda channel, PyPI's
+Python and platforms per release), which only adds keys. A value whose line carries ``# unverified``
 (or ``# windows unverified``, ``# nccl unverified`` ...: only that field) is loaded as
 *unverified*, and every reason that rests on it says so. Never imports torch.
 """
@@ -19,6 +21,8 @@ import yaml
 from repro import data as shipped_data
 
 FACTS_FILE = shipped_data.COMPAT_FACTS
+#: Older releases and conda/PyPI facts, merged into FACTS_FILE's (adds keys, never changes one).
+HISTORY_FACTS_FILE = shipped_data.COMPAT_HISTORY
 #: Facts the shared file lacks (published patch releases, forward compatibility in images).
 EXTRA_FACTS_FILE = shipped_data.COMPAT_EXTRA
 
@@ -55,17 +59,41 @@ class Facts:
         return cls.from_text(text)
 
     @classmethod
-    def from_text(cls, text: str) -> Facts:
-        loader = yaml.SafeLoader(text)
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else {}
-        finally:
-            loader.dispose()
+    def load_merged(cls, *paths: str | Path) -> Facts:
+        """Read several facts files into one: each later file may add keys at any depth, never
+        change a value of an earlier one (the provenance of every value stays its own line).
+
+        Raises:
+            ValueError: a later file gives a value an earlier file already has (naming both).
+        """
+        texts = [Path(p).read_text(encoding="utf-8") for p in paths]
+        return cls.from_text(*texts, names=[str(p) for p in paths])
+
+    @classmethod
+    def from_text(cls, *texts: str, names: list[str] | None = None) -> Facts:
+        """Facts from YAML text(s); several are merged as :meth:`load_merged` does. Line numbers
+        of the second text continue after the first's, so each value keeps its own mark."""
+        data: Any = {}
         lines: dict[Path_, int] = {}
-        if node is not None:
-            _record_lines(node, (), lines)
-        return cls(data, lines, _unverified_marks(text))
+        marks: dict[int, frozenset[str] | None] = {}
+        offset = 0
+        for number, text in enumerate(texts):
+            loader = yaml.SafeLoader(text)
+            try:
+                node = loader.get_single_node()
+                part = loader.construct_document(node) if node is not None else {}
+            finally:
+                loader.dispose()
+            own: dict[Path_, int] = {}
+            if node is not None:
+                _record_lines(node, (), own)
+            where = (names or [])[number] if names and number < len(names) else f"text {number}"
+            data = part if number == 0 else _merge(data, part, (), where)
+            for path, line in own.items():
+                lines.setdefault(path, line + offset)
+            marks.update({line + offset: scope for line, scope in _unverified_marks(text).items()})
+            offset += text.count("\n") + 1
+        return cls(data, lines, marks)
 
     def get(self, *path: Any) -> Any:
         value = self.data
@@ -100,6 +128,18 @@ class Facts:
         for key in path:
             out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
         return out
+
+
+def _merge(base: Any, extra: Any, path: Path_, where: str) -> Any:
+    """``base`` with the keys of ``extra`` added (mappings merge recursively)."""
+    if isinstance(base, Mapping) and isinstance(extra, Mapping):
+        out = dict(base)
+        for key, value in extra.items():
+            out[key] = _merge(base[key], value, (*path, key), where) if key in base else value
+        return out
+    if base == extra:
+        return base
+    raise ValueError(f"{where}: {Facts.name(*path)} changes a value of compat-facts.yaml")
 
 
 def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
@@ -147,8 +187,9 @@ def _unverified_marks(text: str) -> dict[int, frozenset[str] | None]:
 
 @functools.lru_cache(maxsize=1)
 def default_facts() -> Facts:
-    """The facts shipped with the package (loaded once)."""
-    return Facts.load()
+    """The facts shipped with the package: compat-facts.yaml merged with
+    compat-facts-history.yaml (loaded once)."""
+    return Facts.load_merged(FACTS_FILE, HISTORY_FACTS_FILE)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,42 +1,18 @@
-"""Read the torch build a ``pip install`` command asks for: version and runtime tag.
+"""The torch build of ``repro check --torch 2.7.0 [--runtime cu121]``: version and runtime tag.
 
-``pip install torch==2.7.0+cu121`` -> (2.7.0, cu121); ``pip install torch==2.8.0 --index-url
-https://download.pytorch.org/whl/cu126`` -> (2.8.0, cu126); a plain ``torch==2.8.0`` -> (2.8.0,
-None: PyPI's default build). Requirements are parsed with ``packaging`` (PEP 508), the local
-version label (``+cu121``) with :class:`packaging.version.Version`. Pure; never runs pip.
+Install lines (pip, uv, conda, wheels, requirements) are read by
+:mod:`repro.compat.install_line`; this is the explicit form. The local version label
+(``+cu121``) is read with :class:`packaging.version.Version`. Pure.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from repro.compat.install_line import RUNTIME_RE
 from repro.errors import ConfigError
-
-#: A runtime tag as the wheel index spells it: cu121, rocm6.4, rocm6.2.4, cpu.
-RUNTIME_RE = re.compile(r"^(cu\d{3}|rocm\d+(?:\.\d+){1,2}|cpu)$")
-_INDEX_RUNTIME_RE = re.compile(r"/whl/(?:(?:test|nightly)/)?(cu\d{3}|rocm\d+(?:\.\d+){1,2}|cpu)/?$")
-_INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url")
-#: pip options that take a value (skipped with it); anything else starting with "-" is a flag.
-_VALUE_OPTIONS = (
-    *_INDEX_OPTIONS,
-    "-f",
-    "--find-links",
-    "-c",
-    "--constraint",
-    "-r",
-    "--requirement",
-    "-t",
-    "--target",
-    "--python-version",
-    "--platform",
-    "--only-binary",
-    "--no-binary",
-)
 
 
 @dataclass(frozen=True)
@@ -53,12 +29,6 @@ class BuildRequest:
     def label(self) -> str:
         """``torch 2.7.0+cu121`` (or ``torch 2.7.0`` without a runtime)."""
         return f"torch {self.torch}" + (f"+{self.runtime}" if self.runtime else "")
-
-
-def runtime_from_index(url: str) -> str | None:
-    """``https://download.pytorch.org/whl/cu121`` -> ``cu121``; other indexes -> None."""
-    found = _INDEX_RUNTIME_RE.search(url.strip())
-    return found.group(1) if found else None
 
 
 def _version(text: str, where: str) -> Version:
@@ -83,72 +53,3 @@ def from_options(torch: str, runtime: str | None) -> BuildRequest:
     found = runtime or local
     source = "--runtime" if runtime else (f"+{local}" if local else None)
     return BuildRequest(version.public, found, source)
-
-
-def parse(command: str) -> BuildRequest:
-    """The torch build a pip command line installs.
-
-    Accepts ``pip``/``pip3``/``python -m pip``/``uv pip`` before ``install`` (or just the
-    arguments), ``--index-url``/``-i``/``--extra-index-url URL`` (also ``--opt=URL``) whose path
-    ends in ``/whl/<runtime>``, and one ``torch==X.Y.Z[+runtime]`` requirement; other packages
-    (torchvision, ...) are ignored.
-
-    Raises:
-        ConfigError: unparsable shell text or requirement, no torch requirement, a torch
-            requirement that is not pinned with ``==``, or a runtime that disagrees between the
-            local label and the index URL.
-    """
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        raise ConfigError(f"check: cannot split the command {command!r}: {exc}") from exc
-    if "install" in words:
-        words = words[words.index("install") + 1 :]
-    index_runtime = None
-    requirements: list[str] = []
-    skip_next = False
-    for position, word in enumerate(words):
-        if skip_next:
-            skip_next = False
-            continue
-        name, _, inline = word.partition("=") if word.startswith("--") else (word, "", "")
-        if name in _VALUE_OPTIONS:
-            value = inline or (words[position + 1] if position + 1 < len(words) else "")
-            skip_next = not inline
-            if name in _INDEX_OPTIONS and runtime_from_index(value):
-                index_runtime = runtime_from_index(value)
-            continue
-        if not word.startswith("-"):
-            requirements.append(word)
-    torch_requirements = []
-    for text in requirements:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement as exc:
-            raise ConfigError(f"check: {text!r} is not a requirement: {exc}") from exc
-        if requirement.name.lower() == "torch":
-            torch_requirements.append(requirement)
-    if len(torch_requirements) != 1:
-        raise ConfigError(
-            f"check: expected one torch requirement (torch==X.Y.Z) in {command!r}, found "
-            f"{len(torch_requirements)}"
-        )
-    pins = [s for s in torch_requirements[0].specifier if s.operator in ("==", "===")]
-    if len(pins) != 1 or "*" in pins[0].version:
-        raise ConfigError(
-            f"check: torch must be pinned to one version (torch==2.7.0), got "
-            f"{str(torch_requirements[0])!r}"
-        )
-    version = _version(pins[0].version, "check: torch")
-    local = version.local
-    if local and not RUNTIME_RE.match(local):
-        raise ConfigError(f"check: +{local} is not a runtime tag like cu121, rocm6.4 or cpu")
-    if local and index_runtime and local != index_runtime:
-        raise ConfigError(
-            f"check: torch=={version} names +{local} but the index is {index_runtime}"
-        )
-    if local:
-        return BuildRequest(version.public, local, f"+{local}")
-    if index_runtime:
-        return BuildRequest(version.public, index_runtime, "--index-url")
-    return BuildRequest(version.public, None, None)

@@ -1,0 +1,141 @@
+"""Whether the build an install line gets runs on a host: the driver, kernel-image and gfx
+reasons of :func:`repro.compat.predictions.predict` when the host's GPUs are known, else what
+the build needs (:func:`needs`: "an NVIDIA driver >= 525.60.13 and a GPU of compute capability
+5.0-9.0").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from repro.compat import check as build_check
+from repro.compat.facts import Facts
+from repro.compat.predictions import gpus_of, predict
+from repro.compat.results import NOTE, PASS, UNKNOWN, Reason
+from repro.compat.sources import Host
+
+
+def needs(runtime: str, torch: str, facts: Facts, platform: str) -> Reason | None:
+    """What a GPU build needs to run its kernels, from the facts: "an NVIDIA driver >= X
+    (linux) and a GPU of compute capability A-B" or the ROCm gfx list; None for CPU builds."""
+    minor = build_check._minor(torch) or ""
+    entry = _variant_entry(facts, minor, runtime)
+    if runtime.startswith("cu"):
+        cuda = facts.get(*entry, "cuda") if entry else None
+        if not cuda:
+            digits = runtime[2:]
+            cuda = f"{int(digits[:-1])}.{digits[-1]}"
+        cuda = str(cuda)
+        side = "windows" if platform == "windows" else "linux"
+        path = ("cuda_min_driver", cuda, "family_min", side)
+        minimum = facts.get(*path)
+        if minimum is None:
+            path = ("cuda_family_min_driver", cuda.split(".")[0], side)
+            minimum = facts.get(*path)
+        arch = facts.get("arch_lists", facts.get(*entry, "arch")) if entry else None
+        driver = f"an NVIDIA driver >= {minimum} ({side})" if minimum else "an NVIDIA driver"
+        what = f"needs {driver}"
+        fact = Facts.name(*path)
+        unverified = facts.unverified(*path)
+        if isinstance(arch, list) and arch:
+            what += f" and a GPU of compute capability {_capability_range(arch)}"
+            fact += f"; {Facts.name(*entry, 'arch')}"
+            unverified = unverified or facts.unverified(*entry, "arch")
+        text = f"the {runtime} build {what} for its CUDA {cuda} kernels; without one it runs on CPU"
+        return Reason("needs", NOTE, text, fact, unverified)
+    if runtime.startswith("rocm"):
+        gfx = facts.get("gfx_lists", facts.get(*entry, "gfx")) if entry else None
+        listed = f" of gfx target {', '.join(gfx)}" if isinstance(gfx, list) else ""
+        text = f"the {runtime} build needs Linux with the amdgpu driver and an AMD GPU{listed}"
+        return Reason("needs", NOTE, text, Facts.name(*entry, "gfx") if entry else "torch_variants")
+    return None
+
+
+def _capability_range(arch: list) -> str:
+    """``"5.0-9.0"`` for cubins sm_50..sm_90 (the last one also serves its major's newer
+    minors, torch's DEVICE_REQUIREMENT), ``"7.5 or newer (...)"`` with a PTX entry."""
+    cubins = sorted(
+        (int(a[3:]) for a in map(str, arch) if a.startswith("sm_") and a[3:].isdigit()),
+    )
+    ptx = [int(a[8:]) for a in map(str, arch) if a.startswith("compute_") and a[8:].isdigit()]
+    if not cubins and not ptx:
+        return "unknown"
+    low = min(cubins + ptx)
+    text = f"{low // 10}.{low % 10}"
+    if ptx:
+        return text + " or newer (PTX JIT above the cubins)"
+    high = cubins[-1]
+    return f"{text}-{high // 10}.{high % 10}"
+
+
+def _variant_entry(facts: Facts, minor: str, runtime: str) -> tuple | None:
+    for index, entry in enumerate(facts.get("torch_variants", minor, "variants") or []):
+        if isinstance(entry, Mapping) and entry.get("runtime") == runtime:
+            return ("torch_variants", minor, "variants", index)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Runs here?
+
+
+def run_reasons(
+    host_props: Mapping[str, str],
+    torch: str,
+    runtime: str | None,
+    facts: Facts,
+    host: Host,
+    arch_list: list[str] | None = None,
+    fact_label: str | None = None,
+) -> list[Reason]:
+    """Whether ``torch`` built for ``runtime`` runs on the host of ``host_props``: CPU builds
+    always; GPU builds by :func:`~repro.compat.predictions.predict` (driver, kernel image, gfx)
+    when the host has such a GPU, else a ``needs`` note. ``arch_list`` overrides the build's
+    sm_XY list (a conda package's own), named ``fact_label`` in the reasons."""
+    if runtime is None:
+        return [
+            Reason("runs", UNKNOWN, "the build's runtime is not in the facts", "torch_variants")
+        ]
+    if runtime == "cpu":
+        return [Reason("runs", PASS, "CPU build: no driver or GPU requirement", "variant.runtime")]
+    vendor = "nvidia" if runtime.startswith("cu") else "amd"
+    gpus = [g for g in gpus_of(host_props) or [] if g.vendor == vendor]
+    if not gpus:
+        need = needs(runtime, torch, facts, host.platform)
+        where = "no GPU facts for this host" if gpus_of(host_props) is None else "no such GPU here"
+        reasons = [need] if need else []
+        reasons.append(
+            Reason(
+                "runs",
+                PASS,
+                f"{where}: the build installs and runs on the CPU",
+                "host.gpu",
+            )
+        )
+        return reasons
+    variant = {"variant.runtime": runtime, "variant.torch": torch}
+    if arch_list:
+        variant["runtime.arch_list"] = ",".join(arch_list)
+    reasons = list(predict(host_props, variant, None, facts).reasons)
+    # A GPU without a known driver or capability: say what the build needs instead of unknown.
+    missing = [
+        r
+        for r in reasons
+        if r.verdict == UNKNOWN
+        and (r.fact == "host.driver.nvidia" or r.fact.endswith(".compute_capability"))
+    ]
+    if missing:
+        need = needs(runtime, torch, facts, host.platform)
+        reasons = [r for r in reasons if r not in missing] + ([need] if need else [])
+    if fact_label:
+        reasons = [
+            Reason(
+                r.check,
+                r.verdict,
+                r.text,
+                r.fact.replace("observed runtime.arch_list", fact_label),
+                r.unverified,
+            )
+            for r in reasons
+        ]
+    return reasons

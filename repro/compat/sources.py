@@ -1,0 +1,271 @@
+"""Which torch build an install line gets: what each index serves, and how pip, uv and conda pick.
+
+Facts (``repro.compat.facts``): the releases per line (``torch_releases``), the builds of each
+(``torch_variants.<minor>.variants``, ``only:`` limits one to some patch releases), the PyPI
+build per release (``pypi_default``; ``compat-extra pypi_wheels``), PyPI's Python per release
+and platform (``pypi_python``), the conda channel's builds (``torch_variants.<minor>.conda``,
+``conda_channel``) and the torchvision/torchaudio of each release (``companions``).
+
+Installer rules encoded here (pip and uv documentation):
+
+- PyPI never serves local versions (``+cu118``): a pin with one needs a PyTorch index.
+- pip merges every index and ``-f`` page and takes the highest version that fits (a local label
+  sorts above the plain version: ``2.0.0+cu118`` beats PyPI's ``2.0.0``); uv searches
+  ``--index``/``--extra-index-url`` before the default index and stops at the first index that
+  has the package at all (``first-index``).
+- pip skips wheels whose ``cpXY`` tag or platform does not fit the interpreter.
+
+Pure functions of the facts; never touches the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from packaging.version import InvalidVersion, Version
+
+from repro.compat.facts import Facts
+from repro.compat.install_line import (
+    RUNTIME_RE,
+    InstallLine,
+    is_nightly,
+    is_pytorch_index,
+    runtime_from_url,
+)
+
+PLATFORMS = ("linux", "windows", "macos")
+DOWNLOAD = "https://download.pytorch.org/whl"
+
+
+@dataclass(frozen=True)
+class Host:
+    """The interpreter a line is installed into: ``python`` "3.10" (None: unknown),
+    ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``."""
+
+    python: str | None
+    platform: str
+    machine: str = "x86_64"
+
+    @property
+    def wheel_platform(self) -> str:
+        """The key of ``pypi_python``: linux, linux-aarch64, windows, macos, macos-arm64."""
+        if self.platform == "linux" and self.machine in ("aarch64", "arm64"):
+            return "linux-aarch64"
+        if self.platform == "macos" and self.machine in ("arm64", "aarch64"):
+            return "macos-arm64"
+        return self.platform
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One build a source serves: ``version`` (with its local label where the index has one),
+    ``runtime`` (None: unknown), ``source`` (``PyPI``, an index URL, ``conda -c pytorch``),
+    ``fits`` (None: unknown; else whether a wheel fits the host's Python and platform) and
+    ``unverified`` (the runtime rests on an unverified fact)."""
+
+    version: Version
+    runtime: str | None
+    source: str
+    fits: bool | None
+    unverified: bool = False
+    fact: str = ""
+
+
+def _minor_of(version: Version) -> str:
+    return f"{version.major}.{version.minor}"
+
+
+def releases(facts: Facts, extra: Facts) -> list[Version]:
+    """Every published torch release the facts know, oldest first."""
+    out: set[Version] = set()
+    for table in (extra.get("torch_releases") or {}, facts.get("torch_releases") or {}):
+        for items in table.values():
+            out.update(Version(str(v)) for v in items or ())
+    return sorted(out)
+
+
+def runtimes_of(facts: Facts, release: Version) -> list[str] | None:
+    """Runtime tags published for ``release`` (None: the facts do not list its pip builds)."""
+    minor = _minor_of(release)
+    if facts.get("torch_variants", minor, "pip_builds_unknown"):
+        return None
+    entries = facts.get("torch_variants", minor, "variants")
+    if not entries:
+        return None
+    out = []
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("published", True) is False:
+            continue
+        only = entry.get("only")
+        if only and str(release.public) not in [str(o) for o in only]:
+            continue
+        tag = str(entry.get("runtime"))
+        if RUNTIME_RE.match(tag):  # cu128-aarch64 and the like are platform builds
+            out.append(tag)
+    if "cpu" not in out:
+        out.append("cpu")  # CPU builds exist for every release (pytorch_previous_versions)
+    return out
+
+
+def pypi_runtime(
+    facts: Facts, extra: Facts, release: Version, host: Host
+) -> tuple[str | None, str, bool]:
+    """(runtime, fact, unverified) of the wheel PyPI serves for ``release`` on ``host``."""
+    plat = host.wheel_platform
+    if plat in ("windows", "macos", "macos-arm64"):
+        unverified = release < Version("2.4")
+        return "cpu", "wheel_index.pypi_note", unverified and plat == "windows"
+    if plat == "linux-aarch64":
+        return None, "pypi_python", False
+    wheel = extra.get("pypi_wheels", str(release.public), "runtime")
+    if wheel:
+        return str(wheel), f"compat-extra:pypi_wheels.{release.public}", False
+    minor = _minor_of(release)
+    path = ("torch_variants", minor, "pypi_default")
+    value = facts.get(*path)
+    return (str(value) if value else None), Facts.name(*path), facts.unverified(*path)
+
+
+def pypi_pythons(facts: Facts, release: Version, host: Host) -> list[str] | None:
+    """Python versions of PyPI's wheels of ``release`` on the host's platform ([] = none;
+    None = unknown)."""
+    table = facts.get("pypi_python", str(release.public))
+    if not isinstance(table, Mapping):
+        return None
+    return [str(p) for p in table.get(host.wheel_platform) or ()]
+
+
+def _fits(facts: Facts, release: Version, host: Host) -> bool | None:
+    """Whether a PyTorch-index wheel of ``release`` fits the host's Python: PyPI's Python set
+    for the platform, else Linux's (download.pytorch.org had Windows wheels before PyPI did)."""
+    pythons = pypi_pythons(facts, release, host)
+    if not pythons:
+        linux = facts.get("pypi_python", str(release.public), "linux")
+        pythons = [str(p) for p in linux] if linux else None
+    if pythons is None or host.python is None:
+        return None
+    return host.python in pythons
+
+
+def pypi_offers(facts: Facts, extra: Facts, host: Host) -> list[Offer]:
+    out = []
+    for release in releases(facts, extra):
+        if str(release) == "1.8.2":
+            continue  # 1.8.2 (LTS) was never on PyPI (pypi_torch_json)
+        runtime, fact, unverified = pypi_runtime(facts, extra, release, host)
+        pythons = pypi_pythons(facts, release, host)
+        fits = None if pythons is None or host.python is None else host.python in pythons
+        if pythons == []:
+            fits = False
+        out.append(Offer(release, runtime, "PyPI", fits, unverified, fact))
+    return out
+
+
+def index_offers(
+    facts: Facts, extra: Facts, host: Host, runtime: str | None, url: str
+) -> list[Offer]:
+    """Builds a PyTorch index (or ``-f`` page) serves: one runtime, or every runtime (root)."""
+    out = []
+    lts = "/lts/" in url  # download.pytorch.org/whl/lts/1.8/...: the 1.8.2 LTS builds only
+    stable_page = urlparse(url).path.endswith("torch_stable.html")
+    page_last = facts.get("find_links_pages", "last_release") if stable_page else None
+    root = runtime is None and urlparse(url).path.rstrip("/") == "/whl"
+    for release in releases(facts, extra):
+        if lts != (str(release) == "1.8.2"):
+            continue
+        if page_last and release > Version(str(page_last)):
+            continue  # the -f pages stopped with 2.4 (find_links_pages)
+        published = runtimes_of(facts, release)
+        if published is None:
+            continue
+        tags = published if runtime is None else [runtime]
+        unverified = False
+        if root:
+            tags, unverified = _root_index(facts, release, published)
+        for tag in tags:
+            if tag not in published:
+                continue
+            if host.platform == "macos" and tag != "cpu":
+                continue  # CUDA and ROCm wheels are Linux/Windows only (previous-versions page)
+            if host.platform == "windows" and tag.startswith("rocm"):
+                continue  # "ROCM ... (Linux only)" (previous-versions page)
+            version = Version(f"{release.public}+{tag}")
+            fact = (
+                "root_index"
+                if root
+                else Facts.name("torch_variants", _minor_of(release), "variants")
+            )
+            out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
+    return out
+
+
+def _root_index(facts: Facts, release: Version, published: list[str]) -> tuple[list[str], bool]:
+    """Runtimes the root index (``.../whl``) lists for ``release`` (``root_index`` facts):
+    +cpu from 1.13, GPU builds only from 2.6; after the last release read, every build
+    (unverified)."""
+    cpu_from = Version(str(facts.get("root_index", "cpu_from") or "0"))
+    read_until = Version(str(facts.get("root_index", "read_until") or "0"))
+    if release > read_until:
+        return published, True
+    tags = ["cpu"] if release >= cpu_from else []
+    tags += [str(t) for t in facts.get("root_index", "gpu", str(release)) or ()]
+    return tags, False
+
+
+@dataclass(frozen=True)
+class Nightly:
+    """A nightly index: the line it builds (``2.16``) and its runtime."""
+
+    line: str
+    runtime: str | None
+    url: str
+
+
+def nightly_line(facts: Facts, extra: Facts) -> str:
+    """The release line today's nightlies build: the newest known minor plus one."""
+    newest = releases(facts, extra)[-1]
+    return f"{newest.major}.{newest.minor + 1}"
+
+
+def sources(line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: str | None):
+    """(offers by source in search order, nightlies, notes) for a pip/uv line.
+
+    Order: uv ``--index``/extra indexes first, then ``--index-url``/default (PyPI unless
+    replaced), then ``-f`` pages. ``backend``: the runtime uv's ``--torch-backend`` resolved to.
+    """
+    groups: list[tuple[str, list[Offer]]] = []
+    nightlies: list[Nightly] = []
+    replaced = bool(line.indexes)
+    ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
+    if backend:
+        url = f"{DOWNLOAD}/{backend}"
+        groups.append((url, index_offers(facts, extra, host, backend, url)))
+    for url in ordered:
+        if is_pytorch_index(url) or "download.pytorch.org" in url:
+            if is_nightly(url):
+                nightlies.append(Nightly(nightly_line(facts, extra), runtime_from_url(url), url))
+                groups.append((url, []))
+                continue
+            runtime = runtime_from_url(url)
+            if runtime is None and "/whl" not in urlparse(url).path:
+                continue
+            groups.append((url, index_offers(facts, extra, host, runtime, url)))
+        elif url in line.indexes or url in line.extra_indexes:
+            # Any other index is taken for PyPI or a mirror of it.
+            groups.append((url, pypi_offers(facts, extra, host)))
+    if not replaced:
+        groups.append(("PyPI", pypi_offers(facts, extra, host)))
+    return groups, nightlies
+
+
+def runtime_tag(text: str | None) -> str | None:
+    return text if text and RUNTIME_RE.match(text) else None
+
+
+def parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None

@@ -1,0 +1,73 @@
+"""`repro check` against install lines people really typed (issue 22): the corpus in
+tests/fixtures/install-lines/corpus.yaml holds each line with its public issue, the host the issue
+describes and what then happened. Every line must be read (none refused as bad input); every
+verdict must agree with what happened, a failing one for the reason it happened (``because``: the
+deciding check), except the entries marked ``disagrees`` (each with why), which must still
+disagree so the mark cannot go stale, and which stay under 10 %.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from repro.compat import install_line
+from repro.compat.install_check import check_line
+from repro.compat.results import FAIL, PASS
+
+CORPUS = Path(__file__).parent / "fixtures" / "install-lines" / "corpus.yaml"
+ENTRIES = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
+FORMS = {"pip", "uv", "conda", "wheel", "requirements"}
+
+
+def host_properties(host: dict) -> dict[str, str]:
+    """Fingerprint properties (``host.*``) for the machine an issue describes."""
+    props = {"host.python": host["python"]}
+    if host.get("arch"):
+        props["host.arch"] = host["arch"]
+    if host.get("gpu"):
+        props["host.gpu.0.vendor"] = "nvidia"
+        props["host.gpu.0.name"] = host["gpu"]
+        if host.get("capability"):
+            props["host.gpu.0.compute_capability"] = host["capability"]
+        if host.get("driver"):
+            props["host.driver.nvidia"] = host["driver"]
+    return props
+
+
+def verdict(entry: dict):
+    host = entry["host"]
+    line = install_line.parse(entry["line"])
+    return check_line(line, host_properties(host), host["python"], host["platform"])
+
+
+def test_the_corpus_is_real_and_covers_every_form():
+    assert len(ENTRIES) >= 40
+    assert len({e["id"] for e in ENTRIES}) == len(ENTRIES)
+    for entry in ENTRIES:
+        assert entry["url"].startswith("https://github.com/"), entry["id"]
+        assert entry["outcome"] in (PASS, FAIL) and entry["happened"], entry["id"]
+        assert entry["host"]["platform"] in ("linux", "windows", "macos"), entry["id"]
+        assert (entry["outcome"] == FAIL) == ("because" in entry), entry["id"]
+    assert {e["form"] for e in ENTRIES} == FORMS
+    assert {e["outcome"] for e in ENTRIES} == {PASS, FAIL}
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["id"] for e in ENTRIES])
+def test_each_verdict_agrees_with_what_happened(entry):
+    result = verdict(entry)  # never a ConfigError: every line is an install line
+    reasons = "\n".join(r.line() for r in result.prediction.reasons)
+    if entry.get("disagrees"):
+        assert result.outcome != entry["outcome"], f"{entry['id']} now agrees: drop its mark"
+    else:
+        assert result.outcome == entry["outcome"], f"{entry['id']}: {result.summary}\n{reasons}"
+    if result.outcome == FAIL:
+        deciding = {r.check for r in result.prediction.deciding}  # each reason named
+        assert entry.get("disagrees") or entry["because"] in deciding, f"{entry['id']}: {reasons}"
+
+
+def test_at_least_90_percent_agree():
+    marked = [e for e in ENTRIES if e.get("disagrees")]
+    assert len(marked) / len(ENTRIES) <= 0.10
