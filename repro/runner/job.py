@@ -216,7 +216,8 @@ def run_context(
     extra_properties: dict[str, str],
 ) -> executor.RunContext:
     """Write ``fingerprint.json`` and build the run's context: testsuite properties
-    (fingerprint, ``variant.*``, ``repro.*``, ``container.*``, then ``--property``) and the
+    (fingerprint, ``variant.*`` with ``variant.lane``, ``repro.*``, ``container.*``, then
+    ``--property``) and the
     ``run.json`` sidecar's first state."""
     from repro.host import fingerprint
 
@@ -236,6 +237,9 @@ def run_context(
     for section, values in (fp.get("container") or {}).items():
         if values is not None:
             suite_properties[f"container.{section}"] = str(values)
+    # The lane (host, venv, container): a run keyed by a --host-fingerprint ran in a container;
+    # the venv lane says so itself with --property variant.lane=venv (repro.envs.lane).
+    suite_properties["variant.lane"] = "container" if fp.get("container") else "host"
     suite_properties.update(extra_properties)
     run_info = {
         "schema": 1,
