@@ -29,7 +29,10 @@ INSTALL_FAILED = "infra.install_failed"
 #: used", "No interpreter found for Python 3.14"); anything else is :data:`INSTALL_FAILED`.
 _FAILURES = (
     (
-        re.compile(r"No interpreter found|No download found for request|python_unavailable"),
+        re.compile(
+            r"No interpreter found|No download found for request|python-build-standalone|"
+            r"Failed to download .*cpython-"
+        ),
         NO_PYTHON,
     ),
     (

@@ -148,3 +148,26 @@ def case_label(case: CaseRecord) -> str:
 def plural(n: int, word: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+#: The testsuite property naming where a run happened: host, venv or container (DESIGN "lane").
+LANE_PROPERTY = "variant.lane"
+
+
+def variant_lanes(report: Report) -> dict[str, list[str]]:
+    """Variant id -> the lanes its results came from (sorted; superseded runs left out), read
+    from each input's ``variant.lane`` property; a variant without one is absent."""
+    from repro.report.model import STATE_SUPERSEDED
+
+    lanes: dict[str, set[str]] = {}
+    for record in report.inputs:
+        lane = record.variant_properties.get(LANE_PROPERTY)
+        if lane and record.state != STATE_SUPERSEDED:
+            lanes.setdefault(record.variant, set()).add(lane)
+    return {variant: sorted(found) for variant, found in lanes.items()}
+
+
+def variant_heading(variant: str, lanes: dict[str, list[str]]) -> str:
+    """A column heading: the variant id and its lanes, ``cpu-torch2.13 (venv)``."""
+    found = lanes.get(variant)
+    return f"{variant} ({', '.join(found)})" if found else variant
