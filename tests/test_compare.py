@@ -296,6 +296,11 @@ def test_a_torch_change_on_one_host_pairs_its_two_variants(tmp_path, capsys):
     assert [r["case"] for r in result["regressions"]] == ["ddp[backend=gloo]"]
     assert result["regressions"][0]["variant"] == "cpu-torch2.13 → cu130-torch2.14"
     assert result["cells_appeared"] == result["cells_vanished"] == []
+    # the Markdown report says which two variants it compared
+    assert main([str(base), str(cand)]) == 1
+    text = capsys.readouterr().out
+    assert "Compared cpu-torch2.13 (base) with cu130-torch2.14 (candidate) on " in text
+    assert "cpu-torch2.13 → cu130-torch2.14" in text
     # two variants on a side: nothing is paired (which would be a guess)
     write_results(tmp_path / "cand", candidate(), variant="cu128-torch2.8")
     assert main([str(base), str(cand), "--json"]) == 0
