@@ -21,6 +21,7 @@ from repro.bisect import judge, search, versions
 from repro.bisect.judge import CaseEnd, Regression
 from repro.bisect.search import Verdict
 from repro.envs.spec import Source
+from repro.errors import ConfigError
 
 G, B, S, F, OT = Verdict.GOOD, Verdict.BAD, Verdict.SKIPPED, Verdict.FLAKY, Verdict.OTHER
 PACKAGE = "reprobisectdemo"
@@ -215,6 +216,39 @@ def test_torch_builds_collapse_to_one_per_version():
     assert versions.compare_url("numpy", "a" * 40, "b" * 40) is None
 
 
+def test_nightly_dates_name_the_dev_build_of_that_day():
+    served = [
+        versions.Version(v)
+        for v in (
+            "2.5.1",
+            "2.6.0.dev20241110+cpu",
+            "2.6.0.dev20241111+cpu",
+            "2.6.0.dev20241112+cpu",
+            "2.6.0.dev20241114+cpu",
+            "2.6.0rc1",
+        )
+    ]
+    chosen = versions.between(served, "20241110", "2024-11-14")
+    assert [str(v) for v in chosen] == [
+        "2.6.0.dev20241110+cpu",
+        "2.6.0.dev20241111+cpu",
+        "2.6.0.dev20241112+cpu",
+        "2.6.0.dev20241114+cpu",
+    ]
+    # a day with no nightly: the message names the served days nearest to it
+    with pytest.raises(ConfigError, match=r"--bad 20241113: no nightly .*20241112, 20241114"):
+        versions.between(served, "20241110", "20241113")
+    with pytest.raises(ConfigError, match="--good 20241340: not a date"):
+        versions.between(served, "20241340", "20241114")
+    # a calendar-versioned release that is served stays a release, not a date
+    calver = [versions.Version(v) for v in ("20240101", "20240301", "20240601")]
+    assert [str(v) for v in versions.between(calver, "20240101", "20240601")] == [
+        "20240101",
+        "20240301",
+        "20240601",
+    ]
+
+
 # ---- real bisects ---------------------------------------------------------------------------
 
 _PROBE = textwrap.dedent(
@@ -301,3 +335,27 @@ def test_dry_run_prints_the_plan(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "10 versions served" in done.stdout and "at most 4 steps" in done.stdout
     assert not (tmp_path / "envs").exists()
+
+
+def test_dry_run_between_two_nightly_dates_of_a_local_nightly_index(tmp_path):
+    wheels = tmp_path / "nightly"
+    wheels.mkdir()
+    for day in ("20250101", "20250102", "20250104", "20250105"):
+        build_wheel(wheels, f"2.0.dev{day}", "good")
+    build_wheel(wheels, "1.9", "good")  # a release beside the nightlies: not a step
+    project = _project(tmp_path)
+    done = run_cli(
+        "bisect", "--package", PACKAGE, "--good", "2025-01-01", "--bad", "20250105",
+        "-k", "demo_probe", "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
+        "--wheelhouse", str(wheels), "--dry-run", cwd=project, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "4 versions served from 2.0.dev20250101 (good) to 2.0.dev20250105 (bad)" in done.stdout
+    assert "2.0.dev20250104" in done.stdout and "1.9" not in done.stdout
+    missing = run_cli(
+        "bisect", "--package", PACKAGE, "--good", "20250101", "--bad", "20250103",
+        "-k", "demo_probe", "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
+        "--wheelhouse", str(wheels), "--dry-run", cwd=project, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert "--bad 20250103: no nightly of that day served" in missing.stderr

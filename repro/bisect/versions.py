@@ -4,10 +4,13 @@ Read from a PEP 503 / PEP 691 simple index (``https://...`` or ``file:///...``: 
 page ``<index>/<normalised name>/``), from ``--find-links`` directories (wheel and sdist file
 names) or pages (their links). File names are parsed with ``packaging.utils``
 (``parse_wheel_filename``, ``parse_sdist_filename``); yanked files (PEP 592) are left out.
+An end may be a nightly's date (``20241112``, ``2024-11-12``): the served dev build of that
+day (torch's nightly index: ``2.6.0.dev20241112+cpu``, its date in the PEP 440 dev number).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import urllib.error
@@ -141,12 +144,46 @@ def _pick_local(candidates: Iterable[Version], prefer: Sequence[str | None]) -> 
     return candidates[0]
 
 
+_DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
+
+
+def nightly_of(served: Sequence[Version], end: str, what: str) -> str:
+    """``end`` itself, or when it is a date (``YYYYMMDD`` or ``YYYY-MM-DD``) that is not a
+    served version, the served dev build of that day: the version whose dev number is the date
+    (``2.6.0.dev20241112+cpu``; ``.devYYYYMMDDHH...`` too), the highest when several are.
+
+    Raises ConfigError for an impossible date or a day with no nightly served (naming the
+    served days nearest to it). ``what``: ``good`` or ``bad``, for the message."""
+    match = _DATE.match(end.strip())
+    if not match:
+        return end
+    try:
+        if Version(end) in served:  # a calendar-versioned release, e.g. 20241112
+            return end
+    except InvalidVersion:
+        pass
+    try:
+        day = datetime.date(*(int(g) for g in match.groups()))
+    except ValueError:
+        raise ConfigError(f"bisect --{what} {end}: not a date (expected YYYYMMDD)") from None
+    stamp = day.strftime("%Y%m%d")
+    dated = [v for v in served if v.dev is not None and len(str(v.dev)) >= 8]
+    same_day = [v for v in dated if str(v.dev).startswith(stamp)]
+    if same_day:
+        return str(max(same_day))
+    days = sorted({str(v.dev)[:8] for v in dated}, key=lambda d: (abs(int(d) - int(stamp)), d))
+    near = ", ".join(sorted(days[:6])) or "none: the index serves no dated dev builds"
+    raise ConfigError(f"bisect --{what} {end}: no nightly of that day served (days served: {near})")
+
+
 def between(served: Sequence[Version], good: str, bad: str) -> list[Version]:
     """The served versions from ``good`` to ``bad`` inclusive, ordered from good to bad (so a
     "first good" search after a fix works the same way). Pre-releases and dev builds count
-    only when an end is one (nightlies: ``2.6.0.dev20241112``). One build per public version.
+    only when an end is one (nightlies: ``2.6.0.dev20241112``, or an end given as a date, see
+    :func:`nightly_of`). One build per public version.
 
     Raises ConfigError when an end is not a version or not served (naming what is nearby)."""
+    good, bad = nightly_of(served, good, "good"), nightly_of(served, bad, "bad")
     try:
         good_v, bad_v = Version(good), Version(bad)
     except InvalidVersion as exc:

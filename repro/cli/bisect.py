@@ -29,8 +29,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for infrastructure (install failure, no wheel for this Python, infra.* signatures), "
         "flaky when its runs disagree, 'other' for another failure: none of those decide.",
     )
-    parser.add_argument("--good", required=True, metavar="VERSION", help="a version that works")
-    parser.add_argument("--bad", required=True, metavar="VERSION", help="a version that fails")
+    parser.add_argument(
+        "--good",
+        required=True,
+        metavar="VERSION",
+        help="a version that works, or a nightly's date (YYYYMMDD) on a nightly index",
+    )
+    parser.add_argument(
+        "--bad",
+        required=True,
+        metavar="VERSION",
+        help="a version that fails, or a nightly's date (YYYYMMDD) on a nightly index",
+    )
     parser.add_argument(
         "--package", default="torch", help="the package to bisect (default: %(default)s)"
     )
