@@ -164,3 +164,89 @@ def test_dry_run_prints_the_run_command_and_makes_nothing(tmp_path):
         "-k losses -j 1"
     )
     assert "torch==2.13.0" in done.stderr and not (tmp_path / "envs").exists()
+
+
+HOSTS = REPO / "tests" / "fixtures" / "hosts"
+
+
+@pytest.mark.parametrize(
+    ("host", "cuda", "rocm"),
+    [
+        ("cpu", "this host has no NVIDIA GPU (host kind cpu)", "no AMD GPU"),
+        ("nvidia-linux", None, "no AMD GPU"),
+        ("nvidia-linux-driver-broken", None, "no AMD GPU"),  # broken driver: cases stay red
+        ("nvidia-wsl2", None, "no AMD GPU"),
+        ("rocm-linux", "no NVIDIA GPU", None),
+        ("rocm-wsl2", "no NVIDIA GPU", None),
+    ],
+)
+def test_a_host_without_the_variants_gpu_is_named_from_its_device_nodes(host, cuda, rocm):
+    from repro.envs import lane
+
+    root = HOSTS / host / "root"
+    for accelerator, expected in (("cuda", cuda), ("rocm", rocm)):
+        found = lane.missing_accelerator(accelerator, root)
+        assert (found is None) == (expected is None), (accelerator, found)
+        assert expected is None or expected in found
+    assert lane.missing_accelerator("cpu", root) is None
+
+
+def test_run_options_can_stop_expecting_the_accelerator(tmp_path):
+    from repro.runner import job
+
+    fp = {"host": {}, "runtime": {}}
+    variant = {"id": "cu130-torch2.14", "runtime": "cu130", "torch": "2.14.1"}
+    variant.update(accelerator="cuda", source="matrix")
+    expected = job.run_context(job.RunOptions(python="p"), fp, variant, "r", tmp_path, {})
+    assert expected.expect_accelerator
+    options = job.RunOptions(python="p", expect_accelerator=False)
+    assert not job.run_context(options, fp, variant, "r", tmp_path, {}).expect_accelerator
+
+
+def _has_nvidia_devices() -> bool:
+    return bool(
+        [p for p in glob.glob("/dev/nvidia*") if not p.endswith("nvidia-caps")]
+        or os.path.exists("/proc/driver/nvidia/version")
+        or os.path.exists("/dev/dxg")
+    )
+
+
+def test_dry_run_of_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_cases(tmp_path):
+    done = run_cli(
+        "venv-run", "cu130-torch2.14", "--config", str(REPO / "matrix.yaml"), "--dry-run",
+        "--env-cache", str(tmp_path / "envs"), "-k", "losses", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    skipping = "--no-expect-accelerator" in done.stdout
+    assert skipping == (not _has_nvidia_devices())
+    assert skipping == ("the cuda cases of cu130-torch2.14 are skipped" in done.stderr)
+
+
+@pytest.mark.slow
+def test_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_cases_and_runs_the_cpu_ones(
+    tmp_path,
+):
+    """A cu130 variant (here served by the 2.13.0+cpu wheel: its torch sees no GPU either) on
+    this GPU-less host: the cuda cases are skipped with the reason, never failed as
+    accelerator_unavailable (nothing on the host to blame), the cpu cases run."""
+    wheels = _torch_wheel_dir()
+    if wheels is None or _has_nvidia_devices():
+        pytest.skip("needs the torch-2.13.0+cpu wheel and a host without NVIDIA devices")
+    results = tmp_path / "results"
+    done = run_cli(
+        "venv-run", "cu130-torch2.13", "--config", str(REPO / "matrix.yaml"), "--find-links", wheels,
+        "--index-url", "https://pypi.org/simple", "--python", "3.11",
+        "--env-cache", str(tmp_path / "envs"), "-k", "losses[*,case=normal,*",
+        "--results", str(results), "--", "--no-doctor", cwd=tmp_path, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run,) = results.glob("*/junit.xml")
+    cases = {c.name: c for s in JUnitXml.fromfile(str(run)) for c in s}
+    assert sorted(cases) == [
+        "losses[device=cpu,case=normal,eps=0]",
+        "losses[device=cuda,case=normal,eps=0]",
+    ]
+    cuda = cases["losses[device=cuda,case=normal,eps=0]"]
+    assert [type(r).__name__ for r in cuda.result] == ["Skipped"]
+    assert "no CUDA/ROCm device visible" in cuda.result[0].message
+    assert cases["losses[device=cpu,case=normal,eps=0]"].is_passed

@@ -114,9 +114,12 @@ def split_remainder(args: argparse.Namespace) -> list[str]:
     return after
 
 
-def run_args_from(args: argparse.Namespace, after: list[str]) -> list[str]:
-    """``-k`` and ``--results`` as `repro run` options, then what came after ``--``."""
-    out: list[str] = []
+def run_args_from(
+    args: argparse.Namespace, after: list[str], no_accelerator: str | None = None
+) -> list[str]:
+    """``-k`` and ``--results`` as `repro run` options, ``--no-expect-accelerator`` when
+    ``no_accelerator`` says why the host lacks the variant's GPU, then what came after ``--``."""
+    out: list[str] = ["--no-expect-accelerator"] if no_accelerator else []
     for pattern in args.patterns or ():
         out += ["-k", pattern]
     if args.results:
@@ -137,18 +140,21 @@ def cmd_venv_run(args: argparse.Namespace) -> int:
     for name, value in spec.describe():
         say(f"{name:<8} {value}")
     root = Path(args.env_cache).expanduser() if args.env_cache else None
+    no_accelerator = lane.missing_accelerator(variant.accelerator)
+    if no_accelerator:
+        say(
+            f"{no_accelerator}: the {variant.accelerator} cases of {variant.id} are skipped, "
+            "not failed; its cpu cases run"
+        )
+    run_args = run_args_from(args, after, no_accelerator)
     if args.dry_run:
         from repro.envs import Env, env_root
 
         placeholder = Env(
             Path(root or env_root()) / spec.key(), "<env>/bin/python", spec.key(), False, 0.0
         )
-        print(
-            " ".join(
-                lane.run_command(placeholder, variant.id, args.config, run_args_from(args, after))
-            )
-        )
+        print(" ".join(lane.run_command(placeholder, variant.id, args.config, run_args)))
         return 0
     env = lane.prepare(spec, say, root)
-    command = lane.run_command(env, variant.id, str(args.config), run_args_from(args, after))
+    command = lane.run_command(env, variant.id, str(args.config), run_args)
     return lane.run_in_env(command)

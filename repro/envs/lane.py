@@ -9,6 +9,7 @@ installed into the interpreter that called it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,6 +91,33 @@ def spec_for_variant(
         source=source,
         **project,  # type: ignore[arg-type]
     )
+
+
+def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str | None:
+    """Why this host has no GPU of a variant's ``accelerator`` (cuda, rocm), else None (also
+    for cpu). Decided from device nodes by :func:`repro.containers.hostkind.detect` (no driver
+    query, no Docker daemon): cuda needs ``/dev/nvidia*`` or ``/proc/driver/nvidia/version``,
+    or WSL2's ``/dev/dxg`` with CUDA libraries; rocm needs ``/dev/kfd``, or ROCm on WSL2. A
+    host that has the devices keeps its cuda/rocm cases red when torch sees none (a driver too
+    old for the wheel: field report F3-8); only a host without them skips those cases."""
+    from repro.containers import hostkind
+    from repro.host.smi import DriverQuery
+
+    if accelerator not in ("cuda", "rocm"):
+        return None
+    host = hostkind.detect(
+        root,
+        daemon=hostkind.DaemonInfo.unreachable("not asked: the venv lane runs no container"),
+        nvidia_query=DriverQuery("none", False, error="not asked: device nodes decide"),
+    )
+    if accelerator == "cuda" and (
+        host.kind in (hostkind.NVIDIA, hostkind.NVIDIA_WSL2) or host.nvidia_devices
+    ):
+        return None
+    if accelerator == "rocm" and host.kind in (hostkind.ROCM, hostkind.ROCM_WSL2):
+        return None
+    vendor = "NVIDIA" if accelerator == "cuda" else "AMD"
+    return f"this host has no {vendor} GPU (host kind {host.kind})"
 
 
 def run_command(
