@@ -6,9 +6,11 @@ planted flaky version."""
 from __future__ import annotations
 
 import base64
+import glob
 import hashlib
 import json
 import math
+import os
 import sys
 import textwrap
 import zipfile
@@ -273,6 +275,7 @@ def _project(tmp_path: Path) -> Path:
             defaults: {{python: "{sys.version_info.major}.{sys.version_info.minor}", index_url: "https://example.invalid/{{runtime}}"}}
             variants:
               - {{runtime: cpu, torch: "2.13.0", base_image: "python:3.11-slim"}}
+              - {{runtime: cu130, torch: "2.13.0", base_image: "python:3.11-slim"}}
             scenarios:
               demo_probe:
                 script: probe.py
@@ -335,6 +338,24 @@ def test_dry_run_prints_the_plan(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "10 versions served" in done.stdout and "at most 4 steps" in done.stdout
     assert not (tmp_path / "envs").exists()
+
+
+def test_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_gpu_cases_in_every_step(tmp_path):
+    index = make_index(tmp_path / "index")
+    project = _project(tmp_path)
+    done = run_cli(
+        "bisect", "--package", PACKAGE, "--good", "1.0", "--bad", "1.9", "-k", "demo_probe",
+        "--variant", "cu130-torch2.13", "--config", str(project / "matrix.yaml"),
+        "--index-url", (index / "simple").as_uri(), "--dry-run", cwd=project, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    gpu_host = bool(
+        [p for p in glob.glob("/dev/nvidia*") if not p.endswith("nvidia-caps")]
+        or os.path.exists("/proc/driver/nvidia/version")
+        or os.path.exists("/dev/dxg")
+    )
+    assert ("--no-expect-accelerator" in done.stdout) is (not gpu_host)
+    assert ("steps skip its GPU cases" in done.stderr) is (not gpu_host)
 
 
 def test_dry_run_between_two_nightly_dates_of_a_local_nightly_index(tmp_path):

@@ -43,7 +43,9 @@ VERSION_PROPERTY = "variant.bisect_version"
 class Plan:
     """What will run: the package, the versions from good (0) to bad (n-1), the base
     environment (``pinned`` empty: each step adds ``package==version`` and ``with_``), the
-    ``repro run`` arguments, the repeats and the results directory."""
+    ``repro run`` arguments, the repeats and the results directory. ``no_accelerator``: why
+    this host has no GPU of ``variant``'s kind (its cuda/rocm cases then skip in every step,
+    ``repro run --no-expect-accelerator``), else None."""
 
     package: str
     versions: list[str]
@@ -57,6 +59,7 @@ class Plan:
     step_timeout_s: float
     timeout_scale: float | None = None
     env_cache: Path | None = None
+    no_accelerator: str | None = None
 
     def pins(self, version: str) -> tuple[str, ...]:
         return (f"{self.package}=={version}", *self.with_)
@@ -148,6 +151,8 @@ def run_command(plan: Plan, python: str, env_key: str, version: str, run_dir: Pa
         command += ["-k", pattern]
     if plan.variant:
         command += ["--variant", plan.variant]
+    if plan.no_accelerator:
+        command += ["--no-expect-accelerator"]
     if plan.timeout_scale:
         command += ["--timeout-scale", f"{plan.timeout_scale:g}"]
     for prop in (

@@ -109,9 +109,11 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
             f"repro bisect --package {package}: name the variant the steps are recorded as "
             "(--variant ID); add --with torch==PIN to hold torch at a pin"
         )
+    no_accelerator = None
     if args.variant:
         variant = overrides.apply(config.variant(args.variant))
         python, index_url = variant.python, variant.index_url
+        no_accelerator = lane.missing_accelerator(variant.accelerator)
     else:
         python = overrides.values.get("python") or bisect_run.host_python()
         index_url = overrides.values.get("index_url")
@@ -136,6 +138,7 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
         step_timeout_s=bisect_run.step_timeout([c.timeout_s * scale for c in cases]),
         timeout_scale=args.timeout_scale,
         env_cache=Path(args.env_cache).expanduser() if args.env_cache else None,
+        no_accelerator=no_accelerator,
     )
 
 
@@ -146,6 +149,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from repro.bisect import run as bisect_run
 
     plan = make_plan(args)
+    if plan.no_accelerator:
+        venv_cli.say(f"{plan.no_accelerator}: the {plan.variant} steps skip its GPU cases")
     if args.dry_run:
         command = bisect_run.run_command(
             plan, "<env>/bin/python", "<key>", "<version>", plan.results / "<step>"
