@@ -105,6 +105,50 @@ def test_repeat_verdicts_by_signature():
     assert judge.judge_repeat([_end("hung", "hang_timeout")], hang)[0] is OT
 
 
+_UNPICKLING = """# repro case resume_checkpoint
+UserWarning: Failed to initialize NumPy: No module named 'numpy'
+Traceback (most recent call last):
+  File "/tmp/probe.py", line 15, in <module>
+    loaded = torch.load(path)
+             ^^^^^^^^^^^^^^^^
+_pickle.UnpicklingError: Weights only load failed. \x1b[1mdo those steps only if you trust\x1b[0m.
+\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` argument
+repro: check failed: probe.py exited with status 1
+"""
+_IMPORT = _UNPICKLING.replace("_pickle.UnpicklingError: Weights", "ImportError: numpy.core")
+
+
+def test_unclassified_failures_are_told_apart_by_their_exception(tmp_path):
+    from repro.bisect.run import read_cases
+    from repro.junit.writer import write_junit
+    from repro.outcomes import CaseResult, Outcome
+
+    def ends(excerpt: str, name: str) -> list[CaseEnd]:
+        result = CaseResult(
+            "resume_checkpoint", "resume_checkpoint", Outcome.FAILED, 1.0,
+            "probe.py exited with status 1", "unknown", detail=excerpt,
+        )  # fmt: skip
+        (tmp_path / name).mkdir()
+        write_junit(tmp_path / name / "junit.xml", [result], {"host.key": "h"})
+        return read_cases(tmp_path / name)[0]
+
+    assert judge.exception_of("ValueError: x") is None  # no traceback
+    (unpickling,) = ends(_UNPICKLING, "bad")
+    assert unpickling.exception == "_pickle.UnpicklingError"
+    assert unpickling.message.startswith("_pickle.UnpicklingError: Weights only load failed. do")
+    assert "\x1b" not in unpickling.describe() and "unknown" in unpickling.describe()
+    (importing,) = ends(_IMPORT, "other")
+    assert importing.exception == "ImportError"
+    good = _end("passed", case="resume_checkpoint")
+    regs = judge.regressions([good], [unpickling])
+    assert judge.judge_repeat([unpickling], regs)[0] is B
+    # another unclassified failure does not reproduce the bad end: reported, not a verdict
+    verdict, why = judge.judge_repeat([importing], regs)
+    assert verdict is OT and "ImportError" in why
+    # two ends that fail unclassified with different exceptions do differ
+    assert [r.case for r in judge.regressions([importing], [unpickling])] == ["resume_checkpoint"]
+
+
 def test_step_disagreement_is_flaky_and_infra_skips():
     assert judge.judge_step([(G, ""), (G, "")])[0] is G
     assert judge.judge_step([(B, ""), (G, "")]) == (F, "repeats disagree (1 bad, 1 good)")

@@ -15,36 +15,77 @@ end's, e.g. ``losses[...]``: good end ``passed``, bad end ``failed nan_detected`
 
 Repeats that disagree make the step ``flaky`` (never decided); a repeat skipped for
 infrastructure makes the step ``skipped``.
+
+A failure no signature names (``unknown``, or none) is told apart by the exception that ends
+its Python traceback (``_pickle.UnpicklingError``): otherwise any unclassified failure of a
+step (an ImportError of a missing dependency) would reproduce an unclassified bad end and
+name a wrong first bad version.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from repro.bisect.search import Verdict
+from repro.signatures.named import UNKNOWN
 
 INFRA_PREFIX = "infra."
+_TRACEBACK = "Traceback (most recent call last):"
+#: Terminal colour codes (torch's own messages carry bold markers); the JUnit writer turns the
+#: ESC, which XML cannot hold, into U+FFFD.
+_ANSI = re.compile("[\x1b\ufffd]\\[[0-9;?]*[A-Za-z]")
+#: An exception line's type: ``ValueError: ...``, ``pkg.mod.SomeError: ...``, ``SystemExit``.
+_EXCEPTION_TYPE = re.compile(
+    r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Iteration|Warning))"
+    r"(?::\s.*)?$"
+)
+
+
+def exception_of(text: str) -> tuple[str, str] | None:
+    """``(type, line)`` of the exception that ends the first Python traceback in ``text`` (a
+    case's failure excerpt), via :func:`repro.signatures.engine.first_meaningful_line`; None
+    without a traceback or when that line names no exception type."""
+    from repro.signatures.engine import first_meaningful_line
+
+    if _TRACEBACK not in text:
+        return None
+    line = _ANSI.sub("", first_meaningful_line(text))
+    found = _EXCEPTION_TYPE.match(line)
+    return (found.group(1), line) if found else None
 
 
 @dataclass(frozen=True)
 class CaseEnd:
     """How one case ended: ``outcome`` (passed, failed, error, crashed, hung, skipped), its
-    ``signature`` (None for a pass) and first ``message`` line."""
+    ``signature`` (None for a pass), first ``message`` line, and for a failure no signature
+    names, ``exception``: the type ending its traceback (see :func:`exception_of`)."""
 
     case: str
     outcome: str
     signature: str | None = None
     message: str = ""
+    exception: str | None = None
 
     @property
-    def mark(self) -> tuple[str, str | None]:
-        return (self.outcome, None if self.outcome == "passed" else self.signature)
+    def unclassified(self) -> bool:
+        return self.outcome not in ("passed", "skipped") and self.signature in (None, UNKNOWN)
+
+    @property
+    def mark(self) -> tuple[str, str | None, str | None]:
+        """What must match for two ends to be the same: outcome and signature, and the
+        exception type when no signature names the failure."""
+        if self.outcome == "passed":
+            return (self.outcome, None, None)
+        return (self.outcome, self.signature, self.exception if self.unclassified else None)
 
     def describe(self) -> str:
         if self.outcome == "passed":
             return f"{self.case}: passed"
         text = f"{self.case}: {self.outcome} {self.signature or '(no signature)'}"
+        if self.unclassified and self.exception and not self.message.startswith(self.exception):
+            text += f" {self.exception}"
         return text + (f" ({self.message})" if self.message else "")
 
 

@@ -11,6 +11,7 @@ judge, a hang of the runner is infrastructure.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -172,15 +173,18 @@ def read_cases(run_dir: Path) -> tuple[list[CaseEnd] | None, str | None]:
     if not xml.is_file():
         return None, None
     record = FileReader(InputFile(xml, run_dir), Budget()).read()
-    cases = [
-        CaseEnd(
+    cases = []
+    for c in record.cases:
+        case = CaseEnd(
             c.case,
             c.outcome.value,
             c.signature,
             (c.message or "").splitlines()[0][:200] if c.message else "",
         )
-        for c in record.cases
-    ]
+        if case.unclassified and (found := judge.exception_of(c.excerpt or "")):
+            # the exception line says more than "probe.py exited with status 1"
+            case = dataclasses.replace(case, exception=found[0], message=found[1][:200])
+        cases.append(case)
     return cases, record.host or None
 
 
