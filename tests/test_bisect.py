@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, cli_env, run_cli
 
 from repro.bisect import judge, search, versions
 from repro.bisect.judge import CaseEnd, Regression
@@ -424,3 +424,41 @@ def test_dry_run_between_two_nightly_dates_of_a_local_nightly_index(tmp_path):
     )  # fmt: skip
     assert missing.returncode == 2
     assert "--bad 20250103: no nightly of that day served" in missing.stderr
+
+
+@pytest.mark.slow
+def test_bisect_from_a_wheelhouse_runs_offline(tmp_path):
+    """`--wheelhouse`: every environment comes from one directory (the test-built package and
+    the project's requirements, downloaded beforehand), with the network cut by a dead proxy."""
+    import subprocess
+
+    from repro.envs.spec import project_spec_fields
+
+    house = tmp_path / "house"
+    requirements = project_spec_fields(REPO)["project_requirements"]
+    fetched = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest",
+         str(house), *requirements],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if fetched.returncode != 0:
+        pytest.skip(f"cannot download the project's requirements: {fetched.stderr[-300:]}")
+    make_index(tmp_path / "index")
+    for wheel in (tmp_path / "index" / "files").glob("*.whl"):
+        wheel.rename(house / wheel.name)
+    project = _project(tmp_path)
+    dead = "http://127.0.0.1:9"  # nothing listens on the discard port: any download fails
+    env = dict(cli_env(), HTTP_PROXY=dead, HTTPS_PROXY=dead, http_proxy=dead, https_proxy=dead)
+    env.pop("NO_PROXY", None), env.pop("no_proxy", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "repro",
+         "bisect", "--package", PACKAGE, "--good", "1.4", "--bad", "1.7", "--repeat", "1",
+         "-k", "demo_probe", "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
+         "--wheelhouse", str(house), "--python", sys.executable,
+         "--env-cache", str(tmp_path / "envs"), "--results", str(tmp_path / "out"), "--json"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert (result["last_good"], result["first_bad"]) == ("1.5", "1.6")
+    assert all(s["verdict"] in ("good", "bad") for s in result["steps"])
