@@ -80,7 +80,7 @@ def paragraph(result: Result) -> str:
         return f"{pkg} {step.installed or step.version}{commit}"
 
     text = [
-        f"Bisected with repro-matrix ({plan.repeats} run(s) per version, each in a fresh uv "
+        f"Bisected with repro-matrix ({plan.repeats} run(s) per version, each in its own uv "
         f"environment, Python {plan.base.python}): {_case_text(result)} "
         f"{'regresses' if not result.stopped else 'was bisected'} between {named(good_end)} "
         f"(good) and {named(bad_end)} (bad)."
