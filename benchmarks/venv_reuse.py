@@ -15,6 +15,8 @@ package cache stays warm across runs).
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,11 +65,14 @@ def main() -> int:
         sys.executable, "-m", "repro", "venv-run", args.variant, "--config",
         str(ROOT / "matrix.yaml"), "--env-cache", str(cache), *source, "--", "--list",
     ]  # fmt: skip
-    whole = []
+    whole, cpu = [], []
     for _ in range(args.repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         whole.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode != 0 or "reused" not in done.stderr:
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
@@ -75,6 +80,10 @@ def main() -> int:
           f"(max {max(reuse) * 1000:.1f} ms, {args.repeat} runs)")  # fmt: skip
     print(f"repro venv-run ... -- --list: median {statistics.median(whole):.2f} s "
           f"(max {max(whole):.2f} s, {args.repeat} runs; target <= 2 s)")  # fmt: skip
+    # CPU seconds (user + system, every process of the command): what the wall time would be
+    # without other load on the machine's cores, whose 1-minute load average follows.
+    print(f"  of which CPU:               median {statistics.median(cpu):.2f} s "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")  # fmt: skip
     return 0
 
 
