@@ -6,18 +6,16 @@ planted flaky version."""
 from __future__ import annotations
 
 import base64
-import glob
 import hashlib
 import json
 import math
-import os
 import sys
 import textwrap
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cli_env, run_cli
+from conftest import REPO, cli_env, host_has_nvidia_gpu, run_cli
 
 from repro.bisect import judge, search, versions
 from repro.bisect.judge import CaseEnd, Regression
@@ -393,11 +391,7 @@ def test_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_gpu_cases_in_ever
         "--index-url", (index / "simple").as_uri(), "--dry-run", cwd=project, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    gpu_host = bool(
-        [p for p in glob.glob("/dev/nvidia*") if not p.endswith("nvidia-caps")]
-        or os.path.exists("/proc/driver/nvidia/version")
-        or os.path.exists("/dev/dxg")
-    )
+    gpu_host = host_has_nvidia_gpu()
     assert ("--no-expect-accelerator" in done.stdout) is (not gpu_host)
     assert ("steps skip its GPU cases" in done.stderr) is (not gpu_host)
 

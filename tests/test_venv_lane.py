@@ -10,7 +10,7 @@ import glob
 import os
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, host_has_nvidia_gpu, run_cli
 from junitparser import JUnitXml
 
 from repro.envs import uv
@@ -191,6 +191,20 @@ def test_a_host_without_the_variants_gpu_is_named_from_its_device_nodes(host, cu
     assert lane.missing_accelerator("cpu", root) is None
 
 
+def test_an_nvidia_gpu_whose_driver_did_not_load_still_expects_cuda(tmp_path):
+    """No /dev/nvidia* (the kernel module failed to load) but an NVIDIA 3D controller on the
+    PCI bus: the cuda cases must stay red, not be skipped."""
+    from repro.envs import lane
+
+    device = tmp_path / "sys" / "bus" / "pci" / "devices" / "0000:01:00.0"
+    device.mkdir(parents=True)
+    (device / "vendor").write_text("0x10de\n")
+    (device / "class").write_text("0x030200\n")
+    assert lane.missing_accelerator("cuda", tmp_path) is None
+    (device / "class").write_text("0x068000\n")  # an NVIDIA bridge, not a GPU
+    assert "no NVIDIA GPU" in lane.missing_accelerator("cuda", tmp_path)
+
+
 def test_run_options_can_stop_expecting_the_accelerator(tmp_path):
     from repro.runner import job
 
@@ -203,14 +217,6 @@ def test_run_options_can_stop_expecting_the_accelerator(tmp_path):
     assert not job.run_context(options, fp, variant, "r", tmp_path, {}).expect_accelerator
 
 
-def _has_nvidia_devices() -> bool:
-    return bool(
-        [p for p in glob.glob("/dev/nvidia*") if not p.endswith("nvidia-caps")]
-        or os.path.exists("/proc/driver/nvidia/version")
-        or os.path.exists("/dev/dxg")
-    )
-
-
 def test_dry_run_of_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_cases(tmp_path):
     done = run_cli(
         "venv-run", "cu130-torch2.14", "--config", str(REPO / "matrix.yaml"), "--dry-run",
@@ -218,7 +224,7 @@ def test_dry_run_of_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_c
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     skipping = "--no-expect-accelerator" in done.stdout
-    assert skipping == (not _has_nvidia_devices())
+    assert skipping == (not host_has_nvidia_gpu())
     assert skipping == ("the cuda cases of cu130-torch2.14 are skipped" in done.stderr)
 
 
@@ -230,7 +236,7 @@ def test_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_cases_and_runs
     this GPU-less host: the cuda cases are skipped with the reason, never failed as
     accelerator_unavailable (nothing on the host to blame), the cpu cases run."""
     wheels = _torch_wheel_dir()
-    if wheels is None or _has_nvidia_devices():
+    if wheels is None or host_has_nvidia_gpu():
         pytest.skip("needs the torch-2.13.0+cpu wheel and a host without NVIDIA devices")
     results = tmp_path / "results"
     done = run_cli(

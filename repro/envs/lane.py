@@ -93,13 +93,36 @@ def spec_for_variant(
     )
 
 
+#: PCI vendor id of NVIDIA and the PCI display classes (0x0300 VGA, 0x0302 3D controller).
+_NVIDIA_PCI_VENDOR = "0x10de"
+_DISPLAY_CLASSES = ("0x0300", "0x0302")
+
+
+def _nvidia_pci_devices(root: Path) -> list[str]:
+    """NVIDIA display devices on the PCI bus (``/sys/bus/pci/devices/*/vendor`` and
+    ``class``): there even when the kernel module failed to load and no device node exists."""
+    found = []
+    for device in sorted((root / "sys/bus/pci/devices").glob("*")):
+        try:
+            vendor = (device / "vendor").read_text().strip().lower()
+            klass = (device / "class").read_text().strip().lower()
+        except OSError:
+            continue
+        if vendor == _NVIDIA_PCI_VENDOR and klass[:6] in _DISPLAY_CLASSES:
+            found.append(device.name)
+    return found
+
+
 def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str | None:
     """Why this host has no GPU of a variant's ``accelerator`` (cuda, rocm), else None (also
     for cpu). Decided from device nodes by :func:`repro.containers.hostkind.detect` (no driver
     query, no Docker daemon): cuda needs ``/dev/nvidia*`` or ``/proc/driver/nvidia/version``,
-    or WSL2's ``/dev/dxg`` with CUDA libraries; rocm needs ``/dev/kfd``, or ROCm on WSL2. A
-    host that has the devices keeps its cuda/rocm cases red when torch sees none (a driver too
-    old for the wheel: field report F3-8); only a host without them skips those cases."""
+    or WSL2's ``/dev/dxg`` with CUDA libraries, or an NVIDIA display device on the PCI bus (a
+    driver that did not load leaves no device node: that host must stay red); rocm needs
+    ``/dev/kfd``, or ROCm on WSL2 (an AMD display device alone may be an APU's, which ROCm
+    does not support). A host that has the GPU keeps its cuda/rocm cases red when torch sees
+    none (a driver too old for the wheel: field report F3-8); only a host without one skips
+    those cases."""
     from repro.containers import hostkind
     from repro.host.smi import DriverQuery
 
@@ -111,7 +134,9 @@ def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str 
         nvidia_query=DriverQuery("none", False, error="not asked: device nodes decide"),
     )
     if accelerator == "cuda" and (
-        host.kind in (hostkind.NVIDIA, hostkind.NVIDIA_WSL2) or host.nvidia_devices
+        host.kind in (hostkind.NVIDIA, hostkind.NVIDIA_WSL2)
+        or host.nvidia_devices
+        or _nvidia_pci_devices(Path(root))
     ):
         return None
     if accelerator == "rocm" and host.kind in (hostkind.ROCM, hostkind.ROCM_WSL2):
