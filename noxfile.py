@@ -7,7 +7,7 @@
     nox -s matrix       rebuild results/matrix.{json,md,html} from everything under results/
     nox -s tests        the test suite (installs a torch build into the session's venv)
     nox -s lint         ruff
-    nox -s build-<runtime> / repro-<runtime>
+    nox -s build-<runtime> / repro-<runtime> / venv-<runtime>
                         generated from matrix.yaml (repro/containers/nox_sessions.py): build the runtime's
                         images / run the cases inside them with this host's GPU passthrough,
                         e.g. `nox -s repro-cpu`, `nox -s repro-cu128 -- -k CASE --shell`; `nox -l`

@@ -79,3 +79,27 @@ def cases_by_name(junit_path: Path) -> dict:
 def project(tmp_path: Path) -> Path:
     """An empty working directory for one CLI run."""
     return tmp_path
+
+
+def host_has_nvidia_gpu() -> bool:
+    """This host has an NVIDIA GPU by the device nodes, WSL2's /dev/dxg or the PCI bus (checked
+    here independently of repro.envs.lane.missing_accelerator, which the tests compare it to)."""
+    import glob
+
+    pci = [
+        d
+        for d in glob.glob("/sys/bus/pci/devices/*")
+        if _read(f"{d}/vendor") == "0x10de" and _read(f"{d}/class")[:6] in ("0x0300", "0x0302")
+    ]
+    nodes = [p for p in glob.glob("/dev/nvidia*") if not p.endswith("nvidia-caps")]
+    return bool(
+        pci or nodes or os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/dxg")
+    )
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read().strip().lower()
+    except OSError:
+        return ""

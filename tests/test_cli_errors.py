@@ -199,7 +199,7 @@ def test_every_command_sets_a_handler():
     parser = cli_main.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     expected = {"plan", "check", "env", "doctor", "run", "report", "compare", "classify"}
-    expected |= {"build", "host", "docker-run", "wheelhouse"}
+    expected |= {"build", "host", "docker-run", "wheelhouse", "venv-run", "bisect"}
     assert set(sub.choices) == expected
     for name, command in sub.choices.items():
         assert callable(command.get_default("handler")), name

@@ -282,3 +282,26 @@ def test_exit_code_helper_and_defaults():
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_a_torch_change_on_one_host_pairs_its_two_variants(tmp_path, capsys):
+    """Baseline pin and candidate pin are two variant ids (two venvs: cpu-torch2.13 then
+    cu130-torch2.14); with one variant per host on each side they are compared, not reported
+    as a cell that vanished and one that appeared with no regression."""
+    base = write_results(tmp_path / "base", baseline(), variant="cpu-torch2.13")
+    cand = write_results(tmp_path / "cand", candidate(), variant="cu130-torch2.14")
+    assert main([str(base), str(cand), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["paired"] == [{"host": HOST, "base": "cpu-torch2.13", "cand": "cu130-torch2.14"}]
+    assert [r["case"] for r in result["regressions"]] == ["ddp[backend=gloo]"]
+    assert result["regressions"][0]["variant"] == "cpu-torch2.13 → cu130-torch2.14"
+    assert result["cells_appeared"] == result["cells_vanished"] == []
+    # the Markdown report says which two variants it compared
+    assert main([str(base), str(cand)]) == 1
+    text = capsys.readouterr().out
+    assert "Compared cpu-torch2.13 (base) with cu130-torch2.14 (candidate) on " in text
+    assert "cpu-torch2.13 → cu130-torch2.14" in text
+    # two variants on a side: nothing is paired (which would be a guess)
+    write_results(tmp_path / "cand", candidate(), variant="cu128-torch2.8")
+    assert main([str(base), str(cand), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["paired"] == []

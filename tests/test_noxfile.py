@@ -78,6 +78,9 @@ def test_no_session_runs_on_the_interpreter_running_nox():
         assert "repro-host" in sessions and any(name.startswith("repro-cu") for name in sessions)
         backends = {name: func.venv_backend for name, func in sessions.items()}
         assert not [name for name, backend in backends.items() if backend == "none"], backends
+        # the venv lane: one session per runtime, parametrised by pin, its venv made by uv
+        assert backends["venv-cpu"] == "uv|virtualenv"
+        assert [str(pin) for pin in sessions["venv-cpu"].parametrize] == ["2.13.0", "2.15.0"]
     finally:
         nox.registry.get().clear()
         sys.path.remove(str(REPO))

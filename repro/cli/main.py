@@ -19,6 +19,7 @@ import sys
 from typing import NoReturn
 
 import repro
+from repro.cli import bisect as bisect_cmd
 from repro.cli import check as check_cmd
 from repro.cli import classify as classify_cmd
 from repro.cli import docker
@@ -26,6 +27,7 @@ from repro.cli import host as host_cmd
 from repro.cli import plan as plan_cmd
 from repro.cli import report as report_cmd
 from repro.cli import run as run_cmd
+from repro.cli import venv as venv_cmd
 from repro.errors import (
     EXIT_CODES,
     EXIT_CONFIG,
@@ -76,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.register(sub)
     classify_cmd.register(sub)
     docker.register(sub)
+    venv_cmd.register(sub)
+    bisect_cmd.register(sub)
     return parser
 
 

@@ -74,6 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="skip the health pre-flight (otherwise its findings are the run's 'doctor' testsuite)",
     )
     run.add_argument(
+        "--no-expect-accelerator",
+        dest="expect_accelerator",
+        action="store_false",
+        help="with --variant: a cuda/rocm case whose torch sees no device is skipped, not failed "
+        "as accelerator_unavailable (`repro venv-run` passes it on a host with no GPU of the "
+        "variant's kind)",
+    )
+    run.add_argument(
         "--rerun-failures",
         type=int,
         default=0,
@@ -130,6 +138,7 @@ def options_from(args: argparse.Namespace) -> job.RunOptions:
         isolation=args.isolation,
         rerun_failures=args.rerun_failures,
         allow_variant_mismatch=args.allow_variant_mismatch,
+        expect_accelerator=args.expect_accelerator,
     )
 
 

@@ -45,8 +45,25 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
     return body
 
 
+def _venv_body(config_path: str, variant_ids: dict[str, str]) -> Callable[..., None]:
+    def body(session: Any, torch: str) -> None:
+        # repro-matrix and uv in this session's venv; the variant's torch goes into a cached uv
+        # environment of its own (repro.envs), never into this venv or the interpreter under nox.
+        session.install("--quiet", "-e", ".[venv,nvidia]")
+        session.run(
+            "repro", "venv-run", variant_ids[torch], "--config", config_path,
+            "--results", RESULTS, *session.posargs, success_codes=[0, 1],
+        )  # fmt: skip
+        session.run(
+            "repro", "report", RESULTS, "--output", RESULTS, "--config", config_path,
+            "--no-coverage",
+        )  # fmt: skip
+
+    return body
+
+
 def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
-    """Define ``build-<runtime>`` and ``repro-<runtime>`` for each runtime of ``config_path``.
+    """Define ``build-<runtime>``, ``repro-<runtime>`` and ``venv-<runtime>`` for each runtime of ``config_path``.
 
     Returns the session names. A matrix that cannot be read defines no generated session (and
     says why on stderr) so ``nox -l``, ``tests`` and ``lint`` keep working.
@@ -93,4 +110,15 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
             parametrized = nox.parametrize("torch", pins, ids=pins)(body)
             nox.session(name=name, tags=tags, default=not gpu)(parametrized)
             names.append(name)
+        venv_body = _venv_body(config_path, ids)
+        venv_body.__doc__ = (
+            f"Run every case in a cached uv environment with the pin of {', '.join(ids.values())}, "
+            f"refresh results/matrix.* [{runtime}, venv lane, no Docker]."
+        )
+        venv_body.__name__ = venv_body.__qualname__ = f"venv_{runtime.replace('.', '_')}"
+        venv_tags = [t for t in tags if t != "docker"] + ["venv"]
+        nox.session(
+            name=f"venv-{runtime}", tags=venv_tags, default=not gpu, venv_backend="uv|virtualenv"
+        )(nox.parametrize("torch", pins, ids=pins)(venv_body))
+        names.append(f"venv-{runtime}")
     return names

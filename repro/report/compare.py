@@ -132,6 +132,36 @@ def _index(matrix: Mapping[str, Any], side: str) -> tuple[Index, dict[tuple[str,
     return index, states
 
 
+def _pair_lone_variants(
+    base_index: Index,
+    base_states: dict[tuple[str, str], str],
+    cand_index: Index,
+    cand_states: dict[tuple[str, str], str],
+) -> list[dict[str, str]]:
+    """Pair a host's only baseline variant with its only candidate variant when they differ
+    (a torch upgrade or downgrade: ``cpu-torch2.13`` before, ``cpu-torch2.12`` after), so their
+    cases are compared instead of one cell "vanishing" and another "appearing" with no
+    regression counted. Both cells are re-keyed in place to ``BASE → CAND``; returns
+    ``[{"host", "base", "cand"}]``."""
+
+    def variants(index: Index) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for host, variant in index:
+            out.setdefault(host, []).append(variant)
+        return out
+
+    before, after = variants(base_index), variants(cand_index)
+    paired = []
+    for host in sorted(set(before) & set(after)):
+        if len(before[host]) == 1 and len(after[host]) == 1 and before[host] != after[host]:
+            old, new = (host, before[host][0]), (host, after[host][0])
+            key = (host, f"{old[1]} → {new[1]}")
+            base_index[key], base_states[key] = base_index.pop(old), base_states.pop(old)
+            cand_index[key], cand_states[key] = cand_index.pop(new), cand_states.pop(new)
+            paired.append({"host": host, "base": old[1], "cand": new[1]})
+    return paired
+
+
 def _mean(values: list[float]) -> float:
     return statistics.fmean(values)
 
@@ -155,6 +185,7 @@ def compare(
     """
     base_index, base_states = _index(base, base_name)
     cand_index, cand_states = _index(cand, cand_name)
+    paired = _pair_lone_variants(base_index, base_states, cand_index, cand_states)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
     flaky: list[dict[str, Any]] = []
     base_signatures = {
@@ -269,6 +300,7 @@ def compare(
             for h, v in sorted(set(base_index) - set(cand_index))
         ],
         "throughput_drops": drops,
+        "paired": paired,
     }
     result["summary"] = {
         "regressions": len(counted),
@@ -384,6 +416,12 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         f"{s['throughput_drops']} throughput drops > {pct}",
         "",
     ]
+    for pair in result.get("paired") or ():
+        lines += [
+            f"Compared {_md(pair['base'])} (base) with {_md(pair['cand'])} (candidate) on "
+            f"{_md(pair['host'])}: the only variant of that host on each side.",
+            "",
+        ]
     lines += _table(
         "Regressions",
         ["host", "variant", "case", "base", "candidate", "signature", "message"],

@@ -31,6 +31,7 @@ from repro.report.labels import (
     merge_notes,
     skip_groups,
     skip_line,
+    variant_lanes,
 )
 from repro.report.merge import totals_line
 from repro.report.model import (
@@ -331,13 +332,21 @@ def render_html(report: Report, out_dir: Path) -> str:
     outcomes = Counter(view.prediction.outcome for view in report.predictions.values())
     merged = merge_notes(report)
     template = env.get_template(shipped_data.HTML_TEMPLATE.name)
+    lanes = variant_lanes(report)
     states = [*EFFECTIVE_STATE_ORDER, STATE_MISSING]
     return template.render(
         generator=GENERATOR,
         generated_at=report.generated_at,
         totals_line=totals_line(report),
         n_inputs=len(report.inputs),
-        variants=[{"id": v["id"], "title": _props_title(v["properties"])} for v in variants],
+        variants=[
+            {
+                "id": v["id"],
+                "lane": ", ".join(lanes.get(v["id"], ())),
+                "title": _props_title(v["properties"]),
+            }
+            for v in variants
+        ],
         rows=rows,
         details=details,
         problems=report.problems,

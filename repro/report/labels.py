@@ -171,3 +171,26 @@ def merge_notes(report: Report) -> list[tuple[str, str, str]]:
             )
             out.append(("superseded", record.path, f"{what} superseded by the newer {by}"))
     return out
+
+
+#: The testsuite property naming where a run happened: host, venv or container (DESIGN "lane").
+LANE_PROPERTY = "variant.lane"
+
+
+def variant_lanes(report: Report) -> dict[str, list[str]]:
+    """Variant id -> the lanes its results came from (sorted; superseded runs left out), read
+    from each input's ``variant.lane`` property; a variant without one is absent."""
+    from repro.report.model import STATE_SUPERSEDED
+
+    lanes: dict[str, set[str]] = {}
+    for record in report.inputs:
+        lane = record.variant_properties.get(LANE_PROPERTY)
+        if lane and record.state != STATE_SUPERSEDED:
+            lanes.setdefault(record.variant, set()).add(lane)
+    return {variant: sorted(found) for variant, found in lanes.items()}
+
+
+def variant_heading(variant: str, lanes: dict[str, list[str]]) -> str:
+    """A column heading: the variant id and its lanes, ``cpu-torch2.13 (venv)``."""
+    found = lanes.get(variant)
+    return f"{variant} ({', '.join(found)})" if found else variant

@@ -24,6 +24,8 @@ from repro.report.labels import (
     merge_notes,
     plural,
     skip_line,
+    variant_heading,
+    variant_lanes,
 )
 from repro.report.merge import totals_line
 from repro.report.model import (
@@ -82,7 +84,9 @@ def _md_cell(report: Report, host: str, variant: str, compact: bool = False) -> 
 
 def _md_table(report: Report, compact: bool) -> list[str]:
     variant_ids = [v["id"] for v in report.variants]
-    lines = ["| host \\\\ variant | " + " | ".join(md_escape(v) for v in variant_ids) + " |"]
+    lanes = variant_lanes(report)
+    headings = [md_escape(variant_heading(v, lanes)) for v in variant_ids]
+    lines = ["| host \\\\ variant | " + " | ".join(headings) + " |"]
     lines.append("|---" * (len(variant_ids) + 1) + "|")
     for host in (h["key"] for h in report.hosts):
         row = [_md_cell(report, host, variant, compact) for variant in variant_ids]

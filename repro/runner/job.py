@@ -48,6 +48,9 @@ class RunOptions:
     ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
     ``rerun_failures``: reruns of each red case, to tell flaky from deterministic (issue 11).
     ``jobs``: cases at once (``-j``); None picks :func:`default_jobs`.
+    ``expect_accelerator``: False makes a ``--variant`` run's cuda/rocm cases skip when torch
+    sees no device instead of failing ``accelerator_unavailable`` (the venv lane on a host
+    with no GPU of the variant's kind: nothing there to blame).
     """
 
     config: str | Path = matrix_mod.DEFAULT_FILE
@@ -66,6 +69,7 @@ class RunOptions:
     jobs: int | None = None  # None: default_jobs()
     #: Record results as ``variant`` even when the interpreter's torch build is not its pin.
     allow_variant_mismatch: bool = False
+    expect_accelerator: bool = True
 
 
 @dataclass
@@ -257,7 +261,8 @@ def run_context(
     extra_properties: dict[str, str],
 ) -> executor.RunContext:
     """Write ``fingerprint.json`` and build the run's context: testsuite properties
-    (fingerprint, ``variant.*``, ``repro.*``, ``container.*``, then ``--property``) and the
+    (fingerprint, ``variant.*`` with ``variant.lane``, ``repro.*``, ``container.*``, then
+    ``--property``) and the
     ``run.json`` sidecar's first state."""
     from repro.host import fingerprint
 
@@ -277,6 +282,9 @@ def run_context(
     for section, values in (fp.get("container") or {}).items():
         if values is not None:
             suite_properties[f"container.{section}"] = str(values)
+    # The lane (host, venv, container): a run keyed by a --host-fingerprint ran in a container;
+    # the venv lane says so itself with --property variant.lane=venv (repro.envs.lane).
+    suite_properties["variant.lane"] = "container" if fp.get("container") else "host"
     suite_properties.update(extra_properties)
     run_info = {
         "schema": 1,
@@ -293,7 +301,9 @@ def run_context(
         suite_properties=suite_properties,
         run_info=run_info,
         python=options.python,
-        expect_accelerator=variant["source"] == "matrix" and variant["accelerator"] != "cpu",
+        expect_accelerator=options.expect_accelerator
+        and variant["source"] == "matrix"
+        and variant["accelerator"] != "cpu",
         env=dict(variant.get("env") or {}),
         log_cap_bytes=options.log_cap_bytes,
         isolation=options.isolation,
