@@ -161,6 +161,10 @@ CASES = {
         ),
         "variants[0].env.LD_PRELOAD",
     ),
+    "shell in base_image": (
+        _text(HEAD.replace('"python:3.12-slim"', '"python:3.12-slim; id"')),
+        "variants[0].base_image: expected an image reference",
+    ),
     "bad pids_limit": (
         _text(HEAD.replace('base_image: "python:3.12-slim"', "base_image: b, pids_limit: .inf")),
         "variants[0].pids_limit",
