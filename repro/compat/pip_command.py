@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from repro.errors import ConfigError
 
@@ -61,11 +61,18 @@ def runtime_from_index(url: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _shown(text: str, limit: int = 200) -> str:
+    """``repr(text)``, cut to about ``limit`` characters (a 1 MB command line is not echoed)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
+
+
 def _version(text: str, where: str) -> Version:
     try:
         return Version(text)
-    except InvalidVersion as exc:
-        raise ConfigError(f"{where}: {text!r} is not a version like 2.7.0 or 2.7.0+cu121") from exc
+    except ValueError:  # InvalidVersion, or a number past int()'s 4,300-digit limit
+        raise ConfigError(
+            f"{where}: {_shown(text)} is not a version like 2.7.0 or 2.7.0+cu121"
+        ) from None
 
 
 def from_options(torch: str, runtime: str | None) -> BuildRequest:
@@ -77,7 +84,9 @@ def from_options(torch: str, runtime: str | None) -> BuildRequest:
     version = _version(torch, "--torch")
     local = version.local
     if runtime is not None and not RUNTIME_RE.match(runtime):
-        raise ConfigError(f"--runtime: {runtime!r} is not a runtime tag like cu121, rocm6.4 or cpu")
+        raise ConfigError(
+            f"--runtime: {_shown(runtime)} is not a runtime tag like cu121, rocm6.4 or cpu"
+        )
     if local and runtime and local != runtime:
         raise ConfigError(f"--torch {torch} names +{local} but --runtime says {runtime}")
     found = runtime or local
@@ -101,7 +110,7 @@ def parse(command: str) -> BuildRequest:
     try:
         words = shlex.split(command)
     except ValueError as exc:
-        raise ConfigError(f"check: cannot split the command {command!r}: {exc}") from exc
+        raise ConfigError(f"check: cannot split the command {_shown(command)}: {exc}") from exc
     if "install" in words:
         words = words[words.index("install") + 1 :]
     index_runtime = None
@@ -125,19 +134,19 @@ def parse(command: str) -> BuildRequest:
         try:
             requirement = Requirement(text)
         except InvalidRequirement as exc:
-            raise ConfigError(f"check: {text!r} is not a requirement: {exc}") from exc
+            raise ConfigError(f"check: {_shown(text)} is not a requirement: {exc}") from exc
         if requirement.name.lower() == "torch":
             torch_requirements.append(requirement)
     if len(torch_requirements) != 1:
         raise ConfigError(
-            f"check: expected one torch requirement (torch==X.Y.Z) in {command!r}, found "
+            f"check: expected one torch requirement (torch==X.Y.Z) in {_shown(command)}, found "
             f"{len(torch_requirements)}"
         )
     pins = [s for s in torch_requirements[0].specifier if s.operator in ("==", "===")]
     if len(pins) != 1 or "*" in pins[0].version:
         raise ConfigError(
             f"check: torch must be pinned to one version (torch==2.7.0), got "
-            f"{str(torch_requirements[0])!r}"
+            f"{_shown(str(torch_requirements[0]))}"
         )
     version = _version(pins[0].version, "check: torch")
     local = version.local
