@@ -2,14 +2,14 @@
 
 ``repro report --history DIR`` keeps the ``matrix.json`` about to be replaced as
 ``DIR/matrix-<UTC stamp>.json`` and compares the new cells with the newest :data:`HISTORY_LIMIT`
-kept ones (``repro.report.merge``: newly red, newly green, red streaks). ``repro compare`` reads
-its two sides with :func:`read_matrix`. Every file here is untrusted: regular files only (a FIFO
-or device never blocks), a byte cap, and JSON of any depth is an error, never a crash.
+kept ones (``repro.report.merge``: newly red, newly green, red streaks), each read as a stream
+and reduced to its cells' states (``repro.report.stream``). Every file here is untrusted:
+regular files only (a FIFO or device never blocks), a byte cap, a cell cap, and JSON of any depth
+is an error, never a crash.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -20,13 +20,11 @@ from typing import Any
 from repro.errors import ConfigError, FatalError
 from repro.junit.files import InputRefused, read_capped
 from repro.junit.writer import write_atomic
-from repro.report.model import SCHEMA_VERSION
+from repro.report.stream import MAX_MATRIX_BYTES, read_states
 
 #: How many of the newest earlier matrices a ``--history`` directory contributes.
 HISTORY_LIMIT = 20
 HISTORY_PREFIX = "matrix-"
-#: A matrix.json larger than this is refused (bytes).
-MAX_MATRIX_BYTES = 512 * 1024 * 1024
 
 
 def _stamp(generated_at: str) -> str:
@@ -38,27 +36,6 @@ def _stamp(generated_at: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def read_matrix(path: Path) -> dict[str, Any]:
-    """A matrix.json file as a dict. Raises ConfigError (one line) when it is not one (also for a
-    FIFO, a device, a file over MAX_MATRIX_BYTES or JSON nested too deeply)."""
-    try:
-        data = json.loads(read_capped(path, MAX_MATRIX_BYTES))
-    except InputRefused as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: not a matrix.json (JSON nested too deeply)") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise ConfigError(f"{path}: not a matrix.json (expected an object with a 'cells' list)")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path}: matrix.json schema_version {data.get('schema_version')!r} is not supported "
-            f"(expected {SCHEMA_VERSION})"
-        )
-    return data
 
 
 _HISTORY_NAME_RE = re.compile(r"^matrix-(\d{8}T\d{6}Z)(?:-(\d+))?\.json$")
@@ -76,8 +53,9 @@ def load_history(
     history_dir: Path, limit: int = HISTORY_LIMIT
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Earlier matrices kept in ``history_dir`` (``matrix-<UTC stamp>.json``), oldest first, at
-    most the newest ``limit``; plus one warning per file that could not be read. Raises
-    ConfigError when ``history_dir`` exists but is not a directory."""
+    most the newest ``limit``, each reduced to its cells' states (``repro.report.stream.
+    read_states``: bounded memory whatever their size); plus one warning per file that could
+    not be read. Raises ConfigError when ``history_dir`` exists but is not a directory."""
     history_dir = Path(history_dir)
     if not os.path.lexists(history_dir):
         return [], []
@@ -94,7 +72,7 @@ def load_history(
     entries, warnings = [], []
     for name in names[-limit:] if limit > 0 else []:
         try:
-            entries.append(read_matrix(history_dir / name))
+            entries.append(read_states(history_dir / name))
         except ConfigError as exc:
             warnings.append(f"history: {exc}; skipped")
     return entries, warnings
@@ -111,7 +89,7 @@ def archive_previous(
     if not source.is_file():
         return None
     if previous is None:
-        previous = read_matrix(source)
+        previous = read_states(source)
     history_dir = Path(history_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{HISTORY_PREFIX}{_stamp(str(previous.get('generated_at')))}"
