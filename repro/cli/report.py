@@ -210,7 +210,10 @@ def run_compare(args: argparse.Namespace) -> int:
         base_name=str(args.base),
         cand_name=str(args.cand),
     )
-    markdown = compare_mod.render_markdown(result)
+    del base, cand  # the indexes are done with: only the result is kept (bounded memory)
+    markdown = (
+        compare_mod.render_markdown(result) if args.markdown is not None or not args.json else ""
+    )
     if args.json:
         json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)  # streamed
         print()
