@@ -113,6 +113,18 @@ def test_an_entry_changed_after_publication_is_refused_and_reinstalled(cache, tm
     assert "differ" in _packages.verify(again.path, (REQ,), str(tmp_path / "wheels"))
 
 
+@pytest.mark.parametrize("where", ["repro-packages.json", "reprotiny/__init__.py"])
+def test_a_fifo_in_an_entry_is_refused_never_read(cache, tmp_path, where):
+    """A FIFO as the manifest or as a file of the entry: reading it would wait forever."""
+    published = _packages.ensure([REQ], timeout_s=120)
+    (published.path / where).unlink()
+    os.mkfifo(published.path / where)
+    reason = _packages.verify(published.path, (REQ,), str(tmp_path / "wheels"))
+    assert reason is not None and ("FIFO" in reason or "differ" in reason), reason
+    again = _packages.ensure([REQ], timeout_s=120)
+    assert not again.cached and _import_value(again) == "real"
+
+
 def test_a_symlinked_lock_is_not_followed(cache, tmp_path):
     victim = tmp_path / "precious.txt"
     victim.write_text("keep me")

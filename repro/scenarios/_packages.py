@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro import proctree
+from repro.junit.files import InputRefused, file_kind, read_capped
 
 CACHE_VAR = "REPRO_CACHE"
 WHEELHOUSE_VAR = "REPRO_WHEELHOUSE"
@@ -253,16 +254,23 @@ def sweep_stale(root: Path, holding: str | None = None) -> list[str]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb", buffering=0) as handle:
+    """``sha256:<hex>`` of the regular file ``path``, or ``special:<kind>`` when it is not one
+    (a FIFO or device planted in an entry is never opened for a blocking read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return f"special:{file_kind(mode)}"
+        digest = hashlib.sha256()
         for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
             digest.update(chunk)
-    return digest.hexdigest()
+    return f"sha256:{digest.hexdigest()}"
 
 
 def manifest(entry: Path) -> dict[str, str]:
     """``{relative path: "sha256:<hex>" or "link:<target>"}`` for every file and symlink under
-    ``entry`` except the manifest itself (directories are implied by their files)."""
+    ``entry`` except the manifest itself (directories are implied by their files); anything else
+    (a FIFO, a device, a socket) is ``special:<kind>``, which no published manifest holds."""
     out: dict[str, str] = {}
     for folder, dirs, files in os.walk(entry):
         base = Path(folder)
@@ -272,7 +280,7 @@ def manifest(entry: Path) -> dict[str, str]:
             if path.is_symlink():
                 out[rel] = f"link:{os.readlink(path)}"
             elif name in files and rel != _COMPLETE:
-                out[rel] = f"sha256:{_sha256(path)}"
+                out[rel] = _sha256(path)
     return out
 
 
@@ -297,10 +305,12 @@ def verify(entry: Path, requirements: Sequence[str], source: str | None) -> str 
         return str(exc)
     marker = entry / _COMPLETE
     try:
-        if marker.is_symlink() or marker.stat().st_size > _MANIFEST_CAP:
-            return "its manifest is a symlink or too large"
-        recorded = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        if marker.is_symlink():
+            return "its manifest is a symlink"
+        recorded = json.loads(read_capped(marker, _MANIFEST_CAP))
+    except InputRefused as exc:
+        return f"no readable manifest ({exc})"
+    except (OSError, ValueError, RecursionError) as exc:
         return f"no readable manifest ({exc.__class__.__name__})"
     if not isinstance(recorded, dict) or recorded.get("version") != MANIFEST_VERSION:
         return "its manifest is not a version-2 manifest"
