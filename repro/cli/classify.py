@@ -17,15 +17,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import stat
 import sys
 from typing import Any, BinaryIO
 
 from repro.errors import EXIT_OK, ConfigError
+from repro.junit.files import InputRefused, open_capped
 from repro.signatures import engine
 from repro.signatures.hostfacts import HostFacts
 
+#: Largest log file classified (bytes): far past any real job's log, streamed in bounded memory.
+MAX_LOG_BYTES = 1 << 40
 #: Bytes of standard input classified at most (a pipe may never end; a 1 GiB log is far past
 #: any real job's output).
 MAX_STDIN_BYTES = 1 << 30
@@ -96,14 +97,15 @@ def classify_log(name: str, host: HostFacts | None = None) -> engine.Classificat
             note = f"standard input read to its first {MAX_STDIN_BYTES} bytes only (the cap)"
             found = dataclasses.replace(found, notes=(*found.notes, note))
         return found
-    try:
-        mode = os.stat(name).st_mode
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"{name}: not a regular file (a log file, or '-' for standard input)")
-        with open(name, "rb") as handle:
+    try:  # the one capped reader: the type is checked on the open descriptor (no race)
+        with open_capped(name, MAX_LOG_BYTES) as handle:
             return engine.classify_stream(handle, host=host)
-    except OSError as exc:
-        raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except InputRefused as exc:
+        if str(exc).startswith("not a regular file"):
+            raise ConfigError(
+                f"{name}: not a regular file (a log file, or '-' for standard input)"
+            ) from None
+        raise ConfigError(f"{name}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
