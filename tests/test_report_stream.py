@@ -185,3 +185,21 @@ def test_stale_temporary_files_of_a_killed_writer_are_swept(tmp_path):
     os.utime(young, (time.time() - old, time.time() - old))
     write_outputs(build_report([write_results(tmp_path / "base", baseline())]), out)
     assert not young.exists() and not locked.exists() and other.exists()
+
+
+def test_the_previous_matrix_is_archived_by_a_streamed_copy_once(tmp_path):
+    """``archive_previous`` copies chunk by chunk; a copy already kept is recognised, and a FIFO
+    or other bytes under the name push the copy to the next free name."""
+    from repro.report.history import archive_previous
+
+    out = _matrix(tmp_path, "base", baseline()).parent
+    history = tmp_path / "history"
+    first = archive_previous(out, history)
+    assert first is not None and first.read_bytes() == (out / "matrix.json").read_bytes()
+    assert archive_previous(out, history) is None  # already kept: not copied again
+    first.unlink()
+    os.mkfifo(first)  # a FIFO under the name: never read, never the same
+    (history / f"{first.stem}-1.json").write_text("other bytes")
+    second = archive_previous(out, history)
+    assert second == history / f"{first.stem}-2.json"
+    assert second.read_bytes() == (out / "matrix.json").read_bytes()

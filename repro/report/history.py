@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from repro.errors import ConfigError, FatalError
-from repro.junit.files import InputRefused, read_capped
-from repro.junit.writer import write_atomic
+from repro.junit.files import InputRefused, open_capped
+from repro.junit.writer import sweep_stale_temps, write_temp
 from repro.report.stream import MAX_MATRIX_BYTES, read_states
 
 #: How many of the newest earlier matrices a ``--history`` directory contributes.
@@ -78,6 +79,36 @@ def load_history(
     return entries, warnings
 
 
+_CHUNK = 1 << 20
+
+
+def _copy(source: Path, out: IO[bytes]) -> None:
+    """Copy ``source`` (a matrix.json, through the capped reader) to ``out`` chunk by chunk: a
+    matrix.json of hundreds of MB is never held in memory. Raises ConfigError for a file the
+    reader refuses."""
+    try:
+        with open_capped(source, MAX_MATRIX_BYTES) as handle:
+            shutil.copyfileobj(handle, out, _CHUNK)
+    except InputRefused as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _same_bytes(source: Path, kept: Path) -> bool:
+    """Whether ``kept`` holds exactly the bytes of ``source`` (compared chunk by chunk; a
+    ``kept`` that the capped reader refuses, a FIFO for one, is not the same)."""
+    try:
+        size = os.stat(source).st_size
+        with open_capped(kept, size) as theirs, open_capped(source, MAX_MATRIX_BYTES) as ours:
+            while True:
+                mine = ours.read(_CHUNK)
+                if mine != theirs.read(_CHUNK):
+                    return False
+                if not mine:
+                    return True
+    except (InputRefused, OSError):
+        return False
+
+
 def archive_previous(
     out_dir: Path, history_dir: Path, previous: Mapping[str, Any] | None = None
 ) -> Path | None:
@@ -93,18 +124,14 @@ def archive_previous(
     history_dir = Path(history_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{HISTORY_PREFIX}{_stamp(str(previous.get('generated_at')))}"
-    try:
-        data = read_capped(source, MAX_MATRIX_BYTES)
-    except InputRefused as exc:
-        raise ConfigError(f"{source}: {exc}") from None
     for number in range(10_000):
         target = history_dir / (f"{stem}.json" if number == 0 else f"{stem}-{number}.json")
         if not os.path.lexists(target):
-            write_atomic(target, data)
+            sweep_stale_temps(target)  # a killed report's copy
+            tmp = write_temp(target, lambda out: _copy(source, out))
+            os.replace(tmp, target)
             return target
-        try:
-            if read_capped(target, len(data)) == data:
-                return None  # already kept
-        except InputRefused:
-            continue  # not a copy of ours (a FIFO, another size): try the next name
+        if _same_bytes(source, target):
+            return None  # already kept
+        # not a copy of ours (a FIFO, other bytes): try the next name
     raise FatalError(f"{history_dir}: too many reports generated at {previous.get('generated_at')}")
