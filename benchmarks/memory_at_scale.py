@@ -25,7 +25,7 @@ Measured 2026-11-24 (2 shared cores, ijson 3.6 yajl2_c):
 - compare-empty, 105 MB (1,248,295 cells): exit 2 in 1.9 s, 46 MB, one line (over 50,000 cells;
   was 5.1 GB);
 - compare-cases, 105 MB (372,850 cases a side): exit 0, 52 s, 468 MB;
-- compare-regressions, 105 MB: exit 1, 64 s, 768 MB; ``--megabytes 268`` (997,050 cases a side,
+- compare-regressions, 105 MB: exit 1, 61 s, 571 MB; ``--megabytes 268`` (997,050 cases a side,
   every one a regression, at the case cap): exit 1, 164 s, 1,473 MB.
 """
 
