@@ -53,8 +53,13 @@ SCRIPTS = {
     "repro/ok.py": """\
         import json, os, sys
         import helper  # the script's own folder is on sys.path, as under `python ok.py`
+        with open("out.txt", "w") as out:  # the working directory is writable, on both lanes
+            out.write("written")
+        config = open(os.path.join(os.environ["REPRO_CONFIG_DIR"], "matrix.yaml")).read()
         print("BYOR", json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "exe": sys.executable,
-                                  "name": __name__, "helper": helper.VALUE}))
+                                  "name": __name__, "helper": helper.VALUE,
+                                  "config_dir": os.environ["REPRO_CONFIG_DIR"],
+                                  "reads_config": "my_ok" in config}))
         """,
     "repro/helper.py": "VALUE = 42\n",
     "repro/abort.sh": """\
@@ -159,7 +164,10 @@ def test_a_zero_exit_passes_with_args_cwd_and_the_interpreter_under_test(byor_ru
     assert seen["argv"][1:] == ["two words", "--steps", "3"]
     assert Path(seen["argv"][0]) == project / "repro" / "ok.py"
     assert seen["name"] == "__main__" and seen["helper"] == 42
-    assert Path(seen["cwd"]).resolve() == project.resolve()  # matrix.yaml's folder, not ours
+    # a private writable folder, not matrix.yaml's (read-only in a container) nor ours
+    assert Path(seen["cwd"]).name.startswith("repro-case-")
+    assert Path(seen["config_dir"]) == project.resolve() and seen["reads_config"]
+    assert not (project / "out.txt").exists()
     header_python = re.search(r"^# timeout .* s, python (.+)$", log, re.M).group(1)
     assert seen["exe"] == header_python  # the case's interpreter, not whatever `python` is
 
@@ -220,6 +228,16 @@ def test_the_entry_loads_as_one_case_with_an_expectation_after_the_expect_list(t
         ("{script: 12}", "scenarios.my_bug.script: expected a path to your repro script"),
         ("{script: repro/ok.py, timeout_s: -1}", "scenarios.my_bug.timeout_s: expected a posit"),
         ("{script: repro/ok.py, param: {a: [1]}}", "scenarios.my_bug.param: unknown key"),
+        ("{script: ../outside.py}", "scenarios.my_bug.script: expected a path inside matrix.yaml"),
+        ("{script: /etc/passwd}", "scenarios.my_bug.script: expected a path inside matrix.yaml"),
+        (
+            "{script: repro/ok.py, allow_outside: yes-please}",
+            "scenarios.my_bug.allow_outside: expected true or false",
+        ),
+        (
+            "{script: repro/ok.py, args: [" + ", ".join(["a" * 4000] * 140) + "]}",
+            "scenarios.my_bug.args: expected arguments of at most 524288 bytes in all",
+        ),
         (
             "{script: repro/ok.py, expect: {outcome: broken}}",
             "scenarios.my_bug.expect.outcome: expected one of failed",
@@ -283,3 +301,49 @@ def test_the_script_answers_the_signal_the_watchdog_sends():
 
     assert script.DUMP_SIGNAL == harness.DUMP_SIGNAL
     assert f"signal.Signals({int(harness.DUMP_SIGNAL)})" in script.BOOTSTRAP
+
+
+def test_a_symlink_leading_outside_is_refused_unless_allowed_and_then_host_lane_only(tmp_path):
+    project = tmp_path / "project"
+    outside = tmp_path / "elsewhere" / "x.py"
+    outside.parent.mkdir()
+    outside.write_text("print(open('/etc/hostname').read())\n")
+    project.mkdir()
+    config = _plant(project, "  my_bug: {script: link.py}\n", {})
+    os.symlink(outside, project / "link.py")
+    with pytest.raises(ConfigError, match=r"scenarios\.my_bug\.script: expected a path inside"):
+        load(config)
+    for lane in (("run", "--no-doctor"), ("docker-run", "cpu-torch2.13", "--dry-run")):
+        done = run_cli(*lane, "--config", str(config), cwd=tmp_path, timeout=60)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "scenarios.my_bug.script: expected a path inside" in done.stderr
+    config.write_text(HEADER + "  my_bug: {script: link.py, allow_outside: true}\n")
+    [case] = load(config).cases()
+    assert case.param_dict["script"] == str(project / "link.py")
+    done = run_cli("docker-run", "cpu-torch2.13", "--dry-run", "--config", str(config),
+                   cwd=tmp_path, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.strip()]
+    assert "scenarios.my_bug.allow_outside: expected a script inside" in line
+
+
+@pytest.mark.parametrize("runner", ["fresh", "zygote"])
+def test_forty_arguments_of_4000_characters_reach_the_script(tmp_path, runner):
+    args = [f"{i:02d}" + "x" * 3998 for i in range(40)]  # 160 KB: over one env string's 128 KiB
+    config = _plant(
+        tmp_path,
+        f"  big_args: {{script: repro/count.py, timeout_s: 60, args: {json.dumps(args)}}}\n",
+        {
+            "repro/count.py": "import sys\n"
+            "print('ARGS', len(sys.argv) - 1, sum(map(len, sys.argv[1:])), sys.argv[40][:2])\n"
+        },
+    )
+    done = run_cli(
+        "run", "--no-doctor", "--config", str(config), "--isolation", runner,
+        cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = only_run_dir(tmp_path / "results")
+    _case, props = cases_by_name(run_dir / "junit.xml")["big_args"]
+    assert props["repro.outcome"] == "passed"
+    assert "ARGS 40 160000 39" in _log(run_dir, props)

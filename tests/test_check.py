@@ -7,9 +7,13 @@ depend on the machine the tests run on; one test runs against this machine's own
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli_env
 
 from repro.cli import main as cli_main
 from repro.compat import install_line, pip_command
@@ -320,13 +324,29 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     bad = tmp_path / "fp.json"
     bad.write_text("{not json")
     code, _, err = run_check(capsys, "torch==2.8.0", "--fingerprint", str(bad))
-    assert code == 2 and f"{bad}: not a fingerprint.json" in err
+    assert code == 2 and f"--fingerprint {bad}: expected a fingerprint JSON object" in err
     code, _, err = run_check(
         capsys, "torch==2.8.0", "--fingerprint", str(tmp_path / "missing.json")
     )
-    assert code == 2 and "cannot read the fingerprint" in err
+    assert code == 2 and "missing.json: cannot read: No such file or directory" in err
     code, _, err = run_check(capsys, "torch==2.8.0", "--torch", "2.8.0")
     assert code == 2 and "not both" in err
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_fingerprint_is_exit_2_at_once(tmp_path, kind):
+    """Issue 25: /dev/zero grew to 3.8 GB and a FIFO hung; the capped reader refuses both."""
+    path = "/dev/zero"
+    if kind == "fifo":
+        path = str(tmp_path / "fp.fifo")
+        os.mkfifo(path)  # nobody ever writes: opening it for reading would block
+    done = subprocess.run(
+        [sys.executable, "-m", "repro", "check", "torch==2.8.0", "--fingerprint", path],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"--fingerprint {path}: not a regular file" in line
 
 
 def test_this_machine_is_checked_from_its_own_fingerprint(capsys):

@@ -166,3 +166,17 @@ def test_classify_names_a_missing_log(project):
     assert (
         done.returncode == 2 and "nope.log: cannot read: No such file or directory" in done.stderr
     )
+
+
+def test_stdin_is_classified_up_to_its_cap_with_a_note(monkeypatch):
+    """Issue 25: an endless pipe on stdin ran forever; now it stops at the cap, with a note."""
+    from repro.cli import classify as classify_cli
+
+    monkeypatch.setattr(classify_cli, "MAX_STDIN_BYTES", 1000)
+    text = b"RuntimeError: CUDA error: an illegal instruction was encountered\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text + b"noise\n" * 10_000)))
+    found = classify_cli.classify_log("-")
+    assert found.name == "cuda_illegal_instruction"
+    assert found.notes[-1] == "standard input read to its first 1000 bytes only (the cap)"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    assert classify_cli.classify_log("-").notes == ()  # under the cap: no note

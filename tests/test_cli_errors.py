@@ -215,3 +215,23 @@ def test_the_standalone_docker_entry_point_is_gone():
         timeout=60,
     )
     assert done.returncode != 0 and "No module named repro.cli.docker_commands" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # 20 arguments of 50,000 characters: 1 MB on the command line (each under 128 KiB)
+        (("check", "pip install torch==2.8.0", *["x" * 50_000] * 20), "unrecognized arguments"),
+        (("check", "pip install " + "y" * 120_000), "installs no torch"),
+        (("check", "--torch", "2." + "9" * 5000), "is not a version like 2.7.0"),
+        (("check", "--torch", "2.8.0", "--runtime", "z" * 120_000), "is not a runtime tag"),
+    ],
+    ids=["1 MB of arguments", "120 kB command", "5,000-digit version", "120 kB runtime"],
+)
+def test_a_huge_argument_is_exit_2_with_a_short_line(project, args, expected):
+    """Issue 25: a 5,000-digit torch version gave exit 3 (int()'s digit limit), and a 1 MB
+    command line was echoed whole in the error."""
+    done = repro(*args, cwd=project)
+    assert done.returncode == EXIT_CONFIG, done.stderr[:500]
+    line = _one_error_line(done.stderr)
+    assert expected in line and len(line) <= cli_main.MAX_ERROR_LINE_CHARS + 200, len(line)

@@ -161,6 +161,10 @@ CASES = {
         ),
         "variants[0].env.LD_PRELOAD",
     ),
+    "shell in base_image": (
+        _text(HEAD.replace('"python:3.12-slim"', '"python:3.12-slim; id"')),
+        "variants[0].base_image: expected an image reference",
+    ),
     "bad pids_limit": (
         _text(HEAD.replace('base_image: "python:3.12-slim"', "base_image: b, pids_limit: .inf")),
         "variants[0].pids_limit",
@@ -234,3 +238,29 @@ def test_mem_and_pids_limits_are_optional_and_must_leave_room_for_shm(tmp_path):
         ConfigError, match=r"variants\[0\]\.mem_limit: expected a size above shm_size 16g"
     ):
         config.load(path)
+
+
+def test_a_module_that_starts_a_thread_at_import_does_not_hold_the_command(tmp_path):
+    """Issue 25: a non-daemon thread started by a scenario module's import made ``repro plan``
+    wait for it (40 s) at exit; now the command ends when its work is done, with a note."""
+    planted(
+        tmp_path,
+        "threaded",
+        """\
+        import threading, time
+        threading.Thread(target=time.sleep, args=(120,), name="planted-sleeper").start()
+        PARAMS = {"x": [1]}
+        TIMEOUT_S = 5
+        def run(ctx, params):
+            pass
+        """,
+    )
+    path = tmp_path / "matrix.yaml"
+    path.write_text(scenario("threaded", "threaded"))
+    proc, elapsed = plan(path, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "threaded       1 cases" in proc.stdout
+    assert "not waiting for 1 thread(s) an imported module started (planted-sleeper)" in (
+        proc.stderr
+    )
+    assert elapsed < 60, f"plan took {elapsed:.1f} s"

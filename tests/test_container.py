@@ -609,3 +609,44 @@ def test_shm_scenario_declares_its_grid_without_importing_torch():
     assert shm.PARAMS == {"workers": [0, 2], "sample_mb": [50]}
     assert shm.requires({"workers": 2, "sample_mb": 50}) == ["start_method:fork"]
     assert shm.shm_bytes("/definitely/not/here") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("REPRO_PYTHON", "3.12; rm -rf ~"),
+        ("REPRO_PYTHON", "python3"),
+        ("REPRO_BASE_IMAGE", "python:3.12-slim\x1b[31m"),
+        ("REPRO_BASE_IMAGE", "python:3.12-slim;id"),
+        ("REPRO_BASE_IMAGE", "x" * 2000),
+        ("REPRO_INDEX_URL", "https://mirror/\x07"),
+    ],
+)
+def test_an_environment_override_is_checked_like_its_matrix_key(name, value):
+    """Issue 25: a ``;`` in $REPRO_PYTHON or an ESC byte in $REPRO_BASE_IMAGE passed unchecked."""
+    with pytest.raises(ConfigError, match=rf"^\${name}: expected ") as raised:
+        Overrides.collect({}, {name: value})
+    assert "\x1b" not in str(raised.value) and "\x07" not in str(raised.value)
+
+
+def test_valid_overrides_pass_and_a_bad_option_names_the_option():
+    digest = "sha256:" + "0" * 64
+    for image in ("python:3.12-slim", "localhost:5000/team/img:1.0", f"ghcr.io/a/b@{digest}"):
+        assert Overrides.collect({"base_image": image}, {}).values["base_image"] == image
+    assert Overrides.collect({}, {"REPRO_PYTHON": "3.13t"}).values["python"] == "3.13t"
+    with pytest.raises(ConfigError, match="^--base-image: expected an image reference"):
+        Overrides.collect({"base_image": "Python:3.12 slim"}, {})
+
+
+def test_build_refuses_a_bad_environment_override_with_exit_2(tmp_path, capsys, monkeypatch):
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        'version: 1\nvariants:\n  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\nscenarios:\n  noop: {}\n'
+    )
+    monkeypatch.setenv("REPRO_PYTHON", "3.12;id")
+    code = repro_main(
+        ["build", "cpu-torch2.13", "--config", str(matrix), "--context-dir", str(tmp_path / "ctx")]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and '$REPRO_PYTHON: expected a Python version like "3.12"' in err
+    assert not (tmp_path / "ctx").exists()

@@ -298,6 +298,37 @@ def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(pr
     assert _case_processes("chatty") == []
 
 
+@pytest.mark.parametrize("junit_written", [False, True])
+def test_the_full_disk_message_names_junit_xml_only_when_one_was_written(
+    tmp_path, monkeypatch, junit_written
+):
+    """Issue 25: with a disk full from the start the run said "junit.xml ... keeps every
+    finished case" when no junit.xml existed."""
+    from repro.errors import FatalError
+    from repro.outcomes import CaseResult, Outcome
+    from repro.runner import executor, run_all
+
+    calls = []
+
+    def full(run_dir, info):
+        calls.append(info)
+        if len(calls) > (1 if junit_written else 0):
+            raise OSError(28, "No space left on device", str(run_dir / "run.json"))
+
+    monkeypatch.setattr(run_all, "write_run_info", full)
+    ctx = executor.RunContext(tmp_path, {"host": {}}, {}, {})
+    preflight = [CaseResult("doctor", "doctor[nvml]", Outcome.PASSED, 0.1)] * junit_written
+    with pytest.raises(FatalError) as raised:
+        run_all.run_all(ctx, [], preflight=preflight)
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / 'run.json'}: cannot write results: No space left")
+    assert (tmp_path / "junit.xml").is_file() == junit_written
+    if junit_written:
+        assert message.endswith(f"junit.xml in {tmp_path} keeps every case written before it")
+    else:
+        assert message.endswith(f"no junit.xml was written in {tmp_path}")
+
+
 def test_a_results_directory_made_read_only_mid_run_is_one_line_exit_3(project, small_mount):
     write_matrix(
         project,

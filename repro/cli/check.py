@@ -77,20 +77,15 @@ def _request(args: argparse.Namespace) -> pip_command.BuildRequest:
 
 
 def read_fingerprint(path: Path) -> Fingerprint:
-    """A ``fingerprint.json`` (``repro host`` / a run directory's copy).
+    """A ``fingerprint.json`` (``repro host`` / a run directory's copy), read through the capped
+    reader (``repro.host.fingerprint.read_file``: a regular file of at most 16 MiB; a FIFO or
+    ``/dev/zero`` is refused at once).
 
     Raises:
-        ConfigError: unreadable file, not JSON, or not a JSON object.
+        ConfigError: unreadable file, not a regular file, too large, not JSON, or not a
+            fingerprint object.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the fingerprint: {exc.strerror or exc}") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a fingerprint.json (invalid JSON: {exc})") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: not a fingerprint.json (expected a JSON object)")
-    return Fingerprint.from_json(data)
+    return Fingerprint.from_json(fingerprint_mod.read_file(path, "--fingerprint"))
 
 
 def _print(result: check_mod.CheckResult, host: str) -> None:

@@ -3,7 +3,8 @@
 Argument parsing and printing only; the matching is :mod:`repro.signatures.engine`. Logs are
 streamed (``classify_stream``), so a 1 GB log or a pipe on stdin (``-``) is read in bounded
 memory. Only regular files and stdin are read: a FIFO, device or directory given by name is a
-clear error (exit 2), never a hang or an endless read.
+clear error (exit 2), never a hang or an endless read. Standard input is read up to
+:data:`MAX_STDIN_BYTES`; an endless pipe is classified on what came before, with a note.
 
 Some texts name different causes on different hosts ("Unexpected error from cudaGetDeviceCount()"
 is a WSL2 failure on WSL2, Fabric Manager or a driver mismatch on native Linux):
@@ -14,15 +15,36 @@ the log came from (:mod:`repro.signatures.hostfacts`); without them the verdict 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import os
-import stat
 import sys
-from typing import Any
+from typing import Any, BinaryIO
 
 from repro.errors import EXIT_OK, ConfigError
+from repro.junit.files import InputRefused, open_capped
 from repro.signatures import engine
 from repro.signatures.hostfacts import HostFacts
+
+#: Largest log file classified (bytes): far past any real job's log, streamed in bounded memory.
+MAX_LOG_BYTES = 1 << 40
+#: Bytes of standard input classified at most (a pipe may never end; a 1 GiB log is far past
+#: any real job's output).
+MAX_STDIN_BYTES = 1 << 30
+
+
+class _Head:
+    """The first ``limit`` bytes of a binary stream; ``cut`` tells whether more was there."""
+
+    def __init__(self, stream: BinaryIO, limit: int):
+        self.stream, self.left, self.cut = stream, limit, False
+
+    def read(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            self.cut = self.cut or bool(self.stream.read(1))
+            return b""
+        data = self.stream.read(min(size, self.left) if size >= 0 else self.left)
+        self.left -= len(data)
+        return data
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -69,15 +91,21 @@ def classify_log(name: str, host: HostFacts | None = None) -> engine.Classificat
     Raises ConfigError (exit 2) when the path is missing, unreadable or not a regular file.
     """
     if name == "-":
-        return engine.classify_stream(sys.stdin.buffer, host=host)
-    try:
-        mode = os.stat(name).st_mode
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"{name}: not a regular file (a log file, or '-' for standard input)")
-        with open(name, "rb") as handle:
+        head = _Head(sys.stdin.buffer, MAX_STDIN_BYTES)
+        found = engine.classify_stream(head, host=host)  # type: ignore[arg-type]
+        if head.cut:
+            note = f"standard input read to its first {MAX_STDIN_BYTES} bytes only (the cap)"
+            found = dataclasses.replace(found, notes=(*found.notes, note))
+        return found
+    try:  # the one capped reader: the type is checked on the open descriptor (no race)
+        with open_capped(name, MAX_LOG_BYTES) as handle:
             return engine.classify_stream(handle, host=host)
-    except OSError as exc:
-        raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except InputRefused as exc:
+        if str(exc).startswith("not a regular file"):
+            raise ConfigError(
+                f"{name}: not a regular file (a log file, or '-' for standard input)"
+            ) from None
+        raise ConfigError(f"{name}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,11 @@ into one line on stderr and its exit status (the table is :data:`repro.errors.EX
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import sys
+import threading
 from typing import NoReturn
 
 import repro
@@ -43,11 +45,26 @@ PROG = "repro"
 DEBUG_ENV = "REPRO_DEBUG"
 
 
+#: An error line longer than this (characters) is cut in the middle: a message that quotes a
+#: 1 MB command line must not print it whole (issue 25).
+MAX_ERROR_LINE_CHARS = 2000
+
+
+def _cut(line: str) -> str:
+    """``line``, or its two ends with the count of characters cut between them when it is
+    longer than :data:`MAX_ERROR_LINE_CHARS`."""
+    if len(line) <= MAX_ERROR_LINE_CHARS:
+        return line
+    half = MAX_ERROR_LINE_CHARS // 2
+    return f"{line[:half]} … ({len(line) - 2 * half} characters cut) … {line[-half:]}"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error (``repro run: error: ...``) and exit status 2,
     like every other bad input; subparsers inherit it."""
 
     def error(self, message: str) -> NoReturn:
+        message = _cut(" ".join(message.splitlines()))
         self.exit(EXIT_CONFIG, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
@@ -91,6 +108,43 @@ def main(argv: list[str] | None = None) -> int:
     such as ENOSPC/EROFS/EACCES mid-run, or a bug) -> one line and 3, with the traceback only
     when ``REPRO_DEBUG=1``.
     """
+    code = _main(argv)
+    if argv is None:  # this process is the command (not a caller's in-process test)
+        _leave_lingering_threads(code)
+    return code
+
+
+def _leave_lingering_threads(code: int) -> None:
+    """End the process with ``code`` now when a non-daemon thread is still alive after the
+    command finished: a user's scenario module that starts one at import would otherwise make
+    the interpreter wait for it at exit (``repro plan`` waited 40 s, issue 25). The command's own
+    work is done; the atexit callbacks still run (the zygotes' ``_close_all``, multiprocessing
+    finalisers, logging), the streams are flushed, only the wait for those threads is skipped.
+    Returns when there is no such thread."""
+    lingering = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if not lingering:
+        return
+    names = ", ".join(t.name for t in lingering[:5])
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            print(
+                f"{PROG}: note: not waiting for {len(lingering)} thread(s) an imported module "
+                f"started ({names})",
+                file=sys.stderr,
+            )
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code = args.handler(args)
@@ -125,7 +179,7 @@ def _fail(exc: ReproError) -> int:
     hint = f"; {exc.hint}" if exc.hint else ""
     lines = str(exc).splitlines() or [type(exc).__name__]
     for line in lines:
-        print(f"{PROG}: error: {line}{hint}", file=sys.stderr)
+        print(f"{PROG}: error: {_cut(line)}{hint}", file=sys.stderr)
     return exc.exit_code
 
 

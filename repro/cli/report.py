@@ -19,9 +19,10 @@ from repro import bounds
 from repro.errors import EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
-from repro.report.history import archive_previous, load_history, read_matrix
+from repro.report.history import archive_previous, load_history
 from repro.report.merge import build_report, totals_line
 from repro.report.outputs import write_outputs
+from repro.report.stream import read_states
 
 
 def register(subparsers: Any) -> None:
@@ -156,7 +157,7 @@ def run_report(args: argparse.Namespace) -> int:
         previous_path = args.output / "matrix.json"
         if previous_path.is_file():
             try:
-                previous = read_matrix(previous_path)
+                previous = read_states(previous_path)
             except ConfigError as exc:
                 notes.append(f"history: {exc}; not kept")
         if previous is not None and not any(
@@ -210,9 +211,13 @@ def run_compare(args: argparse.Namespace) -> int:
         base_name=str(args.base),
         cand_name=str(args.cand),
     )
-    markdown = compare_mod.render_markdown(result)
+    del base, cand  # the indexes are done with: only the result is kept (bounded memory)
+    markdown = (
+        compare_mod.render_markdown(result) if args.markdown is not None or not args.json else ""
+    )
     if args.json:
-        print(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False))
+        json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)  # streamed
+        print()
     else:
         print(markdown, end="")
     if args.markdown is not None:

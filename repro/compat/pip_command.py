@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from repro.compat.install_line import RUNTIME_RE
 from repro.errors import ConfigError
@@ -31,11 +31,18 @@ class BuildRequest:
         return f"torch {self.torch}" + (f"+{self.runtime}" if self.runtime else "")
 
 
+def _shown(text: str, limit: int = 200) -> str:
+    """``repr(text)``, cut to about ``limit`` characters (a 1 MB command line is not echoed)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
+
+
 def _version(text: str, where: str) -> Version:
     try:
         return Version(text)
-    except InvalidVersion as exc:
-        raise ConfigError(f"{where}: {text!r} is not a version like 2.7.0 or 2.7.0+cu121") from exc
+    except ValueError:  # InvalidVersion, or a number past int()'s 4,300-digit limit
+        raise ConfigError(
+            f"{where}: {_shown(text)} is not a version like 2.7.0 or 2.7.0+cu121"
+        ) from None
 
 
 def from_options(torch: str, runtime: str | None) -> BuildRequest:
@@ -47,7 +54,9 @@ def from_options(torch: str, runtime: str | None) -> BuildRequest:
     version = _version(torch, "--torch")
     local = version.local
     if runtime is not None and not RUNTIME_RE.match(runtime):
-        raise ConfigError(f"--runtime: {runtime!r} is not a runtime tag like cu121, rocm6.4 or cpu")
+        raise ConfigError(
+            f"--runtime: {_shown(runtime)} is not a runtime tag like cu121, rocm6.4 or cpu"
+        )
     if local and runtime and local != runtime:
         raise ConfigError(f"--torch {torch} names +{local} but --runtime says {runtime}")
     found = runtime or local

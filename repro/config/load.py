@@ -38,6 +38,14 @@ ACCELERATORS = ("cuda", "rocm", "cpu")
 RUNTIME_RE = re.compile(r"^(cu\d{3}|rocm\d+(\.\d+){1,2}|cpu)$")
 TORCH_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-][0-9A-Za-z.+-]*)?$")
 PYTHON_RE = re.compile(r"^3\.\d+t?$")
+#: A Docker image reference ([registry[:port]/]path[:tag][@digest]), from the grammar of
+#: distribution/reference (regexp.go): no shell metacharacters, no control bytes.
+_IMAGE_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE_HOST = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+IMAGE_RE = re.compile(
+    rf"^(?:{_IMAGE_HOST}(?:\.{_IMAGE_HOST})*(?::[0-9]+)?/)?{_IMAGE_PATH}(?:/{_IMAGE_PATH})*"
+    r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 SIZE_RE = re.compile(r"^(\d{1,7})([kmgKMG]?)[bB]?$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -303,7 +311,7 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             "base_image",
             where,
             problems,
-            None,
+            IMAGE_RE,
             "an image reference like nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04",
         )
         python = item.get("python", defaults.get("python"))

@@ -61,12 +61,15 @@ class ScriptEntry:
     """A user's own repro script (``scenarios: NAME: {script: ...}``, ``repro.config.scripts``).
 
     ``path`` is the absolute path of an existing regular file (a ``.py`` file, or an executable),
-    ``args`` its arguments, ``cwd`` the folder it runs in (matrix.yaml's), all validated.
+    ``args`` its arguments, ``config_dir`` matrix.yaml's folder (the script reads it through
+    ``$REPRO_CONFIG_DIR``; it runs in a private writable folder), all validated. ``outside``:
+    the script lies outside ``config_dir`` (allowed by ``allow_outside: true``, host lane only).
     """
 
     path: str
     args: tuple[str, ...]
-    cwd: str
+    config_dir: str
+    outside: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,9 @@ class ScenarioConfig:
         if self.script is not None:
             entry = self.script
             timeout = self.timeout_s if self.timeout_s is not None else script_scenario.TIMEOUT_S
-            cases = [script_scenario.case(self.name, entry.path, entry.args, entry.cwd, timeout)]
+            cases = [
+                script_scenario.case(self.name, entry.path, entry.args, entry.config_dir, timeout)
+            ]
         else:
             cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
         if timeout_scale != 1.0:

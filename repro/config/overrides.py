@@ -4,7 +4,10 @@ Base image, wheel index URL, wheelhouse and Python may be replaced from the comm
 (``--base-image``...) or the environment (``REPRO_BASE_IMAGE``...), so one matrix.yaml serves a
 laptop, an air-gapped runner and CI. The command line wins over the environment, which wins over
 the file; an empty environment value counts as unset. Each value remembers where it came from,
-for the "effective settings" printout. Never imports torch or the Docker SDK.
+for the "effective settings" printout. An override is checked exactly as the same matrix.yaml key
+(``repro.config.load``: an image reference, a Python version like ``3.12``, printable text), so a
+``;`` in ``$REPRO_PYTHON`` or an ESC byte in ``$REPRO_BASE_IMAGE`` is exit 2 naming the variable.
+Never imports torch or the Docker SDK.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from repro.config.load import IMAGE_RE, PYTHON_RE, describe
+from repro.config.load import _text as is_text
 from repro.config.model import Variant
+from repro.errors import ConfigError
 
 #: override name -> environment variable
 OVERRIDE_ENV = {
@@ -22,6 +28,13 @@ OVERRIDE_ENV = {
     "index_url": "REPRO_INDEX_URL",
     "wheelhouse": "REPRO_WHEELHOUSE",
     "python": "REPRO_PYTHON",
+}
+#: override name -> (pattern or None, what is expected): the checks of the same matrix.yaml key.
+_CHECKS = {
+    "base_image": (IMAGE_RE, "an image reference like python:3.12-slim"),
+    "index_url": (None, "a URL string (may contain {runtime})"),
+    "wheelhouse": (None, "a folder of wheels (a path)"),
+    "python": (PYTHON_RE, 'a Python version like "3.12"'),
 }
 #: Overrides that replace a Variant field (``wheelhouse`` is not one: it replaces the index).
 VARIANT_FIELDS = ("base_image", "index_url", "python")
@@ -48,6 +61,8 @@ class Overrides:
                 values[name], sources[name] = str(cli[name]), f"--{name.replace('_', '-')}"
             elif environ.get(env_name):
                 values[name], sources[name] = environ[env_name], f"${env_name}"
+            if name in values:
+                check(name, values[name], sources[name])
         return cls(values, sources)
 
     def apply(self, variant: Variant) -> Variant:
@@ -61,3 +76,12 @@ class Overrides:
     def source(self, name: str) -> str:
         """Where the effective value of ``name`` came from: the option, ``$VAR`` or matrix.yaml."""
         return self.sources.get(name, "matrix.yaml")
+
+
+def check(name: str, value: str, source: str) -> None:
+    """Raise ConfigError (``SOURCE: expected ..., got ...``) unless ``value`` passes the check of
+    the matrix.yaml key ``name``: printable text of at most ``repro.config.load.MAX_STRING``
+    characters, and for ``base_image`` and ``python`` their patterns."""
+    pattern, expected = _CHECKS[name]
+    if not is_text(value) or (pattern is not None and not pattern.match(value)):
+        raise ConfigError(f"{source}: expected {expected}, got {describe(value)}")

@@ -2,10 +2,18 @@
 
     scenarios:
       my_bug:
-        script: repro/my_bug.py        # relative to matrix.yaml's folder
+        script: repro/my_bug.py        # relative to matrix.yaml's folder, and inside it
         args: ["--steps", "3"]         # strings
         timeout_s: 60
         expect: {outcome: failed, signature: cuda_illegal_instruction, reason: "..."}
+        allow_outside: false           # true: the script may live outside the folder (host lane)
+
+Confinement (issue 25): the script, symlinks resolved, must lie inside matrix.yaml's folder and
+be named by a relative path, because the container lane mounts only that folder (read-only, at
+``repro.containers.spec.CONTAINER_CONFIG_DIR``) and loads the same file there. ``../x.py``, an
+absolute path, or a symlink whose target is outside is exit 2 at load on both lanes, unless the
+entry says ``allow_outside: true``; such an entry runs on the host lane only, and the container
+lane refuses it before starting anything (:func:`check_container_lane`).
 
 The entry becomes a :class:`~repro.config.model.ScenarioConfig` with a
 :class:`~repro.config.model.ScriptEntry` (one case, id = the entry's name, run by
@@ -24,15 +32,20 @@ from typing import Any
 
 from repro import bounds
 from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, ScriptEntry
+from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
 
 #: Keys of a ``script:`` scenario entry.
-SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect"}
+SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
 INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
 #: Most arguments, and longest argument (characters).
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4000
+#: Most bytes of all arguments together (UTF-8, one NUL each): Linux's ARG_MAX is a quarter of
+#: the stack limit (2 MiB under the usual 8 MiB, execve(2)), shared with the environment, and no
+#: single string may pass MAX_ARG_STRLEN (128 KiB), which MAX_ARG_CHARS x 4 bytes stays under.
+MAX_ARGS_BYTES = 512 * 1024
 
 
 def is_script_entry(settings: Any) -> bool:
@@ -47,7 +60,11 @@ def parse_script_entry(
     after adding its problems to ``problems`` (the loader's collector; ``problems.path`` is
     matrix.yaml, whose folder relative script paths start from)."""
     problems.unknown_keys(where, settings, SCRIPT_KEYS)
-    path = _script_path(settings.get("script"), f"{where}.script", problems)
+    allow_outside = settings.get("allow_outside", False)
+    if not isinstance(allow_outside, bool):
+        problems.add(f"{where}.allow_outside", "true or false", allow_outside)
+        return None
+    path = _script_path(settings.get("script"), f"{where}.script", problems, allow_outside)
     args = _args(settings.get("args", []), f"{where}.args", problems)
     timeout = settings.get("timeout_s", script_scenario.TIMEOUT_S)
     if not bounds.CASE_SECONDS.ok(timeout):
@@ -59,7 +76,8 @@ def parse_script_entry(
         return None
     if not isinstance(enabled, bool):
         return None
-    entry = ScriptEntry(str(path), tuple(args), str(Path(problems.path).resolve().parent))
+    folder = Path(problems.path).resolve().parent
+    entry = ScriptEntry(str(path), tuple(args), str(folder), not _inside(path, folder))
     module = script_scenario.__name__
     return ScenarioConfig(name, module, {}, float(timeout), enabled, script=entry)
 
@@ -80,11 +98,47 @@ def inline_expectations(raw_scenarios: Any, first_index: int, problems: Any) -> 
     return out
 
 
-def _script_path(value: Any, key: str, problems: Any) -> Path | None:
+def check_container_lane(cases: Any, config_file: str | os.PathLike) -> None:
+    """Raise ConfigError (one line naming matrix.yaml and the entry) when a selected ``script:``
+    case lies outside ``config_file``'s folder: the container mounts only that folder, so an
+    ``allow_outside`` entry runs on the host lane only. ``cases``: ``repro.scenarios.Case``."""
+    folder = Path(config_file).resolve().parent
+    for case in cases:
+        if case.module != script_scenario.__name__:
+            continue
+        script = str(case.param_dict.get("script", ""))
+        if script and not _inside(Path(script).resolve(), folder):
+            raise ConfigError(
+                f"{config_file}: scenarios.{case.scenario}.allow_outside: expected a script "
+                f"inside {folder} on the container lane (only that folder is mounted; "
+                f"{script} is outside): move it there or run this entry on the host lane"
+            )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (resolved) is ``folder`` or below it (``folder`` resolved)."""
+    return path.resolve().is_relative_to(folder)
+
+
+def _script_path(value: Any, key: str, problems: Any, allow_outside: bool) -> Path | None:
     if not isinstance(value, str) or not value.strip() or not value.isprintable():
         problems.add(key, "a path to your repro script, relative to matrix.yaml's folder", value)
         return None
-    path = (Path(problems.path).resolve().parent / value).absolute()
+    folder = Path(problems.path).resolve().parent
+    path = (folder / value).absolute()
+    if not allow_outside:
+        where = None
+        if os.path.isabs(value):
+            where = "is an absolute path"
+        elif not _inside(path, folder):
+            where = f"resolves to {path.resolve()}"
+        if where is not None:
+            problems.add(
+                key,
+                f"a path inside matrix.yaml's folder {folder} ({value!r} {where}; the container "
+                "lane mounts only that folder; allow_outside: true runs it on the host lane only)",
+            )
+            return None
     try:
         mode = os.stat(path).st_mode  # follows a symlink: its target must be a regular file
     except OSError as exc:
@@ -105,11 +159,17 @@ def _args(value: Any, key: str, problems: Any) -> list[str] | None:
     if not isinstance(value, list) or len(value) > MAX_ARGS:
         problems.add(key, f"a list of at most {MAX_ARGS} strings", value)
         return None
+    total = 0
     for index, arg in enumerate(value):
         # No NUL (execve cannot pass it); numbers must be quoted so "1e3" stays "1e3".
         if not isinstance(arg, str) or "\0" in arg or len(arg) > MAX_ARG_CHARS:
-            problems.add(f"{key}[{index}]", "a string (quote numbers and booleans)", arg)
+            limit = f" of at most {MAX_ARG_CHARS} characters" if isinstance(arg, str) else ""
+            problems.add(f"{key}[{index}]", f"a string{limit} (quote numbers and booleans)", arg)
             return None
+        total += len(arg.encode("utf-8", "surrogatepass")) + 1
+    if total > MAX_ARGS_BYTES:
+        problems.add(key, f"arguments of at most {MAX_ARGS_BYTES} bytes in all (got {total})")
+        return None
     return list(value)
 
 

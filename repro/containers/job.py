@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro import config as matrix_mod
+from repro.config import scripts as script_entries
 from repro.containers import build_settings, images, start_failure
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
@@ -208,8 +209,11 @@ def docker_run(
     """Run the cases in each variant's image in turn; the worst exit status (0, 1 or 3).
 
     ``timeout_scale``: the effective scale for the container timeout (the matrix default
-    when the command line gives none). Refreshes ``opts.report_dir`` afterwards.
+    when the command line gives none). Refreshes ``opts.report_dir`` afterwards. Raises
+    ConfigError before anything starts when a ``script:`` case lies outside matrix.yaml's folder
+    (``allow_outside``: the container mounts only that folder).
     """
+    script_entries.check_container_lane(cases, opts.config_file)
     preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
     timeout = opts.timeout_s or container_timeout(cases, timeout_scale)
     too_old = {s.variant.id: start_failure.driver_check(host, s.variant) for s in all_settings}

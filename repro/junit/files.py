@@ -4,11 +4,13 @@ A FIFO, a device (``/dev/zero``), a socket or a directory given where a file was
 not block the reader or exhaust memory (issue 9): the file is opened with ``O_NONBLOCK`` (opening
 a FIFO that way returns at once), checked with ``fstat`` to be a regular file *after* opening (no
 race between a check and the open), and read to at most ``limit + 1`` bytes.
-Used by the JUnit reader, the ``run.json`` sidecar reader and the report's history reader.
+Used by the JUnit reader, the ``run.json`` sidecar reader, the report's history reader,
+``repro compare`` (streamed: :func:`open_capped`) and every ``--fingerprint`` option.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from pathlib import Path
@@ -33,12 +35,8 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
-def read_capped(path: Path | str, limit: int) -> bytes:
-    """The bytes of the regular file ``path`` (symlinks followed), at most ``limit`` of them.
-
-    Raises InputRefused when the path cannot be opened (missing, symlink loop, permission), is
-    not a regular file, or holds more than ``limit`` bytes (the file is refused, never cut).
-    """
+def _open_regular(path: Path | str, limit: int) -> int:
+    """A descriptor of the regular file ``path`` of at most ``limit`` bytes (InputRefused else)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -49,6 +47,20 @@ def read_capped(path: Path | str, limit: int) -> bytes:
             raise InputRefused(f"not a regular file ({file_kind(info.st_mode)})")
         if info.st_size > limit:
             raise InputRefused(f"over size cap ({info.st_size} bytes > {limit})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_capped(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (symlinks followed), at most ``limit`` of them.
+
+    Raises InputRefused when the path cannot be opened (missing, symlink loop, permission), is
+    not a regular file, or holds more than ``limit`` bytes (the file is refused, never cut).
+    """
+    fd = _open_regular(path, limit)
+    try:
         chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -64,6 +76,39 @@ def read_capped(path: Path | str, limit: int) -> bytes:
     if len(data) > limit:  # grew after fstat
         raise InputRefused(f"over size cap (> {limit} bytes)")
     return data
+
+
+class _CappedStream(io.RawIOBase):
+    """A raw binary stream over ``fd`` that raises InputRefused past ``limit`` bytes."""
+
+    def __init__(self, fd: int, limit: int):
+        self._fd, self._left = fd, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        try:
+            count = os.readv(self._fd, [buffer])
+        except OSError as exc:
+            raise InputRefused(f"cannot read: {exc.strerror or exc}") from None
+        self._left -= count
+        if self._left < 0:  # grew after fstat
+            raise InputRefused("over size cap (the file grew while read)")
+        return count
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
+
+def open_capped(path: Path | str, limit: int) -> io.BufferedReader:
+    """:func:`read_capped`'s checks, for a file read as a stream (a parser that keeps only what
+    it needs): a buffered binary reader of the regular file ``path``, which must hold at most
+    ``limit`` bytes. Raises InputRefused as :func:`read_capped` does, on opening or (a file that
+    grows) while read. Close it (``with``)."""
+    return io.BufferedReader(_CappedStream(_open_regular(path, limit), limit), 1 << 20)
 
 
 def is_within(path: Path | str, root: Path | str) -> bool:

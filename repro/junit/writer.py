@@ -18,11 +18,14 @@ This module only writes. Reading (untrusted, any producer) lives in ``repro.repo
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import IO
 
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
 
@@ -114,8 +117,14 @@ def build_xml(
     return xml
 
 
+#: A temporary file younger than this (seconds) is never swept: its writer may not hold its
+#: lock yet (it is taken right after the file is created).
+STALE_TEMP_AGE_S = 60.0
+
+
 def _create_temp(path: Path) -> tuple[int, str]:
-    """Open a new, unique temporary file beside ``path`` with mode 0o666 less the umask.
+    """Open a new, unique temporary file beside ``path`` with mode 0o666 less the umask, and hold
+    an exclusive flock on it until it is closed (:func:`sweep_stale_temps` leaves locked ones).
 
     ``tempfile.mkstemp`` always creates 0600, which would leave results unreadable to the group
     and others however the user's umask is set (issue 12); ``os.open`` lets the kernel apply it.
@@ -123,10 +132,48 @@ def _create_temp(path: Path) -> tuple[int, str]:
     for _ in range(100):
         tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666), str(tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
         except FileExistsError:
             continue
+        with contextlib.suppress(OSError):  # a filesystem without flock: never swept early
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd, str(tmp)
     raise FileExistsError(f"{path.parent}: no free temporary file name for {path.name}")
+
+
+def sweep_stale_temps(path: Path, now: float | None = None) -> list[Path]:
+    """Remove the temporary files :func:`_create_temp` left beside ``path`` when their writer
+    died (a killed ``repro report`` left an 18.9 MB ``.matrix.json.*.tmp``, issue 25): those no
+    process holds a lock on and older than :data:`STALE_TEMP_AGE_S`. Judged by the lock, not by
+    a pid, so a live writer in another pid namespace is never swept. Returns what was removed;
+    never raises."""
+    path = Path(path)
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.[0-9a-f]{{12}}\.tmp$")
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not pattern.match(name):
+            continue
+        tmp = path.parent / name
+        try:
+            fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if now - os.fstat(fd).st_mtime < STALE_TEMP_AGE_S:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while its writer lives
+            os.unlink(tmp)
+            removed.append(tmp)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -136,18 +183,31 @@ def write_atomic(path: Path, data: bytes) -> None:
     usual 022), fsyncs it, then ``os.replace``s it. Raises OSError if the directory is not
     writable.
     """
-    path = Path(path)
-    fd, tmp = _create_temp(path)
+    tmp = write_temp(path, lambda handle: handle.write(data))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_temp(path: Path, write: Callable[[IO[bytes]], object]) -> str:
+    """Stream a new version of ``path`` into a locked temporary file beside it: ``write`` gets
+    the binary file handle (so a large output is never held in memory whole). Returns the
+    temporary file's path, fsynced, for the caller to ``os.replace`` onto ``path``; removes it
+    and re-raises when ``write`` or the I/O fails."""
+    fd, tmp = _create_temp(Path(path))
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
 
 
 def write_junit(

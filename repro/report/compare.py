@@ -12,10 +12,14 @@ whose candidate mean is more than the threshold (default 20%) below the baseline
 number of samples behind each figure.
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
-``repro.report.merge.build_report``). :func:`exit_code`: 1 when there is a regression (a
+``repro.report.merge.build_report``). A matrix.json is read as a stream
+(``repro.report.stream``) straight into the compact index compare works on (:class:`Side`),
+never as a whole dict: memory grows with the cases kept (about 0.5 KB each, at most
+``repro.report.stream.MAX_MATRIX_CASES`` per side, else one-line ConfigError), not with the
+file's text. :func:`exit_code`: 1 when there is a regression (a
 regression the candidate's ``expect:`` entries mark as expected does not count; neither do
-throughput drops unless asked), 0 otherwise. :func:`compare` is pure: two matrix.json dicts in,
-one JSON-able dict out. The command line is ``repro.cli.report``.
+throughput drops unless asked), 0 otherwise. :func:`compare` is pure: two matrix.json dicts (or
+:class:`Side` indexes) in, one JSON-able dict out. The command line is ``repro.cli.report``.
 
 This module never imports torch.
 """
@@ -24,17 +28,18 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.reader import MAX_METRIC
 from repro.outcomes import PROBLEM_VALUES, SEVERITY_RANK
-from repro.report.history import read_matrix
 from repro.report.markdown import md_escape
 from repro.report.merge import build_report
+from repro.report.stream import read_cells
 
 DEFAULT_THRESHOLD = 0.20
 RATE_SUFFIX = "_per_s"
@@ -46,7 +51,7 @@ PROBLEM_OUTCOMES = PROBLEM_VALUES
 # Indexing one matrix
 
 
-@dataclass
+@dataclass(slots=True)
 class _Case:
     """One case id in one cell; duplicates (foreign files adding up) keep the worst outcome."""
 
@@ -54,7 +59,8 @@ class _Case:
     signature: str | None
     message: str
     expected: bool
-    metrics: dict[str, list[float]] = field(default_factory=dict)
+    #: Rate metrics only (the ones compared); None until the first one (most cases have none).
+    metrics: dict[str, list[float]] | None = None
     #: Passed only on a rerun (matrix.json ``"flaky": true`` on a passed case).
     flaky: bool = False
     first_signature: str | None = None
@@ -64,10 +70,25 @@ class _Case:
         if SEVERITY_RANK.get(outcome, 99) < SEVERITY_RANK.get(self.outcome, 99):
             self.outcome = outcome
             self.signature = item.get("signature")
-            self.message = str(item.get("message") or "")
+            self.message = _text(item.get("message") or "")
             self.expected = _is_expected(item)
             self.flaky, self.first_signature = _flaky_of(item)
-        _add_metrics(self.metrics, item.get("metrics"))
+        self.metrics = _add_metrics(self.metrics, item.get("metrics"))
+
+    def absorb(self, other: _Case) -> None:
+        """Merge the same case id from another cell with the same key (as :meth:`add` does)."""
+        if SEVERITY_RANK.get(other.outcome, 99) < SEVERITY_RANK.get(self.outcome, 99):
+            self.outcome, self.signature, self.message = (
+                other.outcome,
+                other.signature,
+                other.message,
+            )
+            self.expected, self.flaky = other.expected, other.flaky
+            self.first_signature = other.first_signature
+        for name, values in (other.metrics or {}).items():
+            if self.metrics is None:
+                self.metrics = {}
+            self.metrics.setdefault(name, []).extend(values)
 
 
 def _is_expected(item: Mapping[str, Any]) -> bool:
@@ -82,25 +103,77 @@ def _flaky_of(item: Mapping[str, Any]) -> tuple[bool, str | None]:
     return flaky, (str(first) if flaky and first else None)
 
 
-def _add_metrics(into: dict[str, list[float]], metrics: Any) -> None:
+def _add_metrics(
+    into: dict[str, list[float]] | None, metrics: Any
+) -> dict[str, list[float]] | None:
+    """``into`` (created when needed) with the usable rate metrics (``*_per_s``) of ``metrics``
+    added; the others are never compared, so never kept."""
     if not isinstance(metrics, Mapping):
-        return
+        return into
     for name, value in metrics.items():
         # A hand-edited matrix.json may hold 1e308: it would overflow every mean.
         if (
-            isinstance(value, (int, float))
+            str(name).endswith(RATE_SUFFIX)
+            and isinstance(value, (int, float))
             and not isinstance(value, bool)
             and math.isfinite(value)
             and abs(value) <= MAX_METRIC
         ):
-            into.setdefault(str(name), []).append(float(value))
+            into = {} if into is None else into
+            into.setdefault(_text(name), []).append(float(value))
+    return into
 
 
 Index = dict[tuple[str, str], dict[tuple[str, str], _Case]]
 
 
-def _index(matrix: Mapping[str, Any], side: str) -> tuple[Index, dict[tuple[str, str], str]]:
-    """(cells -> cases, cells -> effective state). Raises ConfigError on a malformed matrix."""
+@dataclass
+class Side:
+    """One side of a comparison, indexed: ``index`` (cell key -> case key -> case), ``states``
+    (cell key -> effective state), the matrix's ``generated_at``."""
+
+    index: Index
+    states: dict[tuple[str, str], str]
+    generated_at: Any = None
+
+
+def _text(value: Any) -> str:
+    """``str(value)``, interned: outcomes, scenarios, signatures and messages repeat across many
+    cases (one copy each keeps a side's index small)."""
+    return sys.intern(str(value))
+
+
+def _add_case(cases: dict[tuple[str, str], _Case], item: Any, where: str) -> None:
+    """Index one matrix.json case into ``cases``; raises ConfigError naming ``where``."""
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"{where}: expected an object")
+    case_key = (_text(item.get("scenario") or ""), str(item.get("case") or ""))
+    existing = cases.get(case_key)
+    if existing is None:
+        signature = item.get("signature")
+        case = _Case(
+            _text(item.get("outcome")),
+            _text(signature) if isinstance(signature, str) else signature,
+            _text(item.get("message") or ""),
+            _is_expected(item),
+        )
+        case.flaky, case.first_signature = _flaky_of(item)
+        case.metrics = _add_metrics(None, item.get("metrics"))
+        cases[case_key] = case
+    else:
+        existing.add(item)
+
+
+def _cell_key(cell: Mapping[str, Any]) -> tuple[tuple[str, str], str]:
+    key = (_text(cell.get("host")), _text(cell.get("variant")))
+    return key, _text(cell.get("effective_state") or cell.get("state") or "")
+
+
+def side_of(matrix: Mapping[str, Any] | Side, side: str) -> Side:
+    """The :class:`Side` of a matrix.json dict (a Side is returned as it is). Raises
+    ConfigError on a malformed matrix."""
+    if isinstance(matrix, Side):
+        return matrix
     cells = matrix.get("cells")
     if not isinstance(cells, list):
         raise ConfigError(f"{side}: not a matrix (no 'cells' list)")
@@ -109,27 +182,38 @@ def _index(matrix: Mapping[str, Any], side: str) -> tuple[Index, dict[tuple[str,
     for position, cell in enumerate(cells):
         if not isinstance(cell, Mapping) or not isinstance(cell.get("cases"), list):
             raise ConfigError(f"{side}: cells[{position}]: expected an object with a 'cases' list")
-        key = (str(cell.get("host")), str(cell.get("variant")))
-        states[key] = str(cell.get("effective_state") or cell.get("state") or "")
+        key, states[key] = _cell_key(cell)
         cases = index.setdefault(key, {})
         for number, item in enumerate(cell["cases"]):
-            if not isinstance(item, Mapping):
-                raise ConfigError(f"{side}: cells[{position}].cases[{number}]: expected an object")
-            case_key = (str(item.get("scenario") or ""), str(item.get("case") or ""))
-            existing = cases.get(case_key)
-            if existing is None:
-                case = _Case(
-                    str(item.get("outcome")),
-                    item.get("signature"),
-                    str(item.get("message") or ""),
-                    _is_expected(item),
-                )
-                case.flaky, case.first_signature = _flaky_of(item)
-                _add_metrics(case.metrics, item.get("metrics"))
-                cases[case_key] = case
-            else:
-                existing.add(item)
-    return index, states
+            _add_case(cases, item, f"{side}: cells[{position}].cases[{number}]")
+    return Side(index, states, matrix.get("generated_at"))
+
+
+def read_side(path: Path) -> Side:
+    """The :class:`Side` of the matrix.json file ``path``, streamed (bounded memory: see the
+    module docstring). Raises ConfigError (one line) as ``repro.report.stream.read_cells``."""
+    index: Index = {}
+    states: dict[tuple[str, str], str] = {}
+    pending: dict[tuple[str, str], _Case] = {}
+
+    def on_case(item: Mapping[str, Any], cell: int, number: int) -> None:
+        _add_case(pending, item, f"{path}: cells[{cell}].cases[{number}]")
+
+    def on_cell(cell: Mapping[str, Any], _position: int) -> None:
+        key, states[key] = _cell_key(cell)
+        cases = index.get(key)
+        if cases is None:
+            index[key] = dict(pending)
+        else:  # a second cell with the same key: its cases add up, as in side_of
+            for case_key, case in pending.items():
+                if case_key in cases:
+                    cases[case_key].absorb(case)
+                else:
+                    cases[case_key] = case
+        pending.clear()
+
+    top = read_cells(path, on_case, on_cell)
+    return Side(index, states, top.get("generated_at"))
 
 
 def _pair_lone_variants(
@@ -171,20 +255,22 @@ def _mean(values: list[float]) -> float:
 
 
 def compare(
-    base: Mapping[str, Any],
-    cand: Mapping[str, Any],
+    base: Mapping[str, Any] | Side,
+    cand: Mapping[str, Any] | Side,
     *,
     threshold: float = DEFAULT_THRESHOLD,
     base_name: str = "BASE",
     cand_name: str = "CAND",
 ) -> dict[str, Any]:
-    """Compare two matrix.json dicts; everything is sorted by host, variant, scenario, case.
+    """Compare two matrix.json dicts (or their :class:`Side` indexes); everything is sorted by
+    host, variant, scenario, case.
 
     ``threshold`` is the relative throughput drop that is reported (0.20 = 20%). Raises
     ConfigError when either side is not a matrix.
     """
-    base_index, base_states = _index(base, base_name)
-    cand_index, cand_states = _index(cand, cand_name)
+    base_side, cand_side = side_of(base, base_name), side_of(cand, cand_name)
+    base_index, base_states = base_side.index, base_side.states
+    cand_index, cand_states = cand_side.index, cand_side.states
     paired = _pair_lone_variants(base_index, base_states, cand_index, cand_states)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
     flaky: list[dict[str, Any]] = []
@@ -282,8 +368,8 @@ def compare(
     counted = [r for r in regressions if not r["expected"]]
     result = {
         "threshold": threshold,
-        "base": _side_summary(base, base_index, base_name),
-        "cand": _side_summary(cand, cand_index, cand_name),
+        "base": _side_summary(base_side, base_name),
+        "cand": _side_summary(cand_side, cand_name),
         "regressions": regressions,
         "flaky": flaky,
         "fixes": fixes,
@@ -320,6 +406,8 @@ def compare(
 
 def _drops(where: dict[str, str], old: _Case, new: _Case, threshold: float) -> list[dict[str, Any]]:
     out = []
+    if not old.metrics or not new.metrics:
+        return out
     for metric in sorted(set(old.metrics) & set(new.metrics)):
         if not metric.endswith(RATE_SUFFIX):
             continue
@@ -345,12 +433,12 @@ def _drops(where: dict[str, str], old: _Case, new: _Case, threshold: float) -> l
     return out
 
 
-def _side_summary(matrix: Mapping[str, Any], index: Index, name: str) -> dict[str, Any]:
+def _side_summary(side: Side, name: str) -> dict[str, Any]:
     return {
         "name": name,
-        "generated_at": matrix.get("generated_at"),
-        "cells": len(index),
-        "cases": sum(len(cases) for cases in index.values()),
+        "generated_at": side.generated_at,
+        "cells": len(side.index),
+        "cases": sum(len(cases) for cases in side.index.values()),
     }
 
 
@@ -517,8 +605,9 @@ def render_markdown(result: Mapping[str, Any]) -> str:
 # Inputs
 
 
-def load_side(path: Path, config: Any = None) -> dict[str, Any]:
-    """A matrix.json file, or a results directory / JUnit file merged in memory.
+def load_side(path: Path, config: Any = None) -> Side:
+    """The :class:`Side` of a matrix.json file (streamed: :func:`read_side`), or of a results
+    directory / JUnit file merged in memory (``build_report``, within the reader's caps).
 
     Raises ConfigError (one line) for a missing path, a file that is not a matrix, or a
     directory without JUnit files.
@@ -532,5 +621,5 @@ def load_side(path: Path, config: Any = None) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: no JUnit XML files found (expected a results directory or a matrix.json)"
             )
-        return merged.matrix
-    return read_matrix(path)
+        return side_of(merged.matrix, str(path))
+    return read_side(path)

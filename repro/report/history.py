@@ -2,31 +2,30 @@
 
 ``repro report --history DIR`` keeps the ``matrix.json`` about to be replaced as
 ``DIR/matrix-<UTC stamp>.json`` and compares the new cells with the newest :data:`HISTORY_LIMIT`
-kept ones (``repro.report.merge``: newly red, newly green, red streaks). ``repro compare`` reads
-its two sides with :func:`read_matrix`. Every file here is untrusted: regular files only (a FIFO
-or device never blocks), a byte cap, and JSON of any depth is an error, never a crash.
+kept ones (``repro.report.merge``: newly red, newly green, red streaks), each read as a stream
+and reduced to its cells' states (``repro.report.stream``). Every file here is untrusted:
+regular files only (a FIFO or device never blocks), a byte cap, a cell cap, and JSON of any depth
+is an error, never a crash.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import shutil
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from repro.errors import ConfigError, FatalError
-from repro.junit.files import InputRefused, read_capped
-from repro.junit.writer import write_atomic
-from repro.report.model import SCHEMA_VERSION
+from repro.junit.files import InputRefused, open_capped
+from repro.junit.writer import sweep_stale_temps, write_temp
+from repro.report.stream import MAX_MATRIX_BYTES, read_states
 
 #: How many of the newest earlier matrices a ``--history`` directory contributes.
 HISTORY_LIMIT = 20
 HISTORY_PREFIX = "matrix-"
-#: A matrix.json larger than this is refused (bytes).
-MAX_MATRIX_BYTES = 512 * 1024 * 1024
 
 
 def _stamp(generated_at: str) -> str:
@@ -38,27 +37,6 @@ def _stamp(generated_at: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def read_matrix(path: Path) -> dict[str, Any]:
-    """A matrix.json file as a dict. Raises ConfigError (one line) when it is not one (also for a
-    FIFO, a device, a file over MAX_MATRIX_BYTES or JSON nested too deeply)."""
-    try:
-        data = json.loads(read_capped(path, MAX_MATRIX_BYTES))
-    except InputRefused as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: not a matrix.json (JSON nested too deeply)") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise ConfigError(f"{path}: not a matrix.json (expected an object with a 'cells' list)")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path}: matrix.json schema_version {data.get('schema_version')!r} is not supported "
-            f"(expected {SCHEMA_VERSION})"
-        )
-    return data
 
 
 _HISTORY_NAME_RE = re.compile(r"^matrix-(\d{8}T\d{6}Z)(?:-(\d+))?\.json$")
@@ -76,8 +54,9 @@ def load_history(
     history_dir: Path, limit: int = HISTORY_LIMIT
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Earlier matrices kept in ``history_dir`` (``matrix-<UTC stamp>.json``), oldest first, at
-    most the newest ``limit``; plus one warning per file that could not be read. Raises
-    ConfigError when ``history_dir`` exists but is not a directory."""
+    most the newest ``limit``, each reduced to its cells' states (``repro.report.stream.
+    read_states``: bounded memory whatever their size); plus one warning per file that could
+    not be read. Raises ConfigError when ``history_dir`` exists but is not a directory."""
     history_dir = Path(history_dir)
     if not os.path.lexists(history_dir):
         return [], []
@@ -94,10 +73,40 @@ def load_history(
     entries, warnings = [], []
     for name in names[-limit:] if limit > 0 else []:
         try:
-            entries.append(read_matrix(history_dir / name))
+            entries.append(read_states(history_dir / name))
         except ConfigError as exc:
             warnings.append(f"history: {exc}; skipped")
     return entries, warnings
+
+
+_CHUNK = 1 << 20
+
+
+def _copy(source: Path, out: IO[bytes]) -> None:
+    """Copy ``source`` (a matrix.json, through the capped reader) to ``out`` chunk by chunk: a
+    matrix.json of hundreds of MB is never held in memory. Raises ConfigError for a file the
+    reader refuses."""
+    try:
+        with open_capped(source, MAX_MATRIX_BYTES) as handle:
+            shutil.copyfileobj(handle, out, _CHUNK)
+    except InputRefused as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _same_bytes(source: Path, kept: Path) -> bool:
+    """Whether ``kept`` holds exactly the bytes of ``source`` (compared chunk by chunk; a
+    ``kept`` that the capped reader refuses, a FIFO for one, is not the same)."""
+    try:
+        size = os.stat(source).st_size
+        with open_capped(kept, size) as theirs, open_capped(source, MAX_MATRIX_BYTES) as ours:
+            while True:
+                mine = ours.read(_CHUNK)
+                if mine != theirs.read(_CHUNK):
+                    return False
+                if not mine:
+                    return True
+    except (InputRefused, OSError):
+        return False
 
 
 def archive_previous(
@@ -111,22 +120,18 @@ def archive_previous(
     if not source.is_file():
         return None
     if previous is None:
-        previous = read_matrix(source)
+        previous = read_states(source)
     history_dir = Path(history_dir)
     history_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{HISTORY_PREFIX}{_stamp(str(previous.get('generated_at')))}"
-    try:
-        data = read_capped(source, MAX_MATRIX_BYTES)
-    except InputRefused as exc:
-        raise ConfigError(f"{source}: {exc}") from None
     for number in range(10_000):
         target = history_dir / (f"{stem}.json" if number == 0 else f"{stem}-{number}.json")
         if not os.path.lexists(target):
-            write_atomic(target, data)
+            sweep_stale_temps(target)  # a killed report's copy
+            tmp = write_temp(target, lambda out: _copy(source, out))
+            os.replace(tmp, target)
             return target
-        try:
-            if read_capped(target, len(data)) == data:
-                return None  # already kept
-        except InputRefused:
-            continue  # not a copy of ours (a FIFO, another size): try the next name
+        if _same_bytes(source, target):
+            return None  # already kept
+        # not a copy of ours (a FIFO, other bytes): try the next name
     raise FatalError(f"{history_dir}: too many reports generated at {previous.get('generated_at')}")

@@ -108,9 +108,10 @@ def rerun_fields(props: dict[str, str]) -> dict[str, Any]:
 # Records
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseRecord:
-    """One ``<testcase>`` after classification."""
+    """One ``<testcase>`` after classification (``__slots__``: a report holds up to
+    ``repro.junit.reader.MAX_TESTCASES_TOTAL`` of them, so each one's size bounds its memory)."""
 
     scenario: str
     case: str

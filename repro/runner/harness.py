@@ -199,7 +199,7 @@ def serve(report_fd: int, parent_pid: int, case_setup: Callable[[], None] | None
     events path and workdir come from ``os.environ`` (``repro.runner.protocol.case_env``).
     Returns (or ends the process with) the case's exit status, as :func:`_watch` does.
     """
-    spec = json.loads(os.environ[protocol.CASE_VAR])
+    spec = protocol.case_spec()
     proctree.become_subreaper()
     if os.getppid() != parent_pid:
         return 1

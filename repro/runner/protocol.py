@@ -28,6 +28,7 @@ from repro import proctree
 
 #: Environment variables the runner sets for a case.
 CASE_VAR = "REPRO_CASE"  # JSON {"scenario", "module", "case_id", "params", "expect_accelerator"}
+CASE_FILE_VAR = "REPRO_CASE_FILE"  # path of that JSON when too long for one environment string
 EVENTS_VAR = "REPRO_EVENTS"  # path of the events file
 WORKDIR_VAR = "REPRO_WORKDIR"  # the case's private temporary directory
 REPORT_FD_VAR = "REPRO_REPORT_FD"  # harness -> runner: leftovers it killed (one JSON line)
@@ -43,6 +44,13 @@ MAX_LINE_BYTES = 64 * 1024
 MAX_EVENTS_BYTES = 16 * 1024 * 1024
 #: One read's size (bytes): memory stays bounded whatever the file is.
 CHUNK_BYTES = 256 * 1024
+#: A case spec longer than this (bytes) goes to a file (:data:`CASE_FILE_VAR`) instead of
+#: ``REPRO_CASE``: Linux refuses any one environment string over 128 KiB (MAX_ARG_STRLEN,
+#: execve(2): E2BIG), and every process of the case inherits the environment (issue 25: a
+#: script entry's 40 x 4,000-character arguments).
+CASE_ENV_MAX_BYTES = 16 * 1024
+#: Largest spec file read back (bytes): a script entry's arguments are capped far below it.
+CASE_FILE_MAX_BYTES = 8 * 1024 * 1024
 
 
 def case_env(
@@ -56,8 +64,10 @@ def case_env(
     """The environment of a case's harness: ``base`` (the runner's), then the variant's
     ``extra``, then the protocol variables (which always win).
 
-    ``spec`` is the ``REPRO_CASE`` JSON object; ``token`` tags every process of the case
-    (``repro.proctree.TOKEN_VAR``) so leftovers can be found by environment.
+    ``spec`` is the ``REPRO_CASE`` JSON object, written to ``workdir/case.json``
+    (``REPRO_CASE_FILE``) instead when longer than :data:`CASE_ENV_MAX_BYTES` (raises OSError
+    when it cannot be written); :func:`case_spec` reads either. ``token`` tags every process of
+    the case (``repro.proctree.TOKEN_VAR``) so leftovers can be found by environment.
     """
     env = dict(base)
     env.update(extra)
@@ -66,12 +76,37 @@ def case_env(
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"  # spawned workers and ranks print stacks on fatal signals too
-    env[CASE_VAR] = json.dumps(spec)
+    text = json.dumps(spec)
+    env.pop(CASE_FILE_VAR, None)
+    env.pop(CASE_VAR, None)
+    if len(text.encode()) <= CASE_ENV_MAX_BYTES:
+        env[CASE_VAR] = text
+    else:
+        path = workdir / "case.json"
+        path.write_text(text, encoding="utf-8")
+        env[CASE_FILE_VAR] = str(path)
     env[EVENTS_VAR] = str(events)
     env[WORKDIR_VAR] = str(workdir)
     env[proctree.TOKEN_VAR] = token
     env[RUNNER_PID_VAR] = str(os.getpid())
     return env
+
+
+def case_spec(environ: dict[str, str] | os._Environ = os.environ) -> dict[str, Any]:
+    """The case spec :func:`case_env` passed: ``REPRO_CASE``, else the file named by
+    ``REPRO_CASE_FILE`` (at most :data:`CASE_FILE_MAX_BYTES`). Raises KeyError when neither is
+    set, ValueError when the spec is not a JSON object or the file is too large."""
+    if CASE_VAR in environ:
+        spec = json.loads(environ[CASE_VAR])
+    else:
+        with open(environ[CASE_FILE_VAR], "rb") as handle:
+            data = handle.read(CASE_FILE_MAX_BYTES + 1)
+        if len(data) > CASE_FILE_MAX_BYTES:
+            raise ValueError(f"{environ[CASE_FILE_VAR]}: over {CASE_FILE_MAX_BYTES} bytes")
+        spec = json.loads(data)
+    if not isinstance(spec, dict):
+        raise ValueError("the case spec is not a JSON object")
+    return spec
 
 
 def append_event(path: str, started: float, event: str, fields: dict[str, Any]) -> None:

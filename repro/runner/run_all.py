@@ -76,7 +76,8 @@ def run_all(
     ``junit.xml`` and are written before the first case starts; ``run.json`` counts cases only.
 
     Raises FatalError (exit 3) when the results directory cannot be written (ENOSPC, EROFS...):
-    the case that was running is killed, ``junit.xml`` keeps every case finished before it.
+    the case that was running is killed, ``junit.xml`` keeps every case finished before it (the
+    message says so only when there is one: a disk full from the start leaves none).
     """
     proctree.become_subreaper()
     plan_zygote(ctx, [case for case in cases if _not_run(ctx, case) is None])
@@ -87,11 +88,11 @@ def run_all(
     except OSError as exc:
         why = exc.strerror or str(exc)
         where = exc.filename or ctx.run_dir
-        junit = ctx.run_dir / "junit.xml"
+        junit = Path(ctx.run_dir) / "junit.xml"
         kept = (
-            f"{junit} keeps every finished case"
+            f"junit.xml in {ctx.run_dir} keeps every case written before it"
             if junit.is_file()
-            else f"no case had finished, so there is no {junit}"
+            else f"no junit.xml was written in {ctx.run_dir}"
         )
         raise FatalError(f"{where}: cannot write results: {why}; the run stopped, {kept}") from None
     finally:

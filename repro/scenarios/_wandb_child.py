@@ -18,11 +18,11 @@ the parent's asyncio thread in an affected release.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 import time
 
+from repro.runner import protocol
 from repro.runner.case_api import Context
 from repro.runner.harness import arm_stack_dump
 from repro.scenarios.fork_safety import WORKERS, CollectingDataset, child_budget_s
@@ -53,7 +53,7 @@ def _open_public_api(ctx: Context):
 
 def main(start_method: str) -> None:
     arm_stack_dump()
-    case = json.loads(os.environ["REPRO_CASE"])
+    case = protocol.case_spec()
     ctx = Context(
         case["case_id"], case["params"], os.environ["REPRO_EVENTS"], os.environ["REPRO_WORKDIR"]
     )

@@ -16,7 +16,14 @@ stderr are the case log. Its ending becomes the case's, classified like a built-
   watchdog's stack-dump signal, so the script's own stack lands in the log.
 
 A ``.py`` script runs with the interpreter under test (this case's ``sys.executable``); any
-other file is executed directly. It runs in ``cwd`` (matrix.yaml's folder), stdin closed.
+other file is executed directly, stdin closed. It runs in the case's private writable folder
+(``ctx.workdir``, removed after the case) on both lanes, since the container mounts matrix.yaml's
+folder read-only; that folder is readable at ``$REPRO_CONFIG_DIR`` (:data:`CONFIG_DIR_VAR`),
+and the script's own folder is first on ``sys.path`` as under ``python SCRIPT``.
+Its arguments reach it on the command line (each at most
+``repro.config.scripts.MAX_ARG_CHARS`` characters); the case's spec that carries them is
+written to a file when large (``repro.runner.protocol.case_env``), never into one
+environment string, which Linux caps at 128 KiB (MAX_ARG_STRLEN).
 Never imports torch.
 """
 
@@ -38,10 +45,12 @@ if TYPE_CHECKING:  # annotations only: loading matrix.yaml must not import the r
     from repro.runner.case_api import Context
 
 #: Placeholder grid: the real values come from matrix.yaml (``repro.config.scripts``).
-PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "cwd": [""]}
+PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "config_dir": [""]}
 TIMEOUT_S = 300.0
 #: Parameters never shown in the case id: the id is the entry's name.
-HIDDEN = ("script", "args", "cwd")
+HIDDEN = ("script", "args", "config_dir")
+#: The environment variable that holds matrix.yaml's folder (absolute) for the script.
+CONFIG_DIR_VAR = "REPRO_CONFIG_DIR"
 #: ``repro.runner.harness.DUMP_SIGNAL`` (a test keeps them equal): not imported, so loading
 #: matrix.yaml never imports the harness. Workers the script spawns do not answer it (only
 #: ``-X faulthandler``'s fatal-signal dumps reach them through PYTHONFAULTHANDLER).
@@ -59,13 +68,13 @@ BOOTSTRAP = (
 )
 
 
-def case(name: str, script: str, args: Sequence[str], cwd: str, timeout_s: float) -> Case:
-    """The one case of a ``script:`` entry called ``name``: id ``name``; ``script`` and ``cwd``
-    are absolute paths, ``timeout_s`` seconds."""
+def case(name: str, script: str, args: Sequence[str], config_dir: str, timeout_s: float) -> Case:
+    """The one case of a ``script:`` entry called ``name``: id ``name``; ``script`` and
+    ``config_dir`` (matrix.yaml's folder) are absolute paths, ``timeout_s`` seconds."""
     return Case(
         scenario=name,
         module=__name__,
-        params=(("script", script), ("args", tuple(args)), ("cwd", cwd)),
+        params=(("script", script), ("args", tuple(args)), ("config_dir", config_dir)),
         timeout_s=float(timeout_s),
         quiet=HIDDEN,
     )
@@ -101,8 +110,10 @@ def run(ctx: Context, params: dict[str, Any]) -> None:
     ctx.heartbeat("script")  # one beat: a hung script reads "last phase 'script'"
     sys.stdout.flush()
     sys.stderr.flush()
+    env = dict(os.environ)
+    env[CONFIG_DIR_VAR] = str(params.get("config_dir") or os.path.dirname(script))
     proc = subprocess.Popen(
-        command(script, args), cwd=params.get("cwd") or None, stdin=subprocess.DEVNULL
+        command(script, args), cwd=ctx.workdir, env=env, stdin=subprocess.DEVNULL
     )
     status = proc.wait()
     if status < 0:
