@@ -30,6 +30,7 @@ from repro.envs import InstallFailed, ensure_env
 from repro.envs.lane import ENV_KEY_PROPERTY, LANE, LANE_PROPERTY
 from repro.envs.spec import EnvSpec
 from repro.errors import ConfigError
+from repro.runner.job import ALLOW_MISMATCH_FLAG
 
 Say = Callable[[str], None]
 #: Added to the sum of the selected cases' timeouts for one ``repro run`` of a step (seconds):
@@ -151,7 +152,9 @@ def run_command(plan: Plan, python: str, env_key: str, version: str, run_dir: Pa
     for pattern in plan.patterns:
         command += ["-k", pattern]
     if plan.variant:
-        command += ["--variant", plan.variant]
+        # each step installs another version than the variant's pin on purpose: the label
+        # names the columns' lane, not the build (the step's version is its own property)
+        command += ["--variant", plan.variant, ALLOW_MISMATCH_FLAG]
     if plan.no_accelerator:
         command += ["--no-expect-accelerator"]
     if plan.timeout_scale:

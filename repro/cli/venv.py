@@ -60,7 +60,9 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
 def overrides_from(args: argparse.Namespace) -> matrix_mod.Overrides:
     """The override cascade for ``--index-url``, ``--wheelhouse`` and ``--python``."""
     names = ("index_url", "wheelhouse", "python")
-    return matrix_mod.Overrides.collect({name: getattr(args, name, None) for name in names})
+    return matrix_mod.Overrides.collect(
+        {name: getattr(args, name, None) for name in names}, python_path=True
+    )
 
 
 def source_options(args: argparse.Namespace) -> lane.SourceOptions:

@@ -50,10 +50,15 @@ class Overrides:
 
     @classmethod
     def collect(
-        cls, cli: Mapping[str, str | None], environ: Mapping[str, str] | None = None
+        cls,
+        cli: Mapping[str, str | None],
+        environ: Mapping[str, str] | None = None,
+        python_path: bool = False,
     ) -> Overrides:
         """The cascade: non-empty ``cli`` values, else non-empty ``environ`` (default
-        ``os.environ``) values of :data:`OVERRIDE_ENV`; anything else stays the matrix's."""
+        ``os.environ``) values of :data:`OVERRIDE_ENV`; anything else stays the matrix's.
+        ``python_path``: ``python`` may also be an interpreter's path (the venv lane: uv's
+        ``--python`` takes either), not only a version. Raises ConfigError as :func:`check`."""
         environ = os.environ if environ is None else environ
         values, sources = {}, {}
         for name, env_name in OVERRIDE_ENV.items():
@@ -62,7 +67,7 @@ class Overrides:
             elif environ.get(env_name):
                 values[name], sources[name] = environ[env_name], f"${env_name}"
             if name in values:
-                check(name, values[name], sources[name])
+                check(name, values[name], sources[name], python_path)
         return cls(values, sources)
 
     def apply(self, variant: Variant) -> Variant:
@@ -78,10 +83,15 @@ class Overrides:
         return self.sources.get(name, "matrix.yaml")
 
 
-def check(name: str, value: str, source: str) -> None:
+def check(name: str, value: str, source: str, python_path: bool = False) -> None:
     """Raise ConfigError (``SOURCE: expected ..., got ...``) unless ``value`` passes the check of
     the matrix.yaml key ``name``: printable text of at most ``repro.config.load.MAX_STRING``
-    characters, and for ``base_image`` and ``python`` their patterns."""
+    characters, and for ``base_image`` and ``python`` their patterns (with ``python_path``, a
+    ``python`` containing ``/`` is an interpreter's path instead)."""
     pattern, expected = _CHECKS[name]
+    if name == "python" and python_path:
+        expected = 'a Python version like "3.12" or an interpreter\'s path'
+        if is_text(value) and "/" in value:
+            return
     if not is_text(value) or (pattern is not None and not pattern.match(value)):
         raise ConfigError(f"{source}: expected {expected}, got {describe(value)}")
