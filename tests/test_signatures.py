@@ -57,6 +57,7 @@ CATEGORIES = {
     "no_kernel_image_hint",
     "rocm_no_code_object",
     "wsl_gpu_unavailable",
+    "cuda_unavailable_host_unknown",  # family 7 or WSL2, host unknown (issue 21)
     "cuda_internal_assert",
     "cuda_unknown_error",
     "container_gpu_setup",
@@ -290,12 +291,14 @@ SINGLE_LINES = [
         "wsl_gpu_unavailable",
         "Failed to initialize NVML: GPU access blocked by the operating system",
     ),
+    # Without host facts or host evidence these two name the alternatives (native family 7 or
+    # WSL2), never WSL2 alone (issue 21, item 5); on WSL2 they are wsl_gpu_unavailable.
     (
-        "wsl_gpu_unavailable",
+        "cuda_unavailable_host_unknown",
         "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
     ),
     (
-        "wsl_gpu_unavailable",
+        "cuda_unavailable_host_unknown",
         "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 2: out of memory",
     ),
     (
@@ -398,6 +401,7 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "container_gpu_setup",
         "cuda_init_failed",
         "cuda_device_busy",
+        "cuda_unavailable_host_unknown",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
@@ -617,7 +621,9 @@ def test_dataloader_wrapper_is_classified_from_its_original_traceback() -> None:
     assert "spawn" in result.workaround
 
 
-def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper() -> None:
+def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper_with_the_inner_message() -> (
+    None
+):
     text = DATALOADER_WRAPPER.replace("Caught RuntimeError", "Caught ValueError").replace(
         "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
         "multiprocessing, you must use the 'spawn' start method",
@@ -625,7 +631,9 @@ def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper() -> None:
     )
     result = classify(text)
     assert result.name == "dataloader_worker_error"
-    assert result.message == "RuntimeError: Caught ValueError in DataLoader worker process 0."
+    # The decisive line is the worker's own exception, not the wrapper's (issue 21, item 3).
+    assert result.message == "ValueError: planted failure"
+    assert text.splitlines()[result.line_no - 1].strip() == "ValueError: planted failure"
 
 
 TORCHRUN_RANK_LOG = """\
@@ -693,8 +701,9 @@ def test_torchrun_summary_with_unknown_rank_error_is_rank_failed() -> None:
     )
     result = classify(rank_log + TORCHRUN_SUMMARY)
     assert result.name == "rank_failed"
-    assert "failed (exitcode: 1) local_rank: 1 (pid: 4242)" in result.message
-    assert result.line_no == 8
+    # The message is the failing rank's own exception, not the launcher's (issue 21, item 3).
+    assert result.message == "ValueError: planted failure"
+    assert result.line_no == 6
     # The rank's own exception is still the first meaningful line of the text.
     assert first_meaningful_line(rank_log + TORCHRUN_SUMMARY) == "ValueError: planted failure"
 

@@ -8,7 +8,13 @@ clear error (exit 2), never a hang or an endless read.
 Some texts name different causes on different hosts ("Unexpected error from cudaGetDeviceCount()"
 is a WSL2 failure on WSL2, Fabric Manager or a driver mismatch on native Linux):
 ``--fingerprint FILE`` (a run's ``fingerprint.json``) or ``--wsl2`` / ``--native`` say which host
-the log came from (:mod:`repro.signatures.hostfacts`); without them the verdict is host-neutral.
+the log came from (:mod:`repro.signatures.hostfacts`); without them the log's own host evidence
+(``uname`` kernel strings, ``/usr/lib/wsl`` paths, the nvidia-smi header) decides, and with none
+the verdict names the alternatives instead of assuming WSL2.
+
+Exit status: 0 when every log is named or clean ("no failure found": nothing in it looks like a
+failure), 1 when some log holds a failure no row names (``unknown``, with its decisive line).
+``--signatures FILE`` adds a team's own rows (same schema as repro/data/signatures.yaml).
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ import stat
 import sys
 from typing import Any
 
-from repro.errors import EXIT_OK, ConfigError
-from repro.signatures import engine
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
+from repro.signatures import engine, table
 from repro.signatures.hostfacts import HostFacts
 
 
@@ -33,6 +39,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--signatures",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="extra signature rows (same schema as repro/data/signatures.yaml); repeatable",
+    )
     host = parser.add_mutually_exclusive_group()
     host.add_argument(
         "--fingerprint",
@@ -62,52 +75,70 @@ def host_facts(args: argparse.Namespace) -> HostFacts | None:
     return HostFacts.from_fingerprint(fingerprint.read_file(path, "--fingerprint"))
 
 
-def classify_log(name: str, host: HostFacts | None = None) -> engine.Classification:
+#: What ``repro classify`` prints for a log with no failure in it.
+NO_FAILURE = "no failure found"
+
+
+def classify_log(
+    name: str, host: HostFacts | None = None, rows: table.Table | None = None
+) -> engine.Classification:
     """Classify one log: a path to a regular file, or ``"-"`` for standard input; ``host``: the
-    facts of the host it came from.
+    facts of the host it came from; ``rows``: the table (default: the active one).
 
     Raises ConfigError (exit 2) when the path is missing, unreadable or not a regular file.
     """
     if name == "-":
-        return engine.classify_stream(sys.stdin.buffer, host=host)
+        return engine.classify_stream(sys.stdin.buffer, host=host, table=rows)
     try:
         mode = os.stat(name).st_mode
         if not stat.S_ISREG(mode):
             raise ConfigError(f"{name}: not a regular file (a log file, or '-' for standard input)")
         with open(name, "rb") as handle:
-            return engine.classify_stream(handle, host=host)
+            return engine.classify_stream(handle, host=host, table=rows)
     except OSError as exc:
         raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Print each log's verdict (text, or ``--json``); cut lines and stopped reads go to stderr
-    as notes. Returns the exit status (0); raises ConfigError for a log that cannot be read."""
+    as notes. Returns the exit status: 0 when every log is named or clean, 1 when some log holds
+    an unrecognised failure. Raises ConfigError for a log or signature file that cannot be read."""
     out = []
     host = host_facts(args)
+    rows = table.with_user_rows(args.signatures) if getattr(args, "signatures", None) else None
     for name in args.logs:
-        found = classify_log(name, host)
+        found = classify_log(name, host, rows)
         for note in found.notes:
             print(f"repro classify: note: {name}: {note}", file=sys.stderr)
         out.append(
             {
                 "log": name,
-                "signature": found.name,
+                "signature": None if found.clean else found.name,
+                "verdict": NO_FAILURE if found.clean else found.name,
                 "message": found.message,
                 "line": found.line_no,
                 "source": found.source,
                 "workaround": found.workaround,
+                "host_evidence": list(found.host_evidence),
                 "notes": list(found.notes),
             }
         )
+    status = (
+        EXIT_CASES_FAILED if any(item["verdict"] == engine.UNKNOWN for item in out) else EXIT_OK
+    )
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-        return EXIT_OK
+        return status
     for item in out:
+        if item["signature"] is None:
+            print(f"{item['log']}: {NO_FAILURE}")
+            continue
         where = f" (line {item['line']})" if item["line"] else ""
         print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
         if item["source"]:
             print(f"  source: {item['source']}")
         if item["workaround"]:
             print(f"  workaround: {item['workaround']}")
-    return EXIT_OK
+        if item["host_evidence"]:
+            print(f"  host evidence: {' | '.join(item['host_evidence'])}")
+    return status

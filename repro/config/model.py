@@ -181,6 +181,8 @@ class Matrix:
     tiers: Mapping[str, Tier] = field(default_factory=dict)
     #: ``runners.<kind>.gpus``: GPUs one runner of that kind should have (repro.config.runners).
     runner_gpus: Mapping[str, int] = field(default_factory=dict)
+    #: ``signatures:``: users' signature-row files (repro.signatures.table.with_user_rows).
+    signatures: tuple[Path, ...] = ()
 
     def tier(self, name: str) -> Tier:
         """The CI tier called ``name``. Raises ConfigError naming the known tiers."""

@@ -5,6 +5,8 @@
   (refreshed by hand; ``tests/test_compat.py`` fails when the two differ).
 - ``compat-extra.yaml``: facts repro.compat needs that the shared file lacks (published torch
   patch releases, PyPI wheels, CUDA forward compatibility in images), each with its source.
+- ``signatures.yaml``: the signature table, one row per failure name repro can emit
+  (``repro.signatures.table`` loads and validates it).
 - ``matrix.schema.json``: JSON Schema of ``matrix.json`` (``repro.report``).
 - ``matrix.html.j2``: the Jinja2 template of ``matrix.html``.
 """
@@ -18,6 +20,7 @@ COMPAT_FACTS = ROOT / "compat-facts.yaml"
 COMPAT_EXTRA = ROOT / "compat-extra.yaml"
 MATRIX_SCHEMA = ROOT / "matrix.schema.json"
 HTML_TEMPLATE = ROOT / "matrix.html.j2"
+SIGNATURES = ROOT / "signatures.yaml"
 
 #: Every shipped data file; a test checks each exists and is listed in pyproject's package-data.
-ALL = (COMPAT_FACTS, COMPAT_EXTRA, MATRIX_SCHEMA, HTML_TEMPLATE)
+ALL = (COMPAT_FACTS, COMPAT_EXTRA, MATRIX_SCHEMA, HTML_TEMPLATE, SIGNATURES)
