@@ -319,7 +319,10 @@ class PredictionView:
 
     ``observed`` is ``pass``/``fail`` from the cases the prediction is about (the accelerator
     cases of a GPU variant when the case ids say so, else every case; expected failures left
-    out), or None where nothing comparable ran (missing cell, only skips).
+    out), or None where nothing comparable ran (missing cell, only skips). ``disagreement``
+    "predicted to pass but failed" needs a failure with an environment signature (driver, arch,
+    runtime, device, container, WSL2): a failure of the user's own code never raises it (issue 21,
+    item 7).
     """
 
     prediction: compat.Prediction
