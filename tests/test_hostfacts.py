@@ -157,10 +157,10 @@ def test_unknown_host_condition_is_refused():
 def test_every_host_dependent_row_is_a_sourced_row_above_the_wsl2_row():
     order = [sig.name for sig in table.SIGNATURES]
     host_rows = [s for s in table.SIGNATURES if s.when or any(line.when for line in s.lines)]
-    native = [
-        s.name for s in host_rows if s.name != "wsl_gpu_unavailable" and s.when != "unknown_host"
-    ]
+    native = [s.name for s in host_rows if s.family != "wsl2" and s.when != "unknown_host"]
     assert native == ["cuda_init_failed", "cuda_device_busy"]
+    # WSL2-only rows pre-empt the host-neutral row for the same text.
+    assert order.index("wsl_libcuda_missing") < order.index("libcuda_not_found")
     for sig in host_rows:
         assert sig.source.strip() and (sig.workaround or sig.name == "wsl_gpu_unavailable")
     for name in native:

@@ -58,6 +58,20 @@ CATEGORIES = {
     "rocm_no_code_object",
     "wsl_gpu_unavailable",
     "cuda_unavailable_host_unknown",  # family 7 or WSL2, host unknown (issue 21)
+    # Issue 21: families users' own scripts and logs run into.
+    "no_nvidia_driver",
+    "wsl_libcuda_missing",  # WSL2 hosts only
+    "libcuda_not_found",
+    "cudnn_not_initialized",
+    "cublas_error",
+    "dataloader_fd_exhausted",
+    "pickling_error",
+    "producer_connection_lost",
+    "gloo_connection_closed",
+    "nccl_async_error",
+    "compile_toolchain_missing",
+    "inductor_compile_error",
+    "triton_error",
     "cuda_internal_assert",
     "cuda_unknown_error",
     "container_gpu_setup",
@@ -240,11 +254,58 @@ SINGLE_LINES = [
         "rank_failed",
         "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 2) local_rank: 0 (pid: 4242)",
     ),
+    # A rank killed by SIGKILL names the OOM killer (issue 21; OpenBMB/MiniCPM-V#770, lzhxmu/CPPO#6).
     (
-        "rank_failed",
+        "host_oom_killed_hint",
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 1234) of binary: /usr/bin/python",
     ),
-    ("rank_failed", "  traceback : Signal 9 (SIGKILL) received by PID 4242"),
+    ("host_oom_killed_hint", "  traceback : Signal 9 (SIGKILL) received by PID 4242"),
+    (
+        "host_oom_killed_hint",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
+    ),
+    # Issue 21's new rows, each with a line from its public sources.
+    (
+        "no_nvidia_driver",
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+    ),
+    ("libcuda_not_found", "AssertionError: libcuda.so cannot found!"),
+    ("cudnn_not_initialized", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"),
+    (
+        "cublas_error",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+    ),
+    (
+        "dataloader_fd_exhausted",
+        "RuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase the limit using `ulimit -n` in the shell or change the sharing strategy by calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code",
+    ),
+    ("dataloader_fd_exhausted", "OSError: [Errno 24] Too many open files"),
+    (
+        "pickling_error",
+        "AttributeError: Can't pickle local object 'get_loader.<locals>.my_worker_init_fn'",
+    ),
+    ("producer_connection_lost", "ConnectionResetError: [Errno 104] Connection reset by peer"),
+    (
+        "gloo_connection_closed",
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:30872",
+    ),
+    (
+        "nccl_async_error",
+        "[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: traceMap[thisSeq][myRank].second == kEventStart INTERNAL ASSERT FAILED",
+    ),
+    (
+        "compile_toolchain_missing",
+        "/tmp/tmpn8c04nql/main.c:4:10: fatal error: Python.h: No such file or directory",
+    ),
+    ("inductor_compile_error", "torch._inductor.exc.CppCompileError: C++ compile error"),
+    (
+        "triton_error",
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+    ),
+    (
+        "rank_failed",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1",
+    ),
     ("rank_failed", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"),
     # The crash name beats the launcher line that reports it.
     ("segfault", "  traceback : Signal 11 (SIGSEGV) received by PID 4242"),
@@ -345,9 +406,24 @@ def test_captured_family_7_text_is_classified_on_a_native_host(expected: str, na
     assert result.source == SIGNATURE_BY_NAME[expected].source
 
 
+# A WSL2-only row: libcuda lives in /usr/lib/wsl/lib there (NVIDIA/cuda-python#17, microsoft/WSL#8587).
+WSL2_LINES = [("wsl_libcuda_missing", "RuntimeError: Failed to dlopen libcuda.so")]
+
+
+@pytest.mark.parametrize(("expected", "line"), WSL2_LINES)
+def test_wsl2_only_row_needs_a_wsl2_host_or_wsl2_evidence(expected: str, line: str) -> None:
+    assert classify(line, HostFacts(wsl2=True)).name == expected
+    assert classify(line, HostFacts(wsl2=False)).name == "libcuda_not_found"
+    assert classify(line).name == "libcuda_not_found"  # nothing says WSL2
+    evidence = "Linux pc 5.15.167.4-microsoft-standard-WSL2 #1 SMP Tue Nov 5 00:21:55 UTC 2024\n"
+    found = classify(evidence + line)
+    assert (found.name, found.line_no) == (expected, 2)
+    assert found.host_evidence == (evidence.strip(),)
+
+
 def test_every_category_has_a_quoted_example() -> None:
     examples = {expected for expected, _ in SINGLE_LINES} | {e for e, _ in NATIVE_LINES}
-    assert examples == CATEGORIES
+    assert examples | {e for e, _ in WSL2_LINES} == CATEGORIES
 
 
 # -- The table ------------------------------------------------------------------------------------
@@ -402,6 +478,9 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "cuda_init_failed",
         "cuda_device_busy",
         "cuda_unavailable_host_unknown",
+        "no_nvidia_driver",
+        "wsl_libcuda_missing",
+        "libcuda_not_found",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
