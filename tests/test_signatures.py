@@ -72,6 +72,9 @@ CATEGORIES = {
     "compile_toolchain_missing",
     "inductor_compile_error",
     "triton_error",
+    "rocm_memory_access_fault",
+    "cuda_device_side_assert",
+    "container_runtime_failed",
     "cuda_internal_assert",
     "cuda_unknown_error",
     "container_gpu_setup",
@@ -291,13 +294,22 @@ SINGLE_LINES = [
     ),
     (
         "nccl_async_error",
-        "[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: traceMap[thisSeq][myRank].second == kEventStart INTERNAL ASSERT FAILED",
+        'NCCL watchdog thread terminated with exception: traceMap[thisSeq][myRank].second == kEventStart INTERNAL ASSERT FAILED at "/opt/pytorch/pytorch/torch/csrc/distributed/c10d/TraceUtils.h":237, please re',
     ),
     (
         "compile_toolchain_missing",
         "/tmp/tmpn8c04nql/main.c:4:10: fatal error: Python.h: No such file or directory",
     ),
     ("inductor_compile_error", "torch._inductor.exc.CppCompileError: C++ compile error"),
+    ("cuda_device_side_assert", "RuntimeError: CUDA error: device-side assert triggered"),
+    (
+        "container_runtime_failed",
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+    ),
+    (
+        "rocm_memory_access_fault",
+        "Memory access fault by GPU node-1 (Agent handle: 0x55eb9b596570) on address 0x7f66960b2000. Reason: Page not present or supervisor privilege.",
+    ),
     (
         "triton_error",
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
@@ -486,6 +498,7 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
         "dataloader_worker_error",
         "rank_failed",
+        "container_runtime_failed",
     }
     assert {name for name, kind in kinds.items() if kind in ("warning", "evidence")} == {
         "fork_multithread_warning",

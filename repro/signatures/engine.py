@@ -171,9 +171,15 @@ _COMPILE_EXCEPTION = re.compile(
 )
 #: A compiler's diagnostic: ``file.cpp:12:3: error: ...``, ``gcc: fatal error: ...``.
 _COMPILER_ERROR = re.compile(r"^(?:\S+?:(?:\d+:(?:\d+:)?)? )?(?:fatal )?error: \S.*$", re.MULTILINE)
-#: torchrun's "Root Cause (first observed failure)" block carries the rank's traceback here.
+#: torchrun's "Root Cause (first observed failure)" block carries the rank's traceback here, on
+#: the ``traceback :`` line or the next one (pytorch/pytorch#66182's format).
 _ROOT_CAUSE_TRACEBACK = re.compile(
-    r"^[ \t]*traceback[ \t]*:[ \t]*Traceback \(most recent call last\):[ \t]*$", re.MULTILINE
+    r"^[ \t]*traceback[ \t]*:[ \t]*(?:\n[ \t]*)?Traceback \(most recent call last\):[ \t]*$",
+    re.MULTILINE,
+)
+#: mp.spawn's marker before the failing process's own traceback (torch.multiprocessing.spawn).
+_SPAWN_CHILD = re.compile(
+    r"^-- Process \d+ terminated with the following error:[ \t]*$", re.MULTILINE
 )
 #: Text that shows a failure happened (a clean log has none of it; issue 21, item 6).
 _FAILURE_EVIDENCE = re.compile(
@@ -615,7 +621,7 @@ class _Scanner:
                 self._compiler_error = (line_no, found.group(0).strip())
         if self._root_cause is None and "traceback" in block:
             for header in _ROOT_CAUSE_TRACEBACK.finditer(block):
-                base = self.lines + 2 + block.count("\n", 0, header.start())
+                base = self.lines + 2 + block.count("\n", 0, header.end())
                 for index, raw in enumerate(_lines_from(block, header.end() + 1)):
                     if not raw.strip() or raw.startswith("    "):
                         continue  # frames and source lines are indented deeper
@@ -623,6 +629,20 @@ class _Scanner:
                     if _EXCEPTION_LINE.match(stripped) and not _FRAME.match(raw):
                         self._root_cause = (base + index, stripped)
                     break
+                if self._root_cause is not None:
+                    break
+        if self._root_cause is None and "terminated with the following error" in block:
+            # mp.spawn: the child's exception is the first unindented exception-shaped line
+            # after the marker (its traceback's frames are indented; users often elide them).
+            for marker in _SPAWN_CHILD.finditer(block):
+                base = self.lines + 2 + block.count("\n", 0, marker.start())
+                for index, raw in enumerate(_lines_from(block, marker.end() + 1)):
+                    stripped = raw.strip()
+                    if not stripped or raw[:1].isspace() or _TRACEBACK_HEADER.match(raw):
+                        continue
+                    if _EXCEPTION_LINE.match(stripped):
+                        self._root_cause = (base + index, stripped)
+                        break
                 if self._root_cause is not None:
                     break
 
@@ -667,6 +687,10 @@ class _Scanner:
             decisive = self.decisive()
             if decisive is not None and not _WRAPPER_EXCEPTION.search(decisive[1]):
                 line_no, message = decisive[0], _clip(decisive[1])
+        elif sig.family == "compile" and self._compiler_error is not None:
+            # "C++ compile error" says only that the compiler failed: its first error: line
+            # says why (issue 21, item 3).
+            line_no, message = self._compiler_error[0], _clip(self._compiler_error[1])
         return Classification(
             sig.name,
             message,
