@@ -57,6 +57,13 @@ SCRIPTS = {
                                   "name": __name__, "helper": helper.VALUE}))
         """,
     "repro/helper.py": "VALUE = 42\n",
+    "repro/keyerr.py": """\
+        config = {"batch_size": 8}
+        try:
+            lr = config["lr"]
+        except KeyError as exc:
+            raise RuntimeError("bad config") from exc
+        """,
     "repro/abort.sh": """\
         #!/bin/sh
         echo "native tool starting"
@@ -73,6 +80,7 @@ MATRIX = """\
   my_hang: {script: repro/hang.py, timeout_s: 3}
   my_ok: {script: repro/ok.py, args: ["two words", "--steps", "3"], timeout_s: 30}
   my_native: {script: repro/abort.sh, timeout_s: 30}
+  my_keyerr: {script: repro/keyerr.py, timeout_s: 30}
 """
 
 
@@ -113,7 +121,7 @@ def _log(run_dir: Path, props: dict) -> str:
 
 def test_every_script_is_one_case_named_by_its_entry(byor_run):
     _project, _run_dir, cases, _done = byor_run
-    assert sorted(cases) == ["my_fail", "my_hang", "my_native", "my_ok", "my_segv"]
+    assert sorted(cases) == ["my_fail", "my_hang", "my_keyerr", "my_native", "my_ok", "my_segv"]
 
 
 def test_a_nonzero_exit_is_failed_with_the_signature_the_table_finds_in_its_output(byor_run):
@@ -125,6 +133,14 @@ def test_a_nonzero_exit_is_failed_with_the_signature_the_table_finds_in_its_outp
     log = _log(run_dir, props)
     assert "training step 1" in log  # stdout and stderr of the script are the case log
     assert "RuntimeError: CUDA error: an illegal instruction was encountered" in log
+
+
+def test_an_unrecognised_failure_names_the_root_cause_not_only_the_exit_status(byor_run):
+    """Issue 21, item 3: the chained exception's innermost cause is the JUnit message."""
+    _project, _run_dir, cases, _done = byor_run
+    case, props = cases["my_keyerr"]
+    assert (props["repro.outcome"], props["repro.signature"]) == ("failed", "unknown")
+    assert case.result[0].message == "keyerr.py exited with status 1 | KeyError: 'lr'"
 
 
 def test_a_script_killed_by_a_signal_is_crashed_like_a_builtin_crash(byor_run):

@@ -42,7 +42,8 @@ def classify(
 
     A broken events protocol (``events.problem``) is the case's ``error`` with signature
     ``events_protocol`` unless the process crashed or was ended by the watchdog: the crash or
-    hang is the more useful fact. Unknown failures keep their first meaningful line.
+    hang is the more useful fact. A failed case's message is the scenario's, then the log's
+    decisive line (:func:`repro.signatures.engine.decisive_line`) when it adds something.
     """
     if watchdog_verdict is not None:
         return watchdog_verdict
@@ -76,8 +77,12 @@ def classify(
         return outcome, "", ""
     signature = result.get("signature") or found.name
     message = result.get("message") or found.message
-    if found.name != signatures.UNKNOWN and found.message and found.message not in message:
-        message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
+    evidence = found.name != signatures.UNKNOWN or not found.clean
+    if evidence and found.message and found.message not in message:
+        # The scenario's verdict, then the log's decisive line: the named row's line, or for an
+        # unrecognised failure its root cause ("script.py exited with status 1 | KeyError: 'lr'",
+        # issue 21, item 3).
+        message = f"{message} | {found.message}"
     return outcome, signature, message[:1000]
 
 
