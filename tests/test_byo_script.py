@@ -57,6 +57,19 @@ SCRIPTS = {
                                   "name": __name__, "helper": helper.VALUE}))
         """,
     "repro/helper.py": "VALUE = 42\n",
+    "repro/child_tb.py": """\
+        import multiprocessing as mp
+
+        def work():
+            mp.set_start_method("spawn")  # a second call: the child's own bug
+
+        if __name__ == "__main__":
+            mp.set_start_method("fork")
+            child = mp.Process(target=work)
+            child.start()
+            child.join()
+            print("child exit code", child.exitcode, flush=True)
+        """,
     "repro/keyerr.py": """\
         config = {"batch_size": 8}
         try:
@@ -81,6 +94,7 @@ MATRIX = """\
   my_ok: {script: repro/ok.py, args: ["two words", "--steps", "3"], timeout_s: 30}
   my_native: {script: repro/abort.sh, timeout_s: 30}
   my_keyerr: {script: repro/keyerr.py, timeout_s: 30}
+  my_child_tb: {script: repro/child_tb.py, timeout_s: 30}
 """
 
 
@@ -121,7 +135,9 @@ def _log(run_dir: Path, props: dict) -> str:
 
 def test_every_script_is_one_case_named_by_its_entry(byor_run):
     _project, _run_dir, cases, _done = byor_run
-    assert sorted(cases) == ["my_fail", "my_hang", "my_keyerr", "my_native", "my_ok", "my_segv"]
+    assert sorted(cases) == [
+        "my_child_tb", "my_fail", "my_hang", "my_keyerr", "my_native", "my_ok", "my_segv"
+    ]  # fmt: skip
 
 
 def test_a_nonzero_exit_is_failed_with_the_signature_the_table_finds_in_its_output(byor_run):
@@ -185,6 +201,31 @@ def test_a_native_executable_runs_directly_and_its_signal_is_the_cases(byor_run)
     _case, props = cases["my_native"]
     assert (props["repro.outcome"], props["repro.signal"]) == ("crashed", "SIGABRT")
     assert "native tool starting" in _log(run_dir, props)
+
+
+def test_a_pass_after_a_child_traceback_shows_its_findings_in_every_output(byor_run, tmp_path):
+    """Issue 21, item 4: exit 0 keeps the outcome, but the child's exception is recorded as a
+    finding in junit.xml and shown in matrix.md and matrix.html."""
+    _project, run_dir, cases, _done = byor_run
+    _case, props = cases["my_child_tb"]
+    assert props["repro.outcome"] == "passed"
+    finding = "RuntimeError: context has already been set"
+    assert (props["repro.findings"], props["repro.finding.1"]) == ("1", finding)
+    assert cases["my_ok"][1].get("repro.findings") is None  # a clean pass has none
+    done = run_cli("report", "-o", str(tmp_path), str(run_dir), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "matrix.md").read_text()
+    assert "🔎 1 finding" in md
+    assert f"| 🟩 passed | my\\_child\\_tb |  | 1 finding: {finding} |" in md
+    page = (tmp_path / "matrix.html").read_text()
+    assert "🔎 1 finding" in page and f"1 finding: {finding}" in page
+    [case] = [
+        c
+        for cell in json.loads((tmp_path / "matrix.json").read_text())["cells"]
+        for c in cell["cases"]
+        if c["case"] == "my_child_tb"
+    ]
+    assert (case["outcome"], case["findings"]) == ("passed", [finding])
 
 
 def test_the_inline_expect_makes_the_report_show_the_failure_as_expected(byor_run, tmp_path):
