@@ -95,6 +95,10 @@ MATRIX = """\
   my_native: {script: repro/abort.sh, timeout_s: 30}
   my_keyerr: {script: repro/keyerr.py, timeout_s: 30}
   my_child_tb: {script: repro/child_tb.py, timeout_s: 30}
+  my_child_tb_strict:
+    script: repro/child_tb.py
+    timeout_s: 30
+    fail_on: [cuda_reinit_in_forked_subprocess, {pattern: 'context has already been set'}]
 """
 
 
@@ -136,7 +140,8 @@ def _log(run_dir: Path, props: dict) -> str:
 def test_every_script_is_one_case_named_by_its_entry(byor_run):
     _project, _run_dir, cases, _done = byor_run
     assert sorted(cases) == [
-        "my_child_tb", "my_fail", "my_hang", "my_keyerr", "my_native", "my_ok", "my_segv"
+        "my_child_tb", "my_child_tb_strict", "my_fail", "my_hang", "my_keyerr", "my_native",
+        "my_ok", "my_segv",
     ]  # fmt: skip
 
 
@@ -228,6 +233,17 @@ def test_a_pass_after_a_child_traceback_shows_its_findings_in_every_output(byor_
     assert (case["outcome"], case["findings"]) == ("passed", [finding])
 
 
+def test_fail_on_makes_the_findings_of_a_passing_script_a_failure(byor_run):
+    _project, _run_dir, cases, _done = byor_run
+    case, props = cases["my_child_tb_strict"]
+    assert (props["repro.outcome"], props["repro.signature"]) == ("failed", "unknown")
+    assert case.result[0].message == (
+        "passed, but fail_on 'context has already been set': "
+        "RuntimeError: context has already been set"
+    )
+    assert "repro.findings" not in props  # a failure, not a pass with findings
+
+
 def test_the_inline_expect_makes_the_report_show_the_failure_as_expected(byor_run, tmp_path):
     project, run_dir, _cases, _done = byor_run
     done = run_cli(
@@ -273,6 +289,14 @@ def test_the_entry_loads_as_one_case_with_an_expectation_after_the_expect_list(t
             "scenarios.my_bug.args[1]: expected a string (quote numbers and booleans), got 3",
         ),
         ("{script: repro/ok.py, args: --steps}", "scenarios.my_bug.args: expected a list"),
+        (
+            "{script: repro/ok.py, fail_on: [no_such_signature]}",
+            "scenarios.my_bug.fail_on[0]: expected a signature name of the table or {pattern: REGEX}",
+        ),
+        (
+            "{script: repro/ok.py, fail_on: [{pattern: '('}]}",
+            "scenarios.my_bug.fail_on[0].pattern: expected a Python regular expression",
+        ),
         ("{script: repro/data.txt}", "scenarios.my_bug.script: expected a .py script or an exec"),
         ("{script: 12}", "scenarios.my_bug.script: expected a path to your repro script"),
         ("{script: repro/ok.py, timeout_s: -1}", "scenarios.my_bug.timeout_s: expected a posit"),

@@ -62,11 +62,14 @@ class ScriptEntry:
 
     ``path`` is the absolute path of an existing regular file (a ``.py`` file, or an executable),
     ``args`` its arguments, ``cwd`` the folder it runs in (matrix.yaml's), all validated.
+    ``fail_on``: ``("signature", NAME)`` / ``("pattern", REGEX)`` pairs that turn a passing run
+    whose output shows them into a failure (issue 21, item 4).
     """
 
     path: str
     args: tuple[str, ...]
     cwd: str
+    fail_on: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,11 @@ class ScenarioConfig:
         if self.script is not None:
             entry = self.script
             timeout = self.timeout_s if self.timeout_s is not None else script_scenario.TIMEOUT_S
-            cases = [script_scenario.case(self.name, entry.path, entry.args, entry.cwd, timeout)]
+            cases = [
+                script_scenario.case(
+                    self.name, entry.path, entry.args, entry.cwd, timeout, entry.fail_on
+                )
+            ]
         else:
             cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
         if timeout_scale != 1.0:

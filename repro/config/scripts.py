@@ -1,4 +1,4 @@
-"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
+r"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
 
     scenarios:
       my_bug:
@@ -6,6 +6,7 @@
         args: ["--steps", "3"]         # strings
         timeout_s: 60
         expect: {outcome: failed, signature: cuda_illegal_instruction, reason: "..."}
+        fail_on: [cuda_reinit_in_forked_subprocess, {pattern: 'tensor\(nan\)'}]
 
 The entry becomes a :class:`~repro.config.model.ScenarioConfig` with a
 :class:`~repro.config.model.ScriptEntry` (one case, id = the entry's name, run by
@@ -28,7 +29,7 @@ from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, Scr
 from repro.scenarios import script as script_scenario
 
 #: Keys of a ``script:`` scenario entry.
-SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect"}
+SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "fail_on"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
 INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
 #: Most arguments, and longest argument (characters).
@@ -60,9 +61,13 @@ def parse_script_entry(
     enabled = settings.get("enabled", True)
     if not isinstance(enabled, bool):
         problems.add(f"{where}.enabled", "true or false", enabled)
+    fail_on = _fail_on(settings.get("fail_on", []), f"{where}.fail_on", problems)
     if path is None or args is None or not _seconds(timeout) or not isinstance(enabled, bool):
         return None
-    entry = ScriptEntry(str(path), tuple(args), str(Path(problems.path).resolve().parent))
+    if fail_on is None:
+        return None
+    cwd = str(Path(problems.path).resolve().parent)
+    entry = ScriptEntry(str(path), tuple(args), cwd, fail_on)
     module = script_scenario.__name__
     return ScenarioConfig(name, module, {}, float(timeout), enabled, script=entry)
 
@@ -114,6 +119,33 @@ def _args(value: Any, key: str, problems: Any) -> list[str] | None:
             problems.add(f"{key}[{index}]", "a string (quote numbers and booleans)", arg)
             return None
     return list(value)
+
+
+def _fail_on(value: Any, key: str, problems: Any) -> tuple[tuple[str, str], ...] | None:
+    """``fail_on:``: signature names (rows of the table) and ``{pattern: REGEX}`` mappings."""
+    from repro.signatures import table  # the table's loader; loading matrix.yaml stays torch-free
+
+    if not isinstance(value, list):
+        problems.add(key, "a list of signature names and {pattern: REGEX} mappings", value)
+        return None
+    out: list[tuple[str, str]] = []
+    for index, item in enumerate(value):
+        where = f"{key}[{index}]"
+        if isinstance(item, str) and table.known(item):
+            out.append(("signature", item))
+        elif (
+            isinstance(item, dict) and set(item) == {"pattern"} and isinstance(item["pattern"], str)
+        ):
+            try:
+                re.compile(item["pattern"])
+            except re.error as exc:
+                problems.add(f"{where}.pattern", f"a Python regular expression ({exc})", item)
+                return None
+            out.append(("pattern", item["pattern"]))
+        else:
+            problems.add(where, "a signature name of the table or {pattern: REGEX}", item)
+            return None
+    return tuple(out)
 
 
 def _seconds(value: Any) -> bool:

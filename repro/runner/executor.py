@@ -557,6 +557,11 @@ def _result(
         properties["repro.cpu_s"] = f"{seen.cpu_s:.2f}"
     for key, value in case.params:
         properties[f"param.{key}"] = str(value)
+    rules = dict(case.params).get("fail_on")
+    if outcome is Outcome.PASSED and rules:
+        failed = verdict.fail_on(rules, log_text, host)
+        if failed is not None:
+            outcome, signature, message = failed[0], failed[1], xml_safe(failed[2])
     if outcome is Outcome.PASSED:
         # Exit 0 is not "nothing happened": a child's traceback, a printed NaN, a row's text
         # (issue 21, item 4). The outcome stays; the findings travel as properties.

@@ -38,10 +38,10 @@ if TYPE_CHECKING:  # annotations only: loading matrix.yaml must not import the r
     from repro.runner.case_api import Context
 
 #: Placeholder grid: the real values come from matrix.yaml (``repro.config.scripts``).
-PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "cwd": [""]}
+PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "cwd": [""], "fail_on": [()]}
 TIMEOUT_S = 300.0
 #: Parameters never shown in the case id: the id is the entry's name.
-HIDDEN = ("script", "args", "cwd")
+HIDDEN = ("script", "args", "cwd", "fail_on")
 #: ``repro.runner.harness.DUMP_SIGNAL`` (a test keeps them equal): not imported, so loading
 #: matrix.yaml never imports the harness. Workers the script spawns do not answer it (only
 #: ``-X faulthandler``'s fatal-signal dumps reach them through PYTHONFAULTHANDLER).
@@ -59,13 +59,24 @@ BOOTSTRAP = (
 )
 
 
-def case(name: str, script: str, args: Sequence[str], cwd: str, timeout_s: float) -> Case:
+def case(
+    name: str,
+    script: str,
+    args: Sequence[str],
+    cwd: str,
+    timeout_s: float,
+    fail_on: tuple[tuple[str, str], ...] = (),
+) -> Case:
     """The one case of a ``script:`` entry called ``name``: id ``name``; ``script`` and ``cwd``
-    are absolute paths, ``timeout_s`` seconds."""
+    are absolute paths, ``timeout_s`` seconds; ``fail_on`` as in
+    :class:`repro.config.model.ScriptEntry` (the runner applies it: ``repro.runner.verdict``)."""
+    params: tuple[tuple[str, Any], ...] = (("script", script), ("args", tuple(args)), ("cwd", cwd))
+    if fail_on:
+        params += (("fail_on", tuple(fail_on)),)
     return Case(
         scenario=name,
         module=__name__,
-        params=(("script", script), ("args", tuple(args)), ("cwd", cwd)),
+        params=params,
         timeout_s=float(timeout_s),
         quiet=HIDDEN,
     )
