@@ -292,3 +292,51 @@ def test_the_watchdog_names_every_hang_row_from_its_own_stack_patterns_and_sourc
             assert watchdog.hang_subtype(samples[row.name], []) == (row.name, row.source)
     assert watchdog.hang_subtype("nothing known", ["do_wait"]) == (table.HANG, "")
     assert table.known(table.HANG)
+
+
+# -- Every row of the data table, and no row anywhere else (issue 21, item 1) -------------------
+
+
+def test_every_row_of_the_data_table_is_reachable():
+    """An output row is read from logs (tests/test_signatures.py quotes an example of each); a
+    named row is emitted by code (literally or through the table's constants), sub-types hangs
+    from its own stacks or wait channels, or names a signal's exit status."""
+    constants = {table.HANG, table.UNKNOWN, table.EVENTS_PROTOCOL}
+    unreachable = [
+        row.name
+        for row in table.ROWS
+        if row.kind not in table.KINDS
+        and row.name not in EMITTED
+        and row.name not in constants
+        and not (row.stacks is not None or row.wait_channels or row.signals)
+        and row.name != table.SIGNAL_PREFIX + "*"
+    ]
+    assert unreachable == []
+
+
+def _row_texts(row: table.Signature) -> set[str]:
+    texts = {line.pattern for line in row.lines}
+    if row.stacks is not None:
+        texts |= set(row.stacks.pattern.split("|"))
+    return texts
+
+
+def test_no_python_module_holds_signature_rows():
+    """Rows live in repro/data/signatures.yaml only: no tuple in the code pairs a row's name with
+    one of its patterns, as table.py, named.py, hostfacts.py and runner/watchdog.py's hang
+    stack patterns once did (two copies that drifted)."""
+    rows = {row.name: _row_texts(row) for row in table.ROWS}
+    found = []
+    for path in sorted(REPRO.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Tuple):
+                continue
+            strings = {
+                n.value
+                for n in ast.walk(node)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            }
+            for name in strings & rows.keys():
+                if any(text in pattern for pattern in strings for text in rows[name]):
+                    found.append(f"{path.relative_to(REPRO.parent)}:{node.lineno}: {name}")
+    assert found == []
