@@ -617,28 +617,36 @@ class _Scanner:
     def feed_block(self, block: str, present: dict[object, Any] | None = None) -> None:
         """Scan the next whole lines; ``present``: a cache of ``needle in block`` and of each
         pattern's matches that scanners of the same block share (:class:`_HostNeutral`)."""
-        if "\x1b" in block:
-            block = _ANSI.sub("", block)
+        present = {} if present is None else present
+        if "block" not in present:  # what every scanner of this block shares, computed once
+            clean = _ANSI.sub("", block) if "\x1b" in block else block
+            present["block"] = clean
+            present["newlines"] = clean.count("\n")
+            present["headers"] = (
+                [(m.start(), m.end()) for m in _TRACEBACK_HEADER_ANYWHERE.finditer(clean)]
+                if "Traceback" in clean
+                else []
+            )
+        block = present["block"]
         if self._waiting:
             decided, exception, index = _traceback_end(_lines_from(block, 0))
             if decided:
                 waiting, self._waiting = self._waiting, []
                 for waiter in waiting:
                     self._resolve(waiter, exception, self.lines + 1 + index)
-        present = {} if present is None else present
         self._match(block, present)
         line_no, counted_to = self.lines + 1, 0
-        for header in _TRACEBACK_HEADER_ANYWHERE.finditer(block):
-            line_no += block.count("\n", counted_to, header.start())
-            counted_to = header.start()
+        for start, end in present["headers"]:
+            line_no += block.count("\n", counted_to, start)
+            counted_to = start
             waiter = ("header", self._first_header == "none", line_no)
             if waiter[1]:
                 self._first_header = "waiting"
-            self._wait_or_resolve(waiter, block, header.end(), line_no)
+            self._wait_or_resolve(waiter, block, end, line_no)
         if self._first_line is None:
             self._scan_first_line(block)
         self._scan_decisive(block, present)
-        self.lines += block.count("\n")
+        self.lines += present["newlines"]
 
     def _scan_decisive(self, block: str, present: dict[object, Any]) -> None:
         """Remember the first compiler ``error:`` line and torchrun's root-cause exception."""
