@@ -239,3 +239,31 @@ def test_classify_exits_1_for_an_unrecognised_failure_with_its_decisive_line(tmp
         "ZeroDivisionError: division by zero",
     )
     assert ok["verdict"] == "no failure found"
+
+
+# -- Rows that must not over-reach (a wrong verdict is worse than none) ---------------------------
+
+
+def test_a_communicator_aborted_after_a_timeout_stays_a_timeout():
+    text = (
+        "[E ProcessGroupNCCL.cpp:464] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=10000) ran for 10917 milliseconds "
+        "before timing out.\n"
+        "[E ProcessGroupNCCL.cpp:1] [Rank 0] NCCL communicator was aborted on rank 0.\n"
+    )
+    assert classify(text).name == "nccl_timeout"
+
+
+def test_tensorflow_s_routine_libcuda_warning_does_not_name_a_python_failure():
+    """TensorFlow logs "Could not load dynamic library 'libcuda.so.1'" on every CPU-only host;
+    only the loaders that need libcuda (triton, cuda-python) name libcuda_not_found."""
+    text = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+        "library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: No such "
+        "file or directory\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 1, in <module>\n'
+        "KeyError: 'lr'\n"
+    )
+    found = classify(text)
+    assert (found.name, found.message) == (engine.UNKNOWN, "KeyError: 'lr'")
