@@ -62,6 +62,26 @@ SCRIPTS = {
                                   "reads_config": "my_ok" in config}))
         """,
     "repro/helper.py": "VALUE = 42\n",
+    "repro/child_tb.py": """\
+        import multiprocessing as mp
+
+        def work():
+            mp.set_start_method("spawn")  # a second call: the child's own bug
+
+        if __name__ == "__main__":
+            mp.set_start_method("fork")
+            child = mp.Process(target=work)
+            child.start()
+            child.join()
+            print("child exit code", child.exitcode, flush=True)
+        """,
+    "repro/keyerr.py": """\
+        config = {"batch_size": 8}
+        try:
+            lr = config["lr"]
+        except KeyError as exc:
+            raise RuntimeError("bad config") from exc
+        """,
     "repro/abort.sh": """\
         #!/bin/sh
         echo "native tool starting"
@@ -78,6 +98,12 @@ MATRIX = """\
   my_hang: {script: repro/hang.py, timeout_s: 3}
   my_ok: {script: repro/ok.py, args: ["two words", "--steps", "3"], timeout_s: 30}
   my_native: {script: repro/abort.sh, timeout_s: 30}
+  my_keyerr: {script: repro/keyerr.py, timeout_s: 30}
+  my_child_tb: {script: repro/child_tb.py, timeout_s: 30}
+  my_child_tb_strict:
+    script: repro/child_tb.py
+    timeout_s: 30
+    fail_on: [cuda_reinit_in_forked_subprocess, {pattern: 'context has already been set'}]
 """
 
 
@@ -118,7 +144,10 @@ def _log(run_dir: Path, props: dict) -> str:
 
 def test_every_script_is_one_case_named_by_its_entry(byor_run):
     _project, _run_dir, cases, _done = byor_run
-    assert sorted(cases) == ["my_fail", "my_hang", "my_native", "my_ok", "my_segv"]
+    assert sorted(cases) == [
+        "my_child_tb", "my_child_tb_strict", "my_fail", "my_hang", "my_keyerr", "my_native",
+        "my_ok", "my_segv",
+    ]  # fmt: skip
 
 
 def test_a_nonzero_exit_is_failed_with_the_signature_the_table_finds_in_its_output(byor_run):
@@ -130,6 +159,14 @@ def test_a_nonzero_exit_is_failed_with_the_signature_the_table_finds_in_its_outp
     log = _log(run_dir, props)
     assert "training step 1" in log  # stdout and stderr of the script are the case log
     assert "RuntimeError: CUDA error: an illegal instruction was encountered" in log
+
+
+def test_an_unrecognised_failure_names_the_root_cause_not_only_the_exit_status(byor_run):
+    """Issue 21, item 3: the chained exception's innermost cause is the JUnit message."""
+    _project, _run_dir, cases, _done = byor_run
+    case, props = cases["my_keyerr"]
+    assert (props["repro.outcome"], props["repro.signature"]) == ("failed", "unknown")
+    assert case.result[0].message == "keyerr.py exited with status 1 | KeyError: 'lr'"
 
 
 def test_a_script_killed_by_a_signal_is_crashed_like_a_builtin_crash(byor_run):
@@ -179,6 +216,42 @@ def test_a_native_executable_runs_directly_and_its_signal_is_the_cases(byor_run)
     assert "native tool starting" in _log(run_dir, props)
 
 
+def test_a_pass_after_a_child_traceback_shows_its_findings_in_every_output(byor_run, tmp_path):
+    """Issue 21, item 4: exit 0 keeps the outcome, but the child's exception is recorded as a
+    finding in junit.xml and shown in matrix.md and matrix.html."""
+    _project, run_dir, cases, _done = byor_run
+    _case, props = cases["my_child_tb"]
+    assert props["repro.outcome"] == "passed"
+    finding = "RuntimeError: context has already been set"
+    assert (props["repro.findings"], props["repro.finding.1"]) == ("1", finding)
+    assert cases["my_ok"][1].get("repro.findings") is None  # a clean pass has none
+    done = run_cli("report", "-o", str(tmp_path), str(run_dir), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "matrix.md").read_text()
+    assert "🔎 1 finding" in md
+    assert f"| 🟩 passed | my\\_child\\_tb |  | 1 finding: {finding} |" in md
+    page = (tmp_path / "matrix.html").read_text()
+    assert "🔎 1 finding" in page and f"1 finding: {finding}" in page
+    [case] = [
+        c
+        for cell in json.loads((tmp_path / "matrix.json").read_text())["cells"]
+        for c in cell["cases"]
+        if c["case"] == "my_child_tb"
+    ]
+    assert (case["outcome"], case["findings"]) == ("passed", [finding])
+
+
+def test_fail_on_makes_the_findings_of_a_passing_script_a_failure(byor_run):
+    _project, _run_dir, cases, _done = byor_run
+    case, props = cases["my_child_tb_strict"]
+    assert (props["repro.outcome"], props["repro.signature"]) == ("failed", "unknown")
+    assert case.result[0].message == (
+        "passed, but fail_on 'context has already been set': "
+        "RuntimeError: context has already been set"
+    )
+    assert "repro.findings" not in props  # a failure, not a pass with findings
+
+
 def test_the_inline_expect_makes_the_report_show_the_failure_as_expected(byor_run, tmp_path):
     project, run_dir, _cases, _done = byor_run
     done = run_cli(
@@ -224,6 +297,14 @@ def test_the_entry_loads_as_one_case_with_an_expectation_after_the_expect_list(t
             "scenarios.my_bug.args[1]: expected a string (quote numbers and booleans), got 3",
         ),
         ("{script: repro/ok.py, args: --steps}", "scenarios.my_bug.args: expected a list"),
+        (
+            "{script: repro/ok.py, fail_on: [no_such_signature]}",
+            "scenarios.my_bug.fail_on[0]: expected a signature name of the table or {pattern: REGEX}",
+        ),
+        (
+            "{script: repro/ok.py, fail_on: [{pattern: '('}]}",
+            "scenarios.my_bug.fail_on[0].pattern: expected a Python regular expression",
+        ),
         ("{script: repro/data.txt}", "scenarios.my_bug.script: expected a .py script or an exec"),
         ("{script: 12}", "scenarios.my_bug.script: expected a path to your repro script"),
         ("{script: repro/ok.py, timeout_s: -1}", "scenarios.my_bug.timeout_s: expected a posit"),

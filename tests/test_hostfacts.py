@@ -16,7 +16,7 @@ from repro.runner.protocol import Events
 from repro.runner.verdict import classify as runner_classify
 from repro.signatures import table
 from repro.signatures.engine import classify
-from repro.signatures.hostfacts import HOST_ROWS, NATIVE, HostFacts
+from repro.signatures.hostfacts import NATIVE, HostFacts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CAPTURED = FIXTURES / "captured"
@@ -52,8 +52,11 @@ def test_the_same_log_classifies_by_host(log, native):
     text = (CAPTURED / log).read_text()
     assert classify(text, WSL2).name == "wsl_gpu_unavailable"
     assert classify(text, NATIVE_HOST).name == native
-    # No host facts: the verdict before host facts existed.
-    assert classify(text).name == "wsl_gpu_unavailable"
+    # No host facts and no evidence in the log: never WSL2 (issue 21, item 5); the error number
+    # names its native cause, and a text without one names the alternatives.
+    unsure = classify(text)
+    assert unsure.name in (native, "cuda_unavailable_host_unknown")
+    assert unsure.name != "wsl_gpu_unavailable"
 
 
 def test_native_verdict_names_the_error_numbers_and_their_fixes():
@@ -90,7 +93,7 @@ def test_the_runner_classifies_with_the_host_facts_of_its_fingerprint():
     assert (on_native, on_wsl2, no_host) == (
         "cuda_init_failed",
         "wsl_gpu_unavailable",
-        "wsl_gpu_unavailable",
+        "cuda_init_failed",  # "Error 802" says native unless the host is known to be WSL2
     )
     assert outcome is Outcome.ERROR
 
@@ -153,8 +156,13 @@ def test_unknown_host_condition_is_refused():
 
 def test_every_host_dependent_row_is_a_sourced_row_above_the_wsl2_row():
     order = [sig.name for sig in table.SIGNATURES]
-    for name, *_rest, when in HOST_ROWS:
-        row = table.row(name)
-        assert row.when == when == NATIVE and row.source.strip() and row.workaround
+    host_rows = [s for s in table.SIGNATURES if s.when or any(line.when for line in s.lines)]
+    native = [s.name for s in host_rows if s.family != "wsl2" and s.when != "unknown_host"]
+    assert native == ["cuda_init_failed", "cuda_device_busy"]
+    # WSL2-only rows pre-empt the host-neutral row for the same text.
+    assert order.index("wsl_libcuda_missing") < order.index("libcuda_not_found")
+    for sig in host_rows:
+        assert sig.source.strip() and (sig.workaround or sig.name == "wsl_gpu_unavailable")
+    for name in native:
         assert order.index(name) < order.index("wsl_gpu_unavailable")
         assert order.index(name) > order.index("forward_compat_unsupported")

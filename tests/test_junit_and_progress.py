@@ -157,6 +157,24 @@ def test_progress_prints_plain_lines_when_not_a_tty():
     assert "\r" not in stream.getvalue() and "\033" not in stream.getvalue()
 
 
+def test_progress_shows_the_findings_of_a_pass():
+    """Issue 21, item 4: a pass with failure evidence says so in the console too."""
+    stream = io.StringIO()
+    progress = Progress(stream, tty=False)
+    case = Case("planted", "planted", (("kind", "ok"),), 5.0)
+    progress.case_started(1, 2, case)
+    findings = {
+        "repro.findings": "1",
+        "repro.finding.1": "RuntimeError: context has already been set",
+    }
+    progress.case_finished(1, 2, result(case.case_id, Outcome.PASSED, properties=findings))
+    progress.case_finished(2, 2, result("planted[kind=clean]", Outcome.PASSED))
+    lines = stream.getvalue().splitlines()
+    assert lines[-3].endswith("planted[kind=ok]")
+    assert lines[-2].strip() == "-> passed · 1 finding: RuntimeError: context has already been set"
+    assert lines[-1].endswith("planted[kind=clean]")  # a clean pass: one line
+
+
 def test_progress_redraws_one_line_on_a_tty():
     stream = io.StringIO()
     progress = Progress(stream, tty=True)

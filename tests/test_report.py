@@ -1126,8 +1126,8 @@ def test_predictions_flag_disagreements_in_both_directions(tmp_path):
                 "cuda_basic[device=cuda]",
                 cuda_outcome,
                 1.0,
-                "boom" if cuda_outcome is Outcome.FAILED else "",
-                "unknown" if cuda_outcome is Outcome.FAILED else "",
+                "no kernel image" if cuda_outcome is Outcome.FAILED else "",
+                "no_kernel_image" if cuda_outcome is Outcome.FAILED else "",
             ),
         ]
         write_run(
@@ -1174,8 +1174,8 @@ def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
             "dataloader[device=cuda,start_method=fork,accel_init=1]",
             Outcome.FAILED,
             1.0,
-            "re-init",
-            "cuda_reinit_in_forked_subprocess",
+            "no kernel image",
+            "no_kernel_image",
         ),
     ]
     write_run(
@@ -1192,7 +1192,7 @@ def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
     known = [
         Expectation(
             0,
-            "CUDA cannot be re-initialised in a forked child",
+            "the wheel's arch list lacks this GPU on purpose",
             "failed",
             case="dataloader[*accel_init=1*",
         )
@@ -1207,6 +1207,39 @@ def test_expected_failures_do_not_count_against_a_prediction(tmp_path):
         (H100_NEW, "cu130-torch2.10")
     ]
     assert (view.observed, view.disagreement) == ("pass", None)
+
+
+@pytest.mark.parametrize(
+    "signature, disagrees",
+    [
+        ("unknown", False),  # a user's script failing for a reason no row names
+        ("cuda_reinit_in_forked_subprocess", False),  # the script's own start-method bug
+        ("inductor_compile_error", False),
+        ("driver_too_old", True),
+        ("container_gpu_setup", True),
+        ("wsl_gpu_unavailable", True),
+    ],
+)
+def test_only_environment_failures_contradict_a_pass_prediction(tmp_path, signature, disagrees):
+    """Issue 21, item 7: the facts predict whether the environment can work; a failure in the
+    user's own code is observed as a fail but never sends the reader to a fine environment."""
+    results = [
+        CaseResult("cuda_basic", "cuda_basic[device=cpu]", Outcome.PASSED, 1.0),
+        CaseResult("mine", "mine[device=cuda]", Outcome.FAILED, 1.0, "boom", signature),
+    ]
+    write_run(
+        tmp_path / "in" / "r",
+        results,
+        host_key=H100_NEW,
+        variant_id="cu130-torch2.10",
+        properties=h100_properties("580.65.06"),
+        sidecar=False,
+        logs=False,
+    )
+    view = build_report([tmp_path / "in"], now=NOW).predictions[(H100_NEW, "cu130-torch2.10")]
+    assert (view.prediction.outcome, view.observed) == ("pass", "fail")
+    expected = "predicted to pass but failed" if disagrees else None
+    assert view.disagreement == expected
 
 
 def test_history_keeps_the_previous_matrix_and_marks_changes_and_red_streaks(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""Every signature name the code can emit has a row in repro/signatures/table.py (issue 8).
+"""Every signature name the code can emit has a row in repro/data/signatures.yaml (issues 8, 21).
 
 The names are found by walking the AST of every module under repro/, so a new literal anywhere
 (a scenario's ``ctx.fail(..., signature="x")``, a verdict tuple in the runner, a doctor check)
@@ -165,9 +165,6 @@ def test_the_scan_finds_the_names_of_every_kind_of_emitter():
         "no_kernel_image",  # via a variable (arch.py)
         "amp_bce_unsafe",  # a conditional expression (amp.py)
         "timeout_slow_progress",  # a verdict tuple in the executor
-        "hang_timeout",
-        "hang.nccl",
-        "hang.fork_blocked",
         "driver_too_old",  # SIGNATURE_BY_NAME[...] / Finding predicts
         "dataloader_shm_exhausted",
         "unknown",  # the report's default
@@ -268,3 +265,78 @@ def test_signal_rows_cover_the_named_signals():
     assert table.SIGNAL_SIGNATURES[int(signal.SIGSEGV)] == "segfault"
     for name in table.SIGNAL_SIGNATURES.values():
         assert table.row(name).name == name
+
+
+# -- The watchdog's hang names come from the same rows (issue 21, item 1) ------------------------
+
+
+def test_the_watchdog_names_every_hang_row_from_its_own_stack_patterns_and_sources():
+    from repro.runner import watchdog
+
+    hang_rows = [r for r in table.ROWS if r.kind == table.WATCHDOG and r.name.startswith("hang.")]
+    assert {r.name for r in hang_rows} == {r.name for r in table.SHIPPED.hangs}
+    samples = {
+        "hang.wandb_fork_finalizer": 'File "wandb/sdk/lib/service/service_api.py", line 3 in x',
+        "hang.nccl": 'File "torch/distributed/distributed_c10d.py", line 9 in barrier',
+        "hang.hsa_wait": "#3 rocr::core::InterruptSignal::WaitRelaxed",
+        "hang.fork_finalizer": (
+            'File "concurrent/futures/_base.py", line 451 in result\n'
+            'File "weakref.py", line 590 in __call__\n'
+        ),
+        "hang.dataloader_wait": 'File "dataloader.py", line 1133 in _try_get_data',
+    }
+    for row in hang_rows:
+        if row.wait_channels:
+            assert watchdog.hang_subtype("", [f"x{row.wait_channels[0]}"]) == (row.name, row.source)
+        else:
+            assert watchdog.hang_subtype(samples[row.name], []) == (row.name, row.source)
+    assert watchdog.hang_subtype("nothing known", ["do_wait"]) == (table.HANG, "")
+    assert table.known(table.HANG)
+
+
+# -- Every row of the data table, and no row anywhere else (issue 21, item 1) -------------------
+
+
+def test_every_row_of_the_data_table_is_reachable():
+    """An output row is read from logs (tests/test_signatures.py quotes an example of each); a
+    named row is emitted by code (literally or through the table's constants), sub-types hangs
+    from its own stacks or wait channels, or names a signal's exit status."""
+    constants = {table.HANG, table.UNKNOWN, table.EVENTS_PROTOCOL}
+    unreachable = [
+        row.name
+        for row in table.ROWS
+        if row.kind not in table.KINDS
+        and row.name not in EMITTED
+        and row.name not in constants
+        and not (row.stacks is not None or row.wait_channels or row.signals)
+        and row.name != table.SIGNAL_PREFIX + "*"
+    ]
+    assert unreachable == []
+
+
+def _row_texts(row: table.Signature) -> set[str]:
+    texts = {line.pattern for line in row.lines}
+    if row.stacks is not None:
+        texts |= set(row.stacks.pattern.split("|"))
+    return texts
+
+
+def test_no_python_module_holds_signature_rows():
+    """Rows live in repro/data/signatures.yaml only: no tuple in the code pairs a row's name with
+    one of its patterns, as table.py, named.py, hostfacts.py and runner/watchdog.py's hang
+    stack patterns once did (two copies that drifted)."""
+    rows = {row.name: _row_texts(row) for row in table.ROWS}
+    found = []
+    for path in sorted(REPRO.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Tuple):
+                continue
+            strings = {
+                n.value
+                for n in ast.walk(node)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            }
+            for name in strings & rows.keys():
+                if any(text in pattern for pattern in strings for text in rows[name]):
+                    found.append(f"{path.relative_to(REPRO.parent)}:{node.lineno}: {name}")
+    assert found == []

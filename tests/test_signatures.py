@@ -57,6 +57,24 @@ CATEGORIES = {
     "no_kernel_image_hint",
     "rocm_no_code_object",
     "wsl_gpu_unavailable",
+    "cuda_unavailable_host_unknown",  # family 7 or WSL2, host unknown (issue 21)
+    # Issue 21: families users' own scripts and logs run into.
+    "no_nvidia_driver",
+    "wsl_libcuda_missing",  # WSL2 hosts only
+    "libcuda_not_found",
+    "cudnn_not_initialized",
+    "cublas_error",
+    "dataloader_fd_exhausted",
+    "pickling_error",
+    "producer_connection_lost",
+    "gloo_connection_closed",
+    "nccl_async_error",
+    "compile_toolchain_missing",
+    "inductor_compile_error",
+    "triton_error",
+    "rocm_memory_access_fault",
+    "cuda_device_side_assert",
+    "container_runtime_failed",
     "cuda_internal_assert",
     "cuda_unknown_error",
     "container_gpu_setup",
@@ -239,11 +257,67 @@ SINGLE_LINES = [
         "rank_failed",
         "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 2) local_rank: 0 (pid: 4242)",
     ),
+    # A rank killed by SIGKILL names the OOM killer (issue 21; OpenBMB/MiniCPM-V#770, lzhxmu/CPPO#6).
     (
-        "rank_failed",
+        "host_oom_killed_hint",
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 1234) of binary: /usr/bin/python",
     ),
-    ("rank_failed", "  traceback : Signal 9 (SIGKILL) received by PID 4242"),
+    ("host_oom_killed_hint", "  traceback : Signal 9 (SIGKILL) received by PID 4242"),
+    (
+        "host_oom_killed_hint",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
+    ),
+    # Issue 21's new rows, each with a line from its public sources.
+    (
+        "no_nvidia_driver",
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+    ),
+    ("libcuda_not_found", "AssertionError: libcuda.so cannot found!"),
+    ("cudnn_not_initialized", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"),
+    (
+        "cublas_error",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+    ),
+    (
+        "dataloader_fd_exhausted",
+        "RuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase the limit using `ulimit -n` in the shell or change the sharing strategy by calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code",
+    ),
+    ("dataloader_fd_exhausted", "OSError: [Errno 24] Too many open files"),
+    (
+        "pickling_error",
+        "AttributeError: Can't pickle local object 'get_loader.<locals>.my_worker_init_fn'",
+    ),
+    ("producer_connection_lost", "ConnectionResetError: [Errno 104] Connection reset by peer"),
+    (
+        "gloo_connection_closed",
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:30872",
+    ),
+    (
+        "nccl_async_error",
+        'NCCL watchdog thread terminated with exception: traceMap[thisSeq][myRank].second == kEventStart INTERNAL ASSERT FAILED at "/opt/pytorch/pytorch/torch/csrc/distributed/c10d/TraceUtils.h":237, please re',
+    ),
+    (
+        "compile_toolchain_missing",
+        "/tmp/tmpn8c04nql/main.c:4:10: fatal error: Python.h: No such file or directory",
+    ),
+    ("inductor_compile_error", "torch._inductor.exc.CppCompileError: C++ compile error"),
+    ("cuda_device_side_assert", "RuntimeError: CUDA error: device-side assert triggered"),
+    (
+        "container_runtime_failed",
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+    ),
+    (
+        "rocm_memory_access_fault",
+        "Memory access fault by GPU node-1 (Agent handle: 0x55eb9b596570) on address 0x7f66960b2000. Reason: Page not present or supervisor privilege.",
+    ),
+    (
+        "triton_error",
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+    ),
+    (
+        "rank_failed",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1",
+    ),
     ("rank_failed", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"),
     # The crash name beats the launcher line that reports it.
     ("segfault", "  traceback : Signal 11 (SIGSEGV) received by PID 4242"),
@@ -290,12 +364,14 @@ SINGLE_LINES = [
         "wsl_gpu_unavailable",
         "Failed to initialize NVML: GPU access blocked by the operating system",
     ),
+    # Without host facts or host evidence these two name the alternatives (native family 7 or
+    # WSL2), never WSL2 alone (issue 21, item 5); on WSL2 they are wsl_gpu_unavailable.
     (
-        "wsl_gpu_unavailable",
+        "cuda_unavailable_host_unknown",
         "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
     ),
     (
-        "wsl_gpu_unavailable",
+        "cuda_unavailable_host_unknown",
         "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 2: out of memory",
     ),
     (
@@ -342,9 +418,24 @@ def test_captured_family_7_text_is_classified_on_a_native_host(expected: str, na
     assert result.source == SIGNATURE_BY_NAME[expected].source
 
 
+# A WSL2-only row: libcuda lives in /usr/lib/wsl/lib there (NVIDIA/cuda-python#17, microsoft/WSL#8587).
+WSL2_LINES = [("wsl_libcuda_missing", "RuntimeError: Failed to dlopen libcuda.so")]
+
+
+@pytest.mark.parametrize(("expected", "line"), WSL2_LINES)
+def test_wsl2_only_row_needs_a_wsl2_host_or_wsl2_evidence(expected: str, line: str) -> None:
+    assert classify(line, HostFacts(wsl2=True)).name == expected
+    assert classify(line, HostFacts(wsl2=False)).name == "libcuda_not_found"
+    assert classify(line).name == "libcuda_not_found"  # nothing says WSL2
+    evidence = "Linux pc 5.15.167.4-microsoft-standard-WSL2 #1 SMP Tue Nov 5 00:21:55 UTC 2024\n"
+    found = classify(evidence + line)
+    assert (found.name, found.line_no) == (expected, 2)
+    assert found.host_evidence == (evidence.strip(),)
+
+
 def test_every_category_has_a_quoted_example() -> None:
     examples = {expected for expected, _ in SINGLE_LINES} | {e for e, _ in NATIVE_LINES}
-    assert examples == CATEGORIES
+    assert examples | {e for e, _ in WSL2_LINES} == CATEGORIES
 
 
 # -- The table ------------------------------------------------------------------------------------
@@ -398,11 +489,16 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "container_gpu_setup",
         "cuda_init_failed",
         "cuda_device_busy",
+        "cuda_unavailable_host_unknown",
+        "no_nvidia_driver",
+        "wsl_libcuda_missing",
+        "libcuda_not_found",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
         "dataloader_worker_error",
         "rank_failed",
+        "container_runtime_failed",
     }
     assert {name for name, kind in kinds.items() if kind in ("warning", "evidence")} == {
         "fork_multithread_warning",
@@ -617,7 +713,9 @@ def test_dataloader_wrapper_is_classified_from_its_original_traceback() -> None:
     assert "spawn" in result.workaround
 
 
-def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper() -> None:
+def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper_with_the_inner_message() -> (
+    None
+):
     text = DATALOADER_WRAPPER.replace("Caught RuntimeError", "Caught ValueError").replace(
         "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
         "multiprocessing, you must use the 'spawn' start method",
@@ -625,7 +723,9 @@ def test_dataloader_wrapper_with_unknown_inner_error_is_the_wrapper() -> None:
     )
     result = classify(text)
     assert result.name == "dataloader_worker_error"
-    assert result.message == "RuntimeError: Caught ValueError in DataLoader worker process 0."
+    # The decisive line is the worker's own exception, not the wrapper's (issue 21, item 3).
+    assert result.message == "ValueError: planted failure"
+    assert text.splitlines()[result.line_no - 1].strip() == "ValueError: planted failure"
 
 
 TORCHRUN_RANK_LOG = """\
@@ -693,8 +793,9 @@ def test_torchrun_summary_with_unknown_rank_error_is_rank_failed() -> None:
     )
     result = classify(rank_log + TORCHRUN_SUMMARY)
     assert result.name == "rank_failed"
-    assert "failed (exitcode: 1) local_rank: 1 (pid: 4242)" in result.message
-    assert result.line_no == 8
+    # The message is the failing rank's own exception, not the launcher's (issue 21, item 3).
+    assert result.message == "ValueError: planted failure"
+    assert result.line_no == 6
     # The rank's own exception is still the first meaningful line of the text.
     assert first_meaningful_line(rank_log + TORCHRUN_SUMMARY) == "ValueError: planted failure"
 

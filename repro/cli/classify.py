@@ -9,7 +9,13 @@ clear error (exit 2), never a hang or an endless read. Standard input is read up
 Some texts name different causes on different hosts ("Unexpected error from cudaGetDeviceCount()"
 is a WSL2 failure on WSL2, Fabric Manager or a driver mismatch on native Linux):
 ``--fingerprint FILE`` (a run's ``fingerprint.json``) or ``--wsl2`` / ``--native`` say which host
-the log came from (:mod:`repro.signatures.hostfacts`); without them the verdict is host-neutral.
+the log came from (:mod:`repro.signatures.hostfacts`); without them the log's own host evidence
+(``uname`` kernel strings, ``/usr/lib/wsl`` paths, the nvidia-smi header) decides, and with none
+the verdict names the alternatives instead of assuming WSL2.
+
+Exit status: 0 when every log is named or clean ("no failure found": nothing in it looks like a
+failure), 1 when some log holds a failure no row names (``unknown``, with its decisive line).
+``--signatures FILE`` adds a team's own rows (same schema as repro/data/signatures.yaml).
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ import json
 import sys
 from typing import Any, BinaryIO
 
-from repro.errors import EXIT_OK, ConfigError
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.files import InputRefused, open_capped
-from repro.signatures import engine
+from repro.signatures import engine, table
 from repro.signatures.hostfacts import HostFacts
 
 #: Largest log file classified (bytes): far past any real job's log, streamed in bounded memory.
@@ -55,6 +61,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--signatures",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="extra signature rows (same schema as repro/data/signatures.yaml); repeatable",
+    )
     host = parser.add_mutually_exclusive_group()
     host.add_argument(
         "--fingerprint",
@@ -84,22 +97,28 @@ def host_facts(args: argparse.Namespace) -> HostFacts | None:
     return HostFacts.from_fingerprint(fingerprint.read_file(path, "--fingerprint"))
 
 
-def classify_log(name: str, host: HostFacts | None = None) -> engine.Classification:
+#: What ``repro classify`` prints for a log with no failure in it.
+NO_FAILURE = "no failure found"
+
+
+def classify_log(
+    name: str, host: HostFacts | None = None, rows: table.Table | None = None
+) -> engine.Classification:
     """Classify one log: a path to a regular file, or ``"-"`` for standard input; ``host``: the
-    facts of the host it came from.
+    facts of the host it came from; ``rows``: the table (default: the active one).
 
     Raises ConfigError (exit 2) when the path is missing, unreadable or not a regular file.
     """
     if name == "-":
         head = _Head(sys.stdin.buffer, MAX_STDIN_BYTES)
-        found = engine.classify_stream(head, host=host)  # type: ignore[arg-type]
+        found = engine.classify_stream(head, host=host, table=rows)  # type: ignore[arg-type]
         if head.cut:
             note = f"standard input read to its first {MAX_STDIN_BYTES} bytes only (the cap)"
             found = dataclasses.replace(found, notes=(*found.notes, note))
         return found
     try:  # the one capped reader: the type is checked on the open descriptor (no race)
         with open_capped(name, MAX_LOG_BYTES) as handle:
-            return engine.classify_stream(handle, host=host)
+            return engine.classify_stream(handle, host=host, table=rows)
     except InputRefused as exc:
         if str(exc).startswith("not a regular file"):
             raise ConfigError(
@@ -110,32 +129,44 @@ def classify_log(name: str, host: HostFacts | None = None) -> engine.Classificat
 
 def run(args: argparse.Namespace) -> int:
     """Print each log's verdict (text, or ``--json``); cut lines and stopped reads go to stderr
-    as notes. Returns the exit status (0); raises ConfigError for a log that cannot be read."""
+    as notes. Returns the exit status: 0 when every log is named or clean, 1 when some log holds
+    an unrecognised failure. Raises ConfigError for a log or signature file that cannot be read."""
     out = []
     host = host_facts(args)
+    rows = table.with_user_rows(args.signatures) if getattr(args, "signatures", None) else None
     for name in args.logs:
-        found = classify_log(name, host)
+        found = classify_log(name, host, rows)
         for note in found.notes:
             print(f"repro classify: note: {name}: {note}", file=sys.stderr)
         out.append(
             {
                 "log": name,
-                "signature": found.name,
+                "signature": None if found.clean else found.name,
+                "verdict": NO_FAILURE if found.clean else found.name,
                 "message": found.message,
                 "line": found.line_no,
                 "source": found.source,
                 "workaround": found.workaround,
+                "host_evidence": list(found.host_evidence),
                 "notes": list(found.notes),
             }
         )
+    status = (
+        EXIT_CASES_FAILED if any(item["verdict"] == engine.UNKNOWN for item in out) else EXIT_OK
+    )
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-        return EXIT_OK
+        return status
     for item in out:
+        if item["signature"] is None:
+            print(f"{item['log']}: {NO_FAILURE}")
+            continue
         where = f" (line {item['line']})" if item["line"] else ""
         print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
         if item["source"]:
             print(f"  source: {item['source']}")
         if item["workaround"]:
             print(f"  workaround: {item['workaround']}")
-    return EXIT_OK
+        if item["host_evidence"]:
+            print(f"  host evidence: {' | '.join(item['host_evidence'])}")
+    return status

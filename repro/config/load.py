@@ -61,7 +61,16 @@ SIZE_RANGE = (6 << 20, 4 << 40)
 ENV_DENY_EXACT = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "HOME"})
 ENV_DENY_PREFIXES = ("PYTHON", "REPRO_")
 
-_TOP_KEYS = {"version", "defaults", "variants", "scenarios", "runners", "expect", "tiers"}
+_TOP_KEYS = {
+    "version",
+    "defaults",
+    "variants",
+    "scenarios",
+    "runners",
+    "expect",
+    "tiers",
+    "signatures",
+}
 _SIZE_KEYS = ("shm_size", "mem_limit")
 _DEFAULT_KEYS = {"python", "index_url", "results_dir", "timeout_scale", "pids_limit", *_SIZE_KEYS}
 _VARIANT_KEYS = {
@@ -206,6 +215,7 @@ def parse(data: Any, path: Path) -> Matrix:
     expectations += inline_expectations(data.get("scenarios"), next_index, problems)
     enabled = {s.name for s in scenario_configs if s.enabled}
     tiers = parse_tiers(data.get("tiers", {}), enabled, problems)
+    signatures = _parse_signatures(data.get("signatures"), path, problems)
 
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
@@ -218,11 +228,31 @@ def parse(data: Any, path: Path) -> Matrix:
         tuple(expectations),
         tiers,
         runner_gpus=runner_gpus,
+        signatures=signatures,
     )
     _check_case_ids(matrix, problems)
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
     return matrix
+
+
+def _parse_signatures(raw: Any, path: Path, problems: _Problems) -> tuple[Path, ...]:
+    """``signatures: FILE`` (or a list of files), relative to the matrix file: users' own rows
+    of the signature table, same schema as repro/data/signatures.yaml, validated here (issue 21)."""
+    if raw is None:
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not all(isinstance(i, str) and i.strip() for i in items):
+        problems.add("signatures", "a file name (or a list of them) of signature rows", raw)
+        return ()
+    files = tuple(path.parent / item for item in items)
+    from repro.signatures import table  # the table's own loader names file, row and field
+
+    try:
+        table.with_user_rows(files)
+    except ConfigError as exc:
+        problems.raw("signatures", str(exc).replace("\n", "; "))
+    return files
 
 
 def _parse_defaults(raw: Any, problems: _Problems) -> dict[str, Any]:

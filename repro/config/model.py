@@ -64,12 +64,15 @@ class ScriptEntry:
     ``args`` its arguments, ``config_dir`` matrix.yaml's folder (the script reads it through
     ``$REPRO_CONFIG_DIR``; it runs in a private writable folder), all validated. ``outside``:
     the script lies outside ``config_dir`` (allowed by ``allow_outside: true``, host lane only).
+    ``fail_on``: ``("signature", NAME)`` / ``("pattern", REGEX)`` pairs that turn a passing run
+    whose output shows them into a failure (issue 21, item 4).
     """
 
     path: str
     args: tuple[str, ...]
     config_dir: str
     outside: bool = False
+    fail_on: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,9 @@ class ScenarioConfig:
             entry = self.script
             timeout = self.timeout_s if self.timeout_s is not None else script_scenario.TIMEOUT_S
             cases = [
-                script_scenario.case(self.name, entry.path, entry.args, entry.config_dir, timeout)
+                script_scenario.case(
+                    self.name, entry.path, entry.args, entry.config_dir, timeout, entry.fail_on
+                )
             ]
         else:
             cases = scenarios.expand(self.name, self.module, self.params, self.timeout_s)
@@ -186,6 +191,8 @@ class Matrix:
     tiers: Mapping[str, Tier] = field(default_factory=dict)
     #: ``runners.<kind>.gpus``: GPUs one runner of that kind should have (repro.config.runners).
     runner_gpus: Mapping[str, int] = field(default_factory=dict)
+    #: ``signatures:``: users' signature-row files (repro.signatures.table.with_user_rows).
+    signatures: tuple[Path, ...] = ()
 
     def tier(self, name: str) -> Tier:
         """The CI tier called ``name``. Raises ConfigError naming the known tiers."""

@@ -1,4 +1,4 @@
-"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
+r"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
 
     scenarios:
       my_bug:
@@ -7,6 +7,7 @@
         timeout_s: 60
         expect: {outcome: failed, signature: cuda_illegal_instruction, reason: "..."}
         allow_outside: false           # true: the script may live outside the folder (host lane)
+        fail_on: [cuda_reinit_in_forked_subprocess, {pattern: 'tensor\(nan\)'}]
 
 Confinement (issue 25): the script, symlinks resolved, must lie inside matrix.yaml's folder and
 be named by a relative path, because the container lane mounts only that folder (read-only, at
@@ -36,7 +37,7 @@ from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
 
 #: Keys of a ``script:`` scenario entry.
-SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside"}
+SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside", "fail_on"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
 INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
 #: Most arguments, and longest argument (characters).
@@ -72,12 +73,13 @@ def parse_script_entry(
     enabled = settings.get("enabled", True)
     if not isinstance(enabled, bool):
         problems.add(f"{where}.enabled", "true or false", enabled)
+    fail_on = _fail_on(settings.get("fail_on", []), f"{where}.fail_on", problems)
     if path is None or args is None or not bounds.CASE_SECONDS.ok(timeout):
         return None
-    if not isinstance(enabled, bool):
+    if not isinstance(enabled, bool) or fail_on is None:
         return None
     folder = Path(problems.path).resolve().parent
-    entry = ScriptEntry(str(path), tuple(args), str(folder), not _inside(path, folder))
+    entry = ScriptEntry(str(path), tuple(args), str(folder), not _inside(path, folder), fail_on)
     module = script_scenario.__name__
     return ScenarioConfig(name, module, {}, float(timeout), enabled, script=entry)
 
@@ -171,6 +173,33 @@ def _args(value: Any, key: str, problems: Any) -> list[str] | None:
         problems.add(key, f"arguments of at most {MAX_ARGS_BYTES} bytes in all (got {total})")
         return None
     return list(value)
+
+
+def _fail_on(value: Any, key: str, problems: Any) -> tuple[tuple[str, str], ...] | None:
+    """``fail_on:``: signature names (rows of the table) and ``{pattern: REGEX}`` mappings."""
+    from repro.signatures import table  # the table's loader; loading matrix.yaml stays torch-free
+
+    if not isinstance(value, list):
+        problems.add(key, "a list of signature names and {pattern: REGEX} mappings", value)
+        return None
+    out: list[tuple[str, str]] = []
+    for index, item in enumerate(value):
+        where = f"{key}[{index}]"
+        if isinstance(item, str) and table.known(item):
+            out.append(("signature", item))
+        elif (
+            isinstance(item, dict) and set(item) == {"pattern"} and isinstance(item["pattern"], str)
+        ):
+            try:
+                re.compile(item["pattern"])
+            except re.error as exc:
+                problems.add(f"{where}.pattern", f"a Python regular expression ({exc})", item)
+                return None
+            out.append(("pattern", item["pattern"]))
+        else:
+            problems.add(where, "a signature name of the table or {pattern: REGEX}", item)
+            return None
+    return tuple(out)
 
 
 def _text(value: Any, limit: int) -> bool:

@@ -7,6 +7,8 @@
   conda channel, PyPI's Python and platforms per release; merged into the facts above (it only adds keys).
 - ``compat-extra.yaml``: facts repro.compat needs that the shared file lacks (published torch
   patch releases, PyPI wheels, CUDA forward compatibility in images), each with its source.
+- ``signatures.yaml``: the signature table, one row per failure name repro can emit
+  (``repro.signatures.table`` loads and validates it).
 - ``matrix.schema.json``: JSON Schema of ``matrix.json`` (``repro.report``).
 - ``matrix.html.j2``: the Jinja2 template of ``matrix.html``.
 """
@@ -21,6 +23,7 @@ COMPAT_HISTORY = ROOT / "compat-facts-history.yaml"
 COMPAT_EXTRA = ROOT / "compat-extra.yaml"
 MATRIX_SCHEMA = ROOT / "matrix.schema.json"
 HTML_TEMPLATE = ROOT / "matrix.html.j2"
+SIGNATURES = ROOT / "signatures.yaml"
 
 #: Every shipped data file; a test checks each exists and is listed in pyproject's package-data.
-ALL = (COMPAT_FACTS, COMPAT_HISTORY, COMPAT_EXTRA, MATRIX_SCHEMA, HTML_TEMPLATE)
+ALL = (COMPAT_FACTS, COMPAT_HISTORY, COMPAT_EXTRA, MATRIX_SCHEMA, HTML_TEMPLATE, SIGNATURES)

@@ -23,6 +23,7 @@ from repro.host import amd, nvidia, smi
 from repro.host.fingerprint import runtime_tag
 from repro.host.model import Fingerprint
 from repro.signatures import engine as signatures
+from repro.signatures import table
 
 OK = "ok"
 WARN = "warn"
@@ -251,8 +252,8 @@ def _size(n: float) -> str:
 
 def dev_shm(root: Path, statvfs: Callable[[str], Any]) -> Finding:
     """Size, free space and writability of ``root/dev/shm`` (``statvfs`` sizes it)."""
-    shm_sig = signatures.SIGNATURE_BY_NAME["dataloader_shm_exhausted"]
-    nccl_sig = signatures.SIGNATURE_BY_NAME["nccl_shm"]
+    shm_sig = table.row("dataloader_shm_exhausted")
+    nccl_sig = table.row("nccl_shm")
     source = f"dataloader_shm_exhausted: {shm_sig.source}; nccl_shm (F5-3): {nccl_sig.source}"
     path = root / "dev/shm"
     try:
@@ -349,7 +350,7 @@ def driver_vs_runtime(
             f"driver_too_old: {build} is newer than {driver_text}: {why}; torch raises "
             "'The NVIDIA driver on your system is too old' or silently falls back to the CPU"
         )
-        sig = signatures.SIGNATURE_BY_NAME["driver_too_old"]
+        sig = table.row("driver_too_old")
         return Finding(DRIVER_VS_RUNTIME, FAIL, detail, f"{source}; {sig.source}", "driver_too_old")
     if newer_minor:
         detail = (

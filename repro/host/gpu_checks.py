@@ -21,6 +21,7 @@ from repro.host import cuda_init
 from repro.host.checks import CUDA_INIT, FAIL, GPU_COUNT, NA, OK, WARN, Finding
 from repro.host.model import Fingerprint
 from repro.signatures import engine as signatures
+from repro.signatures import table
 from repro.signatures.hostfacts import HostFacts
 
 _INIT_SOURCE = "torch probe: torch.cuda.is_available() warning / torch.zeros(1, device='cuda')"
@@ -74,7 +75,7 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
         if fp.host.wsl2 and predicts == "wsl_gpu_unavailable":
             number = f"CUDA error {found.code} on WSL2" if found.code is not None else "WSL2"
             summary = f"{number}: {_WSL_FIX}"
-            source = signatures.SIGNATURE_BY_NAME[predicts].source
+            source = table.row(predicts).source
         detail = (
             f"{runtime.accelerator} does not initialise although {runtime.accelerator_count} "
             f"device(s) are counted: {summary}; CUDA said: {found.line}"

@@ -42,6 +42,7 @@ from repro.report.model import (
     UNKNOWN_HOST,
     CaseRecord,
     InputRecord,
+    finding_fields,
     rerun_fields,
     truncate,
 )
@@ -488,17 +489,23 @@ class FileReader:
                         f"finite number within ±{MAX_METRIC:g}; recorded null",
                         "metrics that are not a usable number",
                     )
+        found = finding_fields(props)["findings"] if outcome is Outcome.PASSED else ()
+        message = _message(element)
+        if found and not message:  # "1 finding: RuntimeError: context has already been set"
+            noun = "finding" if len(found) == 1 else "findings"
+            message = truncate(f"{len(found)} {noun}: " + "; ".join(found))
         return CaseRecord(
             scenario=truncate(scenario, MAX_KEY_CHARS),
             case=truncate(name, MAX_NAME_CHARS),
             outcome=outcome,
             signature=truncate(signature, MAX_SIGNATURE_CHARS) if signature else None,
-            message=_message(element),
+            message=message,
             excerpt=_excerpt(element, signature),
             time_s=time_s,
             metrics=metrics,
             log=self._log(props.get(PROP_LOG)),
             file=self.display,
+            findings=found,
             **rerun_fields(props),
         )
 

@@ -35,6 +35,10 @@ from repro.outcomes import CaseResult, Outcome
 PROP_OUTCOME = "repro.outcome"
 PROP_SIGNATURE = "repro.signature"
 PROP_LOG = "repro.log"
+#: A passed case's failure evidence (issue 21, item 4): how many lines, then each line as
+#: ``repro.finding.1`` ... (repro.signatures.engine.findings).
+PROP_FINDINGS = "repro.findings"
+PROP_FINDING_PREFIX = "repro.finding."
 METRIC_PREFIX = "metric."
 
 #: JUnit bodies are capped so one chatty case cannot make the file unreadable (bytes of text).

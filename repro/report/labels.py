@@ -132,6 +132,10 @@ def cell_marks(report: Report, host: str, variant: str) -> list[tuple[str, str, 
     view = report.predictions.get((host, variant))
     if view is not None and view.disagreement:
         out.append(("disagree", "⚠️", f"predicted {view.prediction.outcome}"))
+    cell = report.cell(host, variant)
+    found = sum(len(case.findings) for case in cell.cases) if cell is not None else 0
+    if found:  # passed, but the output shows failure evidence (issue 21, item 4)
+        out.append(("findings", "🔎", plural(found, "finding")))
     return out
 
 

@@ -316,6 +316,7 @@ def render_markdown(report: Report) -> str:
                 case.outcome not in (Outcome.PASSED, Outcome.SKIPPED)
                 or case.expect_status == EXPECT_XPASS
                 or case.is_flaky
+                or case.findings
             )
         ]
         if not listed and not skip_line(cell.cases):

@@ -50,6 +50,7 @@ from repro.report.model import (
     Trend,
     counts,
 )
+from repro.signatures import table
 
 #: Above this many (host, variant) pairs only the pairs with a result are predicted: the
 #: prediction list of matrix.json grows with hosts x variants, not with the input.
@@ -173,22 +174,27 @@ def _apply_expectations(cells: list[Cell], expectations: Sequence[Expectation]) 
     return hits
 
 
-def _observed(cell: Cell | None, accelerator: str | None) -> str | None:
-    """What the prediction is compared with: ``fail``, ``pass`` or None (see PredictionView)."""
+def _observed(cell: Cell | None, accelerator: str | None) -> tuple[str | None, bool]:
+    """What the prediction is compared with: ``(fail | pass | None, environmental)`` (see
+    PredictionView); ``environmental``: some failure has an environment signature (driver, arch,
+    runtime, device, container, WSL2: ``repro.signatures.table.is_environment``)."""
     if cell is None:
-        return None
+        return None, False
     cases = cell.cases
     if accelerator in ("cuda", "rocm"):
         on_device = [c for c in cases if any(m in c.case for m in _ACCELERATOR_MARKERS)]
         cases = on_device or cases
-    passed = False
+    passed = failed = environmental = False
     for case in cases:
         if case.expect_status == EXPECT_EXPECTED:
             continue
         if case.outcome.is_problem:
-            return compat.FAIL
+            failed = True
+            environmental = environmental or table.is_environment(case.signature)
         passed = passed or case.outcome is Outcome.PASSED
-    return compat.PASS if passed else None
+    if failed:
+        return compat.FAIL, environmental
+    return (compat.PASS if passed else None), False
 
 
 def _predictions(
@@ -207,10 +213,15 @@ def _predictions(
             prediction = compat.predict(
                 host["properties"], variant["properties"], variant["id"], facts
             )
-            observed = _observed(index.get((host["key"], variant["id"])), accelerator)
-            out[(host["key"], variant["id"])] = PredictionView(
-                prediction, observed, compat.disagreement(prediction.outcome, observed)
+            observed, environmental = _observed(
+                index.get((host["key"], variant["id"])), accelerator
             )
+            disagreement = compat.disagreement(prediction.outcome, observed)
+            if observed == compat.FAIL and not environmental:
+                # A failure of the user's own code (or one no row names) says nothing about
+                # whether the environment can work (issue 21, item 7).
+                disagreement = None
+            out[(host["key"], variant["id"])] = PredictionView(prediction, observed, disagreement)
     return out
 
 

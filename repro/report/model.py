@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro import __version__
+from repro.junit.writer import PROP_FINDING_PREFIX
 from repro.outcomes import OUTCOME_ORDER, SEVERITY_ORDER, SEVERITY_RANK, Outcome
 
 if TYPE_CHECKING:
@@ -90,6 +91,21 @@ PROP_RERUNS = "repro.reruns"
 PROP_FIRST_SIGNATURE = "repro.first_signature"
 
 
+#: Most findings a case record keeps (``repro.runner`` writes at most this many).
+MAX_FINDINGS = 5
+
+
+def finding_fields(props: dict[str, str]) -> dict[str, Any]:
+    """``CaseRecord`` keyword arguments from a testcase's ``repro.finding.N`` properties:
+    ``findings`` in N's order (at most :data:`MAX_FINDINGS`, each cut to 500 characters)."""
+    numbered = []
+    for key, value in props.items():
+        number = key[len(PROP_FINDING_PREFIX) :] if key.startswith(PROP_FINDING_PREFIX) else ""
+        if number.isdigit() and len(number) < 4 and value.strip():
+            numbered.append((int(number), value.strip()[:500]))
+    return {"findings": tuple(value for _, value in sorted(numbered)[:MAX_FINDINGS])}
+
+
 def rerun_fields(props: dict[str, str]) -> dict[str, Any]:
     """``CaseRecord`` keyword arguments from a testcase's rerun properties: ``flaky`` (True:
     passed on a rerun, False: red every time, None: never rerun), ``reruns`` (count) and
@@ -132,6 +148,8 @@ class CaseRecord:
     reruns: int = 0
     #: The first attempt's signature of a flaky case.
     first_signature: str | None = None
+    #: Failure evidence in a passed case's output (``repro.finding.N``; issue 21, item 4).
+    findings: tuple[str, ...] = ()
 
     @property
     def expect_status(self) -> str | None:
@@ -167,6 +185,8 @@ class CaseRecord:
             "log": self.log,
             "file": self.file,
         }
+        if self.findings:
+            out["findings"] = list(self.findings)
         if self.flaky is not None:
             out["flaky"] = self.flaky
             out["reruns"] = self.reruns
@@ -333,7 +353,10 @@ class PredictionView:
 
     ``observed`` is ``pass``/``fail`` from the cases the prediction is about (the accelerator
     cases of a GPU variant when the case ids say so, else every case; expected failures left
-    out), or None where nothing comparable ran (missing cell, only skips).
+    out), or None where nothing comparable ran (missing cell, only skips). ``disagreement``
+    "predicted to pass but failed" needs a failure with an environment signature (driver, arch,
+    runtime, device, container, WSL2): a failure of the user's own code never raises it (issue 21,
+    item 7).
     """
 
     prediction: compat.Prediction

@@ -31,7 +31,7 @@ import psutil
 
 from repro import proctree, scenarios
 from repro.errors import ConfigError
-from repro.junit.writer import xml_safe
+from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS, xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import protocol, verdict, watchdog, zygote_pool
 from repro.runner import zygote as zygote_mod
@@ -584,12 +584,9 @@ def _result(
             signature_,
             f"{message_} (after a {events.result['outcome']} verdict: teardown or exit hung)",
         )
+    host = HostFacts.from_fingerprint(ctx.fingerprint)
     outcome, signature, message = verdict.classify(
-        seen.returncode,
-        watchdog_verdict,
-        events,
-        log_text,
-        HostFacts.from_fingerprint(ctx.fingerprint),
+        seen.returncode, watchdog_verdict, events, log_text, host
     )
     message = xml_safe(message)  # a dying process can leave NULs and escapes in its last line
 
@@ -606,6 +603,19 @@ def _result(
         properties["repro.cpu_s"] = f"{seen.cpu_s:.2f}"
     for key, value in case.params:
         properties[f"param.{key}"] = str(value)
+    rules = dict(case.params).get("fail_on")
+    if outcome is Outcome.PASSED and rules:
+        failed = verdict.fail_on(rules, log_text, host)
+        if failed is not None:
+            outcome, signature, message = failed[0], failed[1], xml_safe(failed[2])
+    if outcome is Outcome.PASSED:
+        # Exit 0 is not "nothing happened": a child's traceback, a printed NaN, a row's text
+        # (issue 21, item 4). The outcome stays; the findings travel as properties.
+        found = signatures.findings(log_text, host)
+        if found:
+            properties[PROP_FINDINGS] = str(len(found))
+            for number, line in enumerate(found, 1):
+                properties[f"{PROP_FINDING_PREFIX}{number}"] = xml_safe(line)
     return CaseResult(
         scenario=case.scenario,
         case_id=case.case_id,

@@ -30,6 +30,7 @@ from repro.runner import executor
 from repro.runner.caselog import DEFAULT_CAP_BYTES
 from repro.runner.run_all import Reporter, new_run_dir, run_all
 from repro.scenarios import Case
+from repro.signatures import table
 
 #: Where a step tells the user what it is doing (one line, no newline).
 Say = Callable[[str], None]
@@ -101,6 +102,8 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     config = matrix_mod.load(options.config)
     if options.variant:
         config.variant(options.variant)  # ConfigError naming the known ids (--list too)
+    if config.signatures:  # the team's own rows classify this run's cases too
+        table.activate(table.with_user_rows(config.signatures))
     cases = matrix_mod.select_cases(config.cases(), options.patterns)
     scale = options.timeout_scale
     if scale is not None:

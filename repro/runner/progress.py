@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS
 from repro.outcomes import SEVERITY_RANK, CaseResult, Outcome
 from repro.runner.run_all import (
     PROP_FIRST_LOG,
@@ -201,8 +202,11 @@ class Progress(Reporter):
     def case_finished(self, index: int, total: int, result: CaseResult) -> None:
         label = _label(result)
         verdict = label.upper()
+        findings = result.properties.get(PROP_FINDINGS, "")
         if self.tty:
             tail = result.signature if result.outcome.is_problem else ""
+            if findings and not tail:  # exit 0 with failure evidence (issue 21, item 4)
+                tail = f"{findings} finding{'' if findings == '1' else 's'}"
             line = self._line(verdict, label, result.duration_s, result.case_id, tail)
             self.stream.write(f"\r\033[K{line}\n")
             self.stream.flush()
@@ -219,6 +223,12 @@ class Progress(Reporter):
                     else result.message
                 )
                 line += f"\n{' ' * len(self._prefix)}   -> {detail}{message[:200]}"
+            elif findings:  # "passed · 1 finding: RuntimeError: context has already been set"
+                first = result.properties.get(f"{PROP_FINDING_PREFIX}1", "")
+                noun = "finding" if findings == "1" else "findings"
+                line += (
+                    f"\n{' ' * len(self._prefix)}   -> passed · {findings} {noun}: {first[:200]}"
+                )
             print(line, file=self.stream, flush=True)
         self._case = None
 

@@ -9,6 +9,7 @@ table for its own failed/error verdict. Never imports torch.
 
 from __future__ import annotations
 
+import re
 import time
 
 from repro.outcomes import Outcome
@@ -42,7 +43,8 @@ def classify(
 
     A broken events protocol (``events.problem``) is the case's ``error`` with signature
     ``events_protocol`` unless the process crashed or was ended by the watchdog: the crash or
-    hang is the more useful fact. Unknown failures keep their first meaningful line.
+    hang is the more useful fact. A failed case's message is the scenario's, then the log's
+    decisive line (:func:`repro.signatures.engine.decisive_line`) when it adds something.
     """
     if watchdog_verdict is not None:
         return watchdog_verdict
@@ -76,9 +78,36 @@ def classify(
         return outcome, "", ""
     signature = result.get("signature") or found.name
     message = result.get("message") or found.message
-    if found.name != signatures.UNKNOWN and found.message and found.message not in message:
-        message = f"{message} | {found.message}"  # the scenario's verdict, then the evidence line
+    evidence = found.name != signatures.UNKNOWN or not found.clean
+    if evidence and found.message and found.message not in message:
+        # The scenario's verdict, then the log's decisive line: the named row's line, or for an
+        # unrecognised failure its root cause ("script.py exited with status 1 | KeyError: 'lr'",
+        # issue 21, item 3).
+        message = f"{message} | {found.message}"
     return outcome, signature, message[:1000]
+
+
+def fail_on(
+    rules: tuple[tuple[str, str], ...], log_text: str, host: HostFacts | None = None
+) -> Verdict | None:
+    """A passed ``script:`` case's ``fail_on:`` verdict (issue 21, item 4): ``failed`` with the
+    first rule its findings show (``("signature", NAME)``: a line that row names;
+    ``("pattern", REGEX)``: a finding (:func:`repro.signatures.engine.findings`) the expression
+    matches, named by the table or ``unknown``), or None when no rule matches."""
+    if not rules:
+        return None
+    found = signatures.classify(log_text, host)
+    named = {match.signature.name: match.line for match in reversed(found.matches)}
+    evidence = signatures.findings(log_text, host, limit=signatures.MAX_KEPT_MATCHES)
+    for kind, value in rules:
+        if kind == "signature" and value in named:
+            return Outcome.FAILED, value, f"passed, but fail_on {value}: {named[value]}"[:1000]
+        if kind == "pattern":
+            line = next((line for line in evidence if re.search(value, line)), None)
+            if line is not None:
+                name = signatures.classify(line, host).name
+                return Outcome.FAILED, name, f"passed, but fail_on {value!r}: {line}"[:1000]
+    return None
 
 
 def watchdog_verdict(

@@ -20,7 +20,6 @@ Never imports torch.
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import subprocess
 from collections.abc import Callable
@@ -31,46 +30,11 @@ from typing import Any
 from repro import proctree
 from repro.host import kernel_log
 from repro.runner.protocol import EventReader
+from repro.signatures import table
 
 STEADY_BEATS = 3
 STALL_FLOOR_S = 10.0
 STALL_FACTOR = 20.0
-
-#: Hang sub-types by the frames a stack dump shows, first match wins (field reports,
-#: "Stack fingerprints for sub-typing hangs").
-HANG_SUBTYPES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    (
-        "hang.wandb_fork_finalizer",
-        re.compile(r"service_api\.py|api_cleanup_request|asyncio_manager\.py"),
-        "wandb/wandb#12079 (F2-2)",
-    ),
-    (
-        "hang.nccl",
-        re.compile(r"ProcessGroupNCCL|ncclCommInitRank|in (?:barrier|all_reduce|allreduce)\b"),
-        "F5-8",
-    ),
-    (
-        "hang.hsa_wait",
-        re.compile(r"hsa_signal_wait|BusyWaitSignal::WaitRelaxed|InterruptSignal::WaitRelaxed"),
-        "ROCm/legacy-rocm-build#6530",
-    ),
-    # A garbage-collection finalizer waiting on a future that a thread absent from this (forked)
-    # process would serve: wandb#12079's mechanism, in any library.
-    (
-        "hang.fork_finalizer",
-        re.compile(
-            r'_base\.py", line \d+ in result\n(?:.*\n){0,8}?.*weakref\.py", line \d+ in __call__'
-        ),
-        "F2-2 wandb/wandb#12079",
-    ),
-    (
-        "hang.dataloader_wait",
-        re.compile(r"line \d+ in (?:_try_get_data|_get_data)\b|data_queue\.get"),
-        "pytorch#39570, RolnickLab/ami-data-companion#140",
-    ),
-)
-#: A process blocked in the kernel inside fork's address-space copy (ROCm/legacy-rocm-build#6630).
-FORK_BLOCKED_WCHAN = "dup_mmap"
 
 
 @dataclass
@@ -214,13 +178,21 @@ def wchan(pid: int) -> str:
 
 def hang_subtype(stack_text: str, wchans: list[str]) -> tuple[str, str]:
     """``(signature, source)`` for a hang from its stack dump and the processes' wait channels;
-    ``("hang_timeout", "")`` when no fingerprint matches."""
-    if any(FORK_BLOCKED_WCHAN in w for w in wchans):
-        return "hang.fork_blocked", "ROCm/legacy-rocm-build#6630"
-    for name, pattern, source in HANG_SUBTYPES:
-        if pattern.search(stack_text):
-            return name, source
-    return "hang_timeout", ""
+    ``("hang_timeout", "")`` when no fingerprint matches.
+
+    The fingerprints are the watchdog rows of the signature table (repro/data/signatures.yaml:
+    ``wait_channels`` first, then ``stacks`` in the file's order; field reports, "Stack
+    fingerprints for sub-typing hangs"), so a hang's JUnit message and its matrix row cite the
+    same sources.
+    """
+    rows = table.active().hangs
+    for row in rows:
+        if any(channel in w for channel in row.wait_channels for w in wchans):
+            return row.name, row.source
+    for row in rows:
+        if row.stacks is not None and row.stacks.search(stack_text):
+            return row.name, row.source
+    return table.HANG, ""
 
 
 def kernel_log_tail(lines: int = 40, timeout_s: float = 3.0) -> str:

@@ -45,10 +45,15 @@ if TYPE_CHECKING:  # annotations only: loading matrix.yaml must not import the r
     from repro.runner.case_api import Context
 
 #: Placeholder grid: the real values come from matrix.yaml (``repro.config.scripts``).
-PARAMS: dict[str, list[Any]] = {"script": [""], "args": [()], "config_dir": [""]}
+PARAMS: dict[str, list[Any]] = {
+    "script": [""],
+    "args": [()],
+    "config_dir": [""],
+    "fail_on": [()],
+}
 TIMEOUT_S = 300.0
 #: Parameters never shown in the case id: the id is the entry's name.
-HIDDEN = ("script", "args", "config_dir")
+HIDDEN = ("script", "args", "config_dir", "fail_on")
 #: The environment variable that holds matrix.yaml's folder (absolute) for the script.
 CONFIG_DIR_VAR = "REPRO_CONFIG_DIR"
 #: ``repro.runner.harness.DUMP_SIGNAL`` (a test keeps them equal): not imported, so loading
@@ -68,13 +73,29 @@ BOOTSTRAP = (
 )
 
 
-def case(name: str, script: str, args: Sequence[str], config_dir: str, timeout_s: float) -> Case:
+def case(
+    name: str,
+    script: str,
+    args: Sequence[str],
+    config_dir: str,
+    timeout_s: float,
+    fail_on: tuple[tuple[str, str], ...] = (),
+) -> Case:
     """The one case of a ``script:`` entry called ``name``: id ``name``; ``script`` and
-    ``config_dir`` (matrix.yaml's folder) are absolute paths, ``timeout_s`` seconds."""
+    ``config_dir`` (matrix.yaml's folder) are absolute paths, ``timeout_s`` seconds;
+    ``fail_on`` as in :class:`repro.config.model.ScriptEntry` (the runner applies it:
+    ``repro.runner.verdict``)."""
+    params: tuple[tuple[str, Any], ...] = (
+        ("script", script),
+        ("args", tuple(args)),
+        ("config_dir", config_dir),
+    )
+    if fail_on:
+        params += (("fail_on", tuple(fail_on)),)
     return Case(
         scenario=name,
         module=__name__,
-        params=(("script", script), ("args", tuple(args)), ("config_dir", config_dir)),
+        params=params,
         timeout_s=float(timeout_s),
         quiet=HIDDEN,
     )

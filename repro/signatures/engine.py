@@ -48,13 +48,15 @@ in chunks, lines longer than ``lines.MAX_LINE_CHARS`` are cut, and a "line" long
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 import signal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from repro.signatures.hostfacts import HostFacts
+from repro.signatures import table as tables
+from repro.signatures.hostfacts import Evidence, HostFacts
 from repro.signatures.lines import CHUNK_BYTES, LineReader
 from repro.signatures.table import (
     ENVIRONMENT,
@@ -62,13 +64,12 @@ from repro.signatures.table import (
     ROOT,
     SECONDARY,
     SIGNAL_PREFIX,
-    SIGNAL_SIGNATURES,
-    SIGNATURE_BY_NAME,
     SIGNATURES,
     UNKNOWN,
     WARNING,
     WRAPPER,
     Signature,
+    Table,
 )
 
 #: Longest message kept (characters); longer lines are cut and end in "...".
@@ -100,13 +101,17 @@ class Classification:
 
     Attributes:
         name: the winning signature name, or :data:`UNKNOWN`.
-        message: the winning line (for unknown: :func:`first_meaningful_line`), stripped, at most
-            :data:`MAX_MESSAGE_CHARS` characters.
-        line_no: line number of the winning line; ``None`` for unknown.
+        message: the decisive line, stripped, at most :data:`MAX_MESSAGE_CHARS` characters: the
+            winning row's line; for a wrapper row (``rank_failed``, ``dataloader_worker_error``)
+            and for unknown the root cause (:func:`decisive_line`).
+        line_no: line number of the message's line; ``None`` when it has none.
         source: the winning row's ``source``; ``""`` for unknown.
         workaround: the winning row's ``workaround``; ``""`` for unknown.
         matches: the matches in line order (at most :data:`MAX_KEPT_MATCHES`, the earliest).
         notes: what was cut or not read (over-long lines, a read stopped), one sentence each.
+        failure_evidence: whether the text shows any failure at all (see :attr:`clean`).
+        host_evidence: the log lines that told whether the host is WSL2 / native / a container
+            when no host facts were given (:class:`repro.signatures.hostfacts.Evidence`).
     """
 
     name: str
@@ -116,6 +121,15 @@ class Classification:
     workaround: str
     matches: tuple[Match, ...]
     notes: tuple[str, ...] = ()
+    failure_evidence: bool = True
+    host_evidence: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        """No row matched and nothing in the text looks like a failure (no traceback, no
+        exception line, no compiler ``error:``, no crash or ``FAILED`` text): "no failure
+        found", not an ``unknown`` failure (issue 21, item 6)."""
+        return self.name == UNKNOWN and not self.failure_evidence
 
 
 # Names the precedence rules refer to.
@@ -144,6 +158,52 @@ _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::(?:\s.*)?)?$")
 _ASSERTION_ERROR = re.compile(r"^(?:[A-Za-z_]\w*\.)*AssertionError\b")
+#: Exceptions that only carry another one: the root cause is inside (mp.spawn, torchrun,
+#: DataLoader workers, subprocess launchers).
+_WRAPPER_EXCEPTION = re.compile(
+    r"^(?:[\w.]+\.)?(?:ProcessRaisedException|ChildFailedError|CalledProcessError)\b"
+    r"|Caught \w+ in DataLoader worker process \d+"
+)
+#: Exceptions that say "a compiler failed": its first ``error:`` line is the decisive one.
+_COMPILE_EXCEPTION = re.compile(
+    r"CppCompileError|CompilationError|CalledProcessError|BackendCompilerFailed|InductorError"
+    r"|CUDACompileError|CompileError"
+)
+#: A compiler's diagnostic: ``file.cpp:12:3: error: ...``, ``gcc: fatal error: ...``.
+_COMPILER_ERROR = re.compile(r"^(?:\S+?:(?:\d+:(?:\d+:)?)? )?(?:fatal )?error: \S.*$", re.MULTILINE)
+#: torchrun's "Root Cause (first observed failure)" block carries the rank's traceback here, on
+#: the ``traceback :`` line or the next one (pytorch/pytorch#66182's format).
+_ROOT_CAUSE_TRACEBACK = re.compile(
+    r"^[ \t]*traceback[ \t]*:[ \t]*(?:\n[ \t]*)?Traceback \(most recent call last\):[ \t]*$",
+    re.MULTILINE,
+)
+#: mp.spawn's marker before the failing process's own traceback (torch.multiprocessing.spawn).
+_SPAWN_CHILD = re.compile(
+    r"^-- Process \d+ terminated with the following error:[ \t]*$", re.MULTILINE
+)
+#: Text that shows a failure happened (a clean log has none of it; issue 21, item 6).
+_FAILURE_EVIDENCE = re.compile(
+    r"^(?:\[(?:rank|default)\d+\]: ?)?(?:Original )?Traceback \(most recent call last\):"
+    r"|^(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::|$)"
+    r"|Segmentation fault|core dumped|Fatal Python error|^Aborted\b|^Killed\s*$|\bFAILED\b"
+    r"|exit(?:ed)? (?:with )?(?:status|code)[: ]+-?[1-9]|exitcode\s*:\s*-?[1-9]",
+    re.MULTILINE,
+)
+#: Literals one of which every :data:`_FAILURE_EVIDENCE` match contains (a cheap pre-check: the
+#: expression itself costs about 0.5 s on a 3 MB progress log).
+_FAILURE_NEEDLES = (
+    "Traceback",
+    "Error",
+    "Exception",
+    "Interrupt",
+    "Segmentation fault",
+    "core dumped",
+    "Aborted",
+    "Killed",
+    "FAILED",
+    "exit",
+    "error: ",
+)
 _DB_DICE_ASSERT = re.compile(r"assert loss <= 1\b")
 _DB_DICE_LITERAL = "assert loss <= 1"
 
@@ -211,44 +271,138 @@ def _needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     return needles
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """A table's output rows as matched on one kind of host: per row, the pattern of its lines
+    whose host condition holds (``None``: the row is inactive there) and that pattern's needles."""
+
+    table: Table
+    rows: tuple[Signature, ...]
+    patterns: tuple[re.Pattern[str] | None, ...]
+    needles: tuple[tuple[str, ...] | None, ...]
+    nan_index: int | None
+
+
+_COMPILED: dict[tuple[int, HostFacts], _Compiled] = {}
+
+
+def _compile_for(table: Table, facts: HostFacts) -> _Compiled:
+    key = (id(table), facts)
+    found = _COMPILED.get(key)
+    if found is not None and found.table is table:
+        return found
+    patterns: list[re.Pattern[str] | None] = []
+    for sig in table.patterns:
+        lines = [line.pattern for line in sig.lines if facts.applies(line.when)]
+        if not facts.applies(sig.when) or not lines:
+            patterns.append(None)
+        elif len(lines) == len(sig.lines):
+            patterns.append(sig.pattern)
+        else:
+            patterns.append(re.compile("|".join(lines)))
+    names = [sig.name for sig in table.patterns]
+    compiled = _Compiled(
+        table,
+        table.patterns,
+        tuple(patterns),
+        tuple(None if p is None else _needles(p) for p in patterns),
+        names.index("nan_detected") if "nan_detected" in names else None,
+    )
+    if len(_COMPILED) > 64:  # users' tables come and go (tests); the shipped ones stay few
+        _COMPILED.clear()
+    _COMPILED[key] = compiled
+    return compiled
+
+
 _NEEDLES: tuple[tuple[str, ...] | None, ...] = tuple(_needles(sig.pattern) for sig in SIGNATURES)
-_NAN_INDEX = SIGNATURES.index(SIGNATURE_BY_NAME["nan_detected"])
 
 _TIER_BY_KIND = {ENVIRONMENT: 0, ROOT: 2, SECONDARY: 3, WRAPPER: 4, WARNING: 5, EVIDENCE: 5}
 _TIER_DEMOTED_ENVIRONMENT = 1
 _TIER_WEAK = 5
 
 
-def classify(text: str, host: HostFacts | None = None) -> Classification:
+def classify(
+    text: str, host: HostFacts | None = None, table: Table | None = None
+) -> Classification:
     """Name the cause of a failure from its output (see the module docstring for the rules).
 
-    ``host``: what is known about the host the text came from; rows with a ``when`` condition
-    apply only where it holds (``cuda_init_failed`` only on a host known to be native, so the
-    same "Unexpected error from cudaGetDeviceCount()" is ``wsl_gpu_unavailable`` on WSL2 and
-    with ``host=None``, today's verdict). ``text`` may be several MB. There is no per-line loop in Python: a row's pattern scans the
-    text once, and only if the text contains one of the literals every match of that row must
-    contain (most rows are skipped at memory speed); then only matching lines are examined.
+    ``host``: what is known about the host the text came from; rows (and lines) with a ``when``
+    condition apply only where it holds (repro.signatures.hostfacts). When ``host`` does not say
+    whether it is WSL2 (``None``, or ``wsl2=None``), the log's own evidence decides (``uname``
+    kernel strings, ``/usr/lib/wsl`` paths, the nvidia-smi header); with none, the
+    ``unknown_host`` rows name the alternatives instead of assuming WSL2. ``table``: default
+    :func:`repro.signatures.table.active`. ``text`` may be several MB. There is no per-line loop
+    in Python: a row's pattern scans the text once, and only if the text contains one of the
+    literals every match of that row must contain (most rows are skipped at memory speed); then
+    only matching lines are examined.
     """
-    return _scan_text(text, host).result()
+    scanner = _for_host(host, table)
+    _feed(scanner, text)
+    return scanner.result()
 
 
 def classify_stream(
-    stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, host: HostFacts | None = None
+    stream: BinaryIO,
+    chunk_bytes: int = CHUNK_BYTES,
+    host: HostFacts | None = None,
+    table: Table | None = None,
 ) -> Classification:
     """:func:`classify` over a byte stream (a file opened ``"rb"``, ``sys.stdin.buffer``).
 
     Reads ``chunk_bytes`` at a time and decodes UTF-8 (invalid bytes become U+FFFD); memory stays
     bounded by a few chunks plus ``lines.MAX_LINE_CHARS``, whatever the stream's size. Reading
     stops at end of stream or at a line longer than ``lines.MAX_LINE_SKIP_CHARS`` (then
-    ``notes`` says so). ``host`` as for :func:`classify`. Raises OSError if the stream cannot
-    be read.
+    ``notes`` says so). ``host`` and ``table`` as for :func:`classify`. Raises OSError if the
+    stream cannot be read.
     """
-    scanner = _Scanner(host)
+    scanner = _for_host(host, table)
     reader = LineReader(scanner.feed_block)
     reader.feed_stream(stream, chunk_bytes)
     reader.close()
     scanner.notes.extend(reader.notes)
     return scanner.result()
+
+
+def decisive_line(text: str) -> str:
+    """The root cause line of a failure's output, stripped, at most 500 characters (issue 21,
+    item 3): a compiler's first ``error:`` line when a compile step failed (or no Python
+    exception was printed); else the exception of torchrun's "Root Cause (first observed
+    failure)" traceback; else the first traceback exception that is not a wrapper
+    (``ProcessRaisedException``, ``ChildFailedError``, ``Caught X in DataLoader worker process``
+    give way to the rank's or worker's own traceback; Python prints a chain's innermost cause
+    first), with a message on the line after a bare ``AssertionError:`` joined to it; else
+    :func:`first_meaningful_line`."""
+    return _scan_text(text).unknown_message()
+
+
+#: Most findings :func:`findings` returns.
+MAX_FINDINGS = 5
+#: A printed tensor holding NaN or Inf (``tensor(nan)``, ``tensor([1., inf])``).
+_PRINTED_NONFINITE = re.compile(r"tensor\([^\n]*?(?<![\w.])(?:nan|-?inf)(?![\w.])")
+
+
+def findings(
+    text: str, host: HostFacts | None = None, table: Table | None = None, limit: int = MAX_FINDINGS
+) -> tuple[str, ...]:
+    """Failure evidence in the output of a case that passed (issue 21, item 4): lines a row
+    names, the exception of every traceback (a child process's, a worker's), printed tensors
+    holding NaN/Inf; each line once, in log order, stripped and cut like a message, at most
+    ``limit``. ``()`` when the output is clean. ``host`` and ``table`` as for :func:`classify`.
+    """
+    scanner = _for_host(host, table)
+    _feed(scanner, text)
+    inner = scanner.chosen() if isinstance(scanner, _HostNeutral) else scanner
+    inner._finish()
+    found: dict[str, int] = {}
+    for match in inner._kept:
+        found.setdefault(_clip(match.line), match.line_no)
+    for line_no, exception in inner._exceptions:
+        found.setdefault(_clip(exception), line_no)
+    if "tensor(" in text:
+        for hit in _PRINTED_NONFINITE.finditer(text):
+            start, end = _line_bounds(text, hit.start())
+            found.setdefault(_clip(text[start:end]), text.count("\n", 0, start) + 1)
+    return tuple(line for line, _ in sorted(found.items(), key=lambda item: item[1])[:limit])
 
 
 def first_meaningful_line(text: str) -> str:
@@ -283,7 +437,7 @@ def signal_signature(signum: int) -> str:
     the signal it stands for.
     """
     n = abs(signum)
-    known = SIGNAL_SIGNATURES.get(n)
+    known = tables.active().signals.get(n)
     if known is not None:
         return known
     name = signal_name(n)
@@ -315,6 +469,17 @@ def _line_bounds(text: str, pos: int) -> tuple[int, int]:
     return start, len(text) if end < 0 else end
 
 
+def _present(cache: dict[object, Any], block: str, needles: Iterable[str]) -> bool:
+    """Whether ``block`` contains one of ``needles``, each looked up once per ``cache``."""
+    for needle in needles:
+        found = cache.get(needle)
+        if found is None:
+            found = cache[needle] = needle in block
+        if found:
+            return True
+    return False
+
+
 def _lines_from(text: str, pos: int) -> Iterator[str]:
     """The lines of ``text`` from offset ``pos`` (the start of a line) on."""
     while pos <= len(text):
@@ -326,33 +491,93 @@ def _lines_from(text: str, pos: int) -> Iterator[str]:
         pos = nxt + 1
 
 
-def _scan_text(text: str, host: HostFacts | None = None) -> _Scanner:
-    scanner = _Scanner(host)
+def _feed(scanner: _Scanner | _HostNeutral, text: str) -> None:
     reader = LineReader(scanner.feed_block)
     reader.feed(text)
     reader.close()
     scanner.notes.extend(reader.notes)
+
+
+def _scan_text(text: str, host: HostFacts | None = None) -> _Scanner:
+    scanner = _Scanner(_compile_for(tables.active(), host or HostFacts()))
+    _feed(scanner, text)
     return scanner
 
 
-def _traceback_end(lines: Iterable[str]) -> tuple[bool, str | None]:
-    """``(decided, exception)``: how a traceback whose frames start at ``lines`` ends.
+def _for_host(host: HostFacts | None, table: Table | None) -> _Scanner | _HostNeutral:
+    table = table or tables.active()
+    if host is not None and host.wsl2 is not None:
+        return _Scanner(_compile_for(table, host))
+    return _HostNeutral(table, host or HostFacts())
+
+
+class _HostNeutral:
+    """No host facts say whether the log came from WSL2: read the log's own evidence as it
+    streams past, with one scanner per hypothesis (unknown, native, WSL2), and answer with the
+    one the evidence picks (:class:`repro.signatures.hostfacts.Evidence`). Three times the
+    matching work, in the same bounded memory."""
+
+    def __init__(self, table: Table, facts: HostFacts) -> None:
+        self.evidence = Evidence()
+        self.facts = facts
+        self.scanners = {
+            wsl2: _Scanner(_compile_for(table, dataclasses.replace(facts, wsl2=wsl2)))
+            for wsl2 in (None, False, True)
+        }
+        self.notes: list[str] = []
+
+    def feed_block(self, block: str) -> None:
+        self.evidence.feed(block)
+        present: dict[object, Any] = {}  # each needle and pattern searched once, not per scanner
+        for scanner in self.scanners.values():
+            scanner.feed_block(block, present)
+
+    def chosen(self) -> _Scanner:
+        """The scanner of the hypothesis the log's evidence picks."""
+        return self.scanners[self.evidence.facts().wsl2]
+
+    def result(self) -> Classification:
+        found = self.evidence.facts()
+        scanner = self.scanners[found.wsl2]
+        scanner.notes.extend(self.notes)
+        return dataclasses.replace(scanner.result(), host_evidence=tuple(self.evidence.lines))
+
+
+def _traceback_end(lines: Iterable[str]) -> tuple[bool, str | None, int]:
+    """``(decided, exception, index)``: how a traceback whose frames start at ``lines`` ends,
+    and the index (0-based, in ``lines``) of its exception line.
 
     Frames, source lines and ``^^^`` markers are indented; the first unindented line shaped like
-    ``pkg.Error: message`` ends the traceback (``(True, line)``). Stray unindented lines (another
-    process writing to the same stream) are skipped; a new traceback header means this one was
-    cut off (``(True, None)``). ``(False, None)``: ``lines`` ran out first.
+    ``pkg.Error: message`` ends the traceback (``(True, line, i)``); an exception line with an
+    empty message (``AssertionError:``) takes the next non-blank line as its message when that
+    line is not a frame or a header (old-style multi-line assertion messages). Stray unindented
+    lines (another process writing to the same stream) are skipped; a new traceback header means
+    this one was cut off (``(True, None, i)``). ``(False, None, -1)``: ``lines`` ran out first.
     """
-    for raw in lines:
+    found: str | None = None
+    at = -1
+    for index, raw in enumerate(lines):
         line = _body(raw)
+        if found is not None:
+            if not line.strip():
+                continue
+            text = line.strip()
+            if _FRAME.match(line) or _STACK_HEADER.search(line) or _TRACEBACK_HEADER.match(line):
+                return True, found, at
+            return True, f"{found} {text}", at
         if not line.strip() or line[:1].isspace():
             continue
         if _TRACEBACK_HEADER.match(line):
-            return True, None
+            return True, None, index
         stripped = line.strip()
         if _EXCEPTION_LINE.match(stripped):
-            return True, stripped
-    return False, None
+            if stripped.endswith(":") and not _WRAPPER_EXCEPTION.search(stripped):
+                found, at = stripped, index  # the message may be on the next line
+                continue
+            return True, stripped, index
+    if found is not None:
+        return True, found, at
+    return False, None, -1
 
 
 class _Scanner:
@@ -364,10 +589,12 @@ class _Scanner:
     the earliest match of each signature (enough to pick the winner: see :meth:`_tier`).
     """
 
-    def __init__(self, host: HostFacts | None = None) -> None:
-        facts = host or HostFacts()
-        # Rows whose host condition does not hold are never matched (repro.signatures.hostfacts).
-        self._active = tuple(facts.applies(sig.when) for sig in SIGNATURES)
+    def __init__(self, compiled: _Compiled) -> None:
+        # Rows (lines) whose host condition does not hold are not in ``compiled``.
+        self._rows = compiled.rows
+        self._patterns = compiled.patterns
+        self._needles = compiled.needles
+        self._nan_index = compiled.nan_index
         self.notes: list[str] = []
         self.lines = 0  # line breaks seen: the next block starts at line self.lines + 1
         self._kept: list[Match] = []
@@ -375,80 +602,184 @@ class _Scanner:
         self._matched: set[int] = set()  # hashes of matched lines (rule 4)
         self._unmatched: set[int] = set()  # hashes of traceback exceptions no match has named
         self._unmatched_overflow = False
-        # ("header", is_first) or ("dice", line_no, line, index of the row that matched it).
+        # ("header", is_first, line_no) or ("dice", line_no, line, index of the row that held it).
         self._waiting: list[tuple] = []
         self._first_header: str = "none"  # none | waiting | done
         self._first_exception: str | None = None
         self._first_line: str | None = None
         self._under_frame = False
+        # The decisive line (issue 21, item 3): traceback exceptions in order, (line_no, text).
+        self._exceptions: list[tuple[int, str]] = []
+        self._root_cause: tuple[int, str] | None = None  # torchrun's "Root Cause" traceback
+        self._compiler_error: tuple[int, str] | None = None
+        self.failure_evidence = False
 
-    def feed_block(self, block: str) -> None:
-        if "\x1b" in block:
-            block = _ANSI.sub("", block)
+    def feed_block(self, block: str, present: dict[object, Any] | None = None) -> None:
+        """Scan the next whole lines; ``present``: a cache of ``needle in block`` and of each
+        pattern's matches that scanners of the same block share (:class:`_HostNeutral`)."""
+        present = {} if present is None else present
+        if "block" not in present:  # what every scanner of this block shares, computed once
+            clean = _ANSI.sub("", block) if "\x1b" in block else block
+            present["block"] = clean
+            present["newlines"] = clean.count("\n")
+            present["headers"] = (
+                [(m.start(), m.end()) for m in _TRACEBACK_HEADER_ANYWHERE.finditer(clean)]
+                if "Traceback" in clean
+                else []
+            )
+        block = present["block"]
         if self._waiting:
-            decided, exception = _traceback_end(_lines_from(block, 0))
+            decided, exception, index = _traceback_end(_lines_from(block, 0))
             if decided:
                 waiting, self._waiting = self._waiting, []
                 for waiter in waiting:
-                    self._resolve(waiter, exception)
-        self._match(block)
-        for header in _TRACEBACK_HEADER_ANYWHERE.finditer(block):
-            waiter = ("header", self._first_header == "none")
+                    self._resolve(waiter, exception, self.lines + 1 + index)
+        self._match(block, present)
+        line_no, counted_to = self.lines + 1, 0
+        for start, end in present["headers"]:
+            line_no += block.count("\n", counted_to, start)
+            counted_to = start
+            waiter = ("header", self._first_header == "none", line_no)
             if waiter[1]:
                 self._first_header = "waiting"
-            self._wait_or_resolve(waiter, block, header.end())
+            self._wait_or_resolve(waiter, block, end, line_no)
         if self._first_line is None:
             self._scan_first_line(block)
-        self.lines += block.count("\n")
+        self._scan_decisive(block, present)
+        self.lines += present["newlines"]
+
+    def _scan_decisive(self, block: str, present: dict[object, Any]) -> None:
+        """Remember the first compiler ``error:`` line and torchrun's root-cause exception."""
+        if (
+            not self.failure_evidence
+            and _present(present, block, _FAILURE_NEEDLES)
+            and (_FAILURE_EVIDENCE.search(block) or _COMPILER_ERROR.search(block))
+        ):
+            self.failure_evidence = True
+        if self._compiler_error is None and "error: " in block:
+            found = _COMPILER_ERROR.search(block)
+            if found:
+                line_no = self.lines + 1 + block.count("\n", 0, found.start())
+                self._compiler_error = (line_no, found.group(0).strip())
+        if self._root_cause is None and "traceback" in block:
+            for header in _ROOT_CAUSE_TRACEBACK.finditer(block):
+                base = self.lines + 2 + block.count("\n", 0, header.end())
+                for index, raw in enumerate(_lines_from(block, header.end() + 1)):
+                    if not raw.strip() or raw.startswith("    "):
+                        continue  # frames and source lines are indented deeper
+                    stripped = raw.strip()
+                    if _EXCEPTION_LINE.match(stripped) and not _FRAME.match(raw):
+                        self._root_cause = (base + index, stripped)
+                    break
+                if self._root_cause is not None:
+                    break
+        if self._root_cause is None and "terminated with the following error" in block:
+            # mp.spawn: the child's exception is the first unindented exception-shaped line
+            # after the marker (its traceback's frames are indented; users often elide them).
+            for marker in _SPAWN_CHILD.finditer(block):
+                base = self.lines + 2 + block.count("\n", 0, marker.start())
+                for index, raw in enumerate(_lines_from(block, marker.end() + 1)):
+                    stripped = raw.strip()
+                    if not stripped or raw[:1].isspace() or _TRACEBACK_HEADER.match(raw):
+                        continue
+                    if _EXCEPTION_LINE.match(stripped):
+                        self._root_cause = (base + index, stripped)
+                        break
+                if self._root_cause is not None:
+                    break
+
+    def decisive(self) -> tuple[int | None, str] | None:
+        """``(line_no, line)`` of the root cause (see :func:`decisive_line`), or None."""
+        self._finish()
+        root = next(
+            (e for e in self._exceptions if not _WRAPPER_EXCEPTION.search(e[1])),
+            self._exceptions[0] if self._exceptions else None,
+        )
+        if self._root_cause is not None and (
+            root is None or _WRAPPER_EXCEPTION.search(root[1]) or root[0] > self._root_cause[0]
+        ):
+            root = self._root_cause
+        if self._compiler_error is not None and (
+            root is None or _COMPILE_EXCEPTION.search(root[1])
+        ):
+            return self._compiler_error
+        return root
 
     def result(self) -> Classification:
         self._finish()
         kept = tuple(self._kept)
         winner = self._pick()
+        evidence = self.failure_evidence or bool(self._first)
         if winner is None:
             return Classification(
-                UNKNOWN, self.unknown_message(), None, "", "", kept, tuple(self.notes)
+                UNKNOWN,
+                self.unknown_message(),
+                None,
+                "",
+                "",
+                kept,
+                tuple(self.notes),
+                evidence,
             )
         sig = winner.signature
+        message, line_no = _clip(winner.line), winner.line_no
+        if sig.kind == WRAPPER:
+            # A wrapper's own line says only "a rank / worker failed": the message is what
+            # failed inside it (issue 21, item 3), the row stays the wrapper's.
+            decisive = self.decisive()
+            if decisive is not None and not _WRAPPER_EXCEPTION.search(decisive[1]):
+                line_no, message = decisive[0], _clip(decisive[1])
+        elif sig.family == "compile" and self._compiler_error is not None:
+            # "C++ compile error" says only that the compiler failed: its first error: line
+            # says why (issue 21, item 3).
+            line_no, message = self._compiler_error[0], _clip(self._compiler_error[1])
         return Classification(
             sig.name,
-            _clip(winner.line),
-            winner.line_no,
+            message,
+            line_no,
             sig.source,
             sig.workaround,
             kept,
             tuple(self.notes),
+            evidence,
         )
 
     def unknown_message(self) -> str:
-        """:func:`first_meaningful_line` of everything fed."""
+        """:func:`decisive_line` of everything fed."""
         self._finish()
+        decisive = self.decisive()
+        if decisive is not None:
+            return _clip(decisive[1])
         if self._first_exception is not None:
             return _clip(self._first_exception)
         return _clip(self._first_line or "")
 
     # -- matching ---------------------------------------------------------------------------
 
-    def _match(self, block: str) -> None:
-        """Attribute each line of ``block`` some row matches to the first such row."""
+    def _match(self, block: str, present: dict[object, Any]) -> None:
+        """Attribute each line of ``block`` some row matches to the first such row; ``present``
+        caches needle look-ups and each pattern's match offsets."""
         hits: dict[int, tuple[int, int]] = {}  # line start offset -> (row index, line end)
-        for index, sig in enumerate(SIGNATURES):
-            if not self._active[index]:
+        for index, pattern in enumerate(self._patterns):
+            if pattern is None:
                 continue
-            needles = _NEEDLES[index]
-            if needles is not None and not any(needle in block for needle in needles):
+            needles = self._needles[index]
+            if needles is not None and not _present(present, block, needles):
                 continue
-            for found in sig.pattern.finditer(block):
-                start, end = _line_bounds(block, found.start())
+            offsets = present.get(pattern)
+            if offsets is None:
+                offsets = present[pattern] = [m.start() for m in pattern.finditer(block)]
+            for offset in offsets:
+                start, end = _line_bounds(block, offset)
                 held = hits.get(start)
                 if held is None or index < held[0]:
                     hits[start] = (index, end)
         dice: dict[int, tuple[int, int | None]] = {}  # line start -> (line end, row that held it)
-        if _DB_DICE_LITERAL in block:
+        if _DB_DICE_LITERAL in block and self._nan_index is not None:
             for found in _DB_DICE_ASSERT.finditer(block):
                 start, end = _line_bounds(block, found.start())
                 held = hits.get(start)
-                if held is None or held[0] > _NAN_INDEX:
+                if held is None or held[0] > self._nan_index:
                     hits.pop(start, None)  # decided by how its traceback ends
                     dice[start] = (end, None if held is None else held[0])
         line_no, counted_to = self.lines + 1, 0
@@ -458,36 +789,39 @@ class _Scanner:
             if start in dice:
                 end, held_index = dice[start]
                 waiter = ("dice", line_no, block[start:end].strip(), held_index)
-                self._wait_or_resolve(waiter, block, end)
+                self._wait_or_resolve(waiter, block, end, line_no)
             else:
                 index, end = hits[start]
-                self._record(Match(SIGNATURES[index], line_no, block[start:end].strip()))
+                self._record(Match(self._rows[index], line_no, block[start:end].strip()))
 
-    def _wait_or_resolve(self, waiter: tuple, block: str, line_end: int) -> None:
-        """Resolve ``waiter`` from the lines after offset ``line_end``, or keep it waiting."""
+    def _wait_or_resolve(self, waiter: tuple, block: str, line_end: int, line_no: int) -> None:
+        """Resolve ``waiter`` (on line ``line_no``, ending at offset ``line_end``) from the lines
+        after it, or keep it waiting."""
         if self._waiting:  # an earlier waiter is still open: this one ends the same way
             self._waiting.append(waiter)
             return
-        decided, exception = _traceback_end(_lines_from(block, line_end + 1))
+        decided, exception, index = _traceback_end(_lines_from(block, line_end + 1))
         if decided:
-            self._resolve(waiter, exception)
+            self._resolve(waiter, exception, line_no + 1 + index)
         else:
             self._waiting.append(waiter)
 
-    def _resolve(self, waiter: tuple, exception: str | None) -> None:
+    def _resolve(self, waiter: tuple, exception: str | None, line_no: int | None = None) -> None:
         if waiter[0] == "header":
             if exception is not None:
                 self._remember_exception(exception)
+                if len(self._exceptions) < MAX_KEPT_MATCHES and line_no is not None:
+                    self._exceptions.append((line_no, exception))
             if waiter[1]:
                 self._first_header, self._first_exception = "done", exception
             return
-        _, line_no, line, held_index = waiter
+        _, at, line, held_index = waiter
         if exception is not None and _ASSERTION_ERROR.match(exception):
             # nan <= 1 is False: NaN reaches the DB Dice loss's assertion as a bare
             # AssertionError and never prints "nan" (F4-4, O1). Elsewhere the line proves nothing.
-            self._record(Match(SIGNATURES[_NAN_INDEX], line_no, line))
+            self._record(Match(self._rows[self._nan_index], at, line))
         elif held_index is not None:
-            self._record(Match(SIGNATURES[held_index], line_no, line))
+            self._record(Match(self._rows[held_index], at, line))
 
     def _finish(self) -> None:
         waiting, self._waiting = self._waiting, []

@@ -1,30 +1,43 @@
-"""Host facts a signature row may depend on, and the rows that do (issue 10, item 2).
+"""Host facts a signature row may depend on, and host evidence read from a log (issues 10, 21).
 
 The same first line names different causes on different hosts (field reports, family 7):
 "Unexpected error from cudaGetDeviceCount()" and "all CUDA-capable devices are busy or
 unavailable" are WSL2 GPU-paravirtualisation failures on a WSL2 host (microsoft/WSL#9938), but
 Fabric Manager not running (Error 802), a driver/library mismatch (Error 803), forward
 compatibility on unsupported hardware (Error 804) or an exclusive-process compute mode on a
-native Linux host (F7-1..F7-4). A row's ``when`` says on which hosts it applies:
+native Linux host (F7-1..F7-4). A row's (or one of its lines') ``when`` says on which hosts it
+applies (the rows are in repro/data/signatures.yaml):
 
 - ``None``: every host (most rows);
-- ``"native"``: only when the host is known not to be WSL2 (:attr:`HostFacts.native`).
+- ``"native"``: only when the host is known not to be WSL2 (:attr:`HostFacts.native`);
+- ``"wsl2"``: only when the host is known to be WSL2;
+- ``"not_wsl2"``: unless the host is known to be WSL2 (the text itself is the evidence: "Error
+  802: system not yet initialized" is Fabric Manager, not WSL2);
+- ``"unknown_host"``: only when nothing says which (no fingerprint, no evidence in the log): the
+  row then names the alternatives instead of assuming one.
 
-Rows that apply only on native hosts sit above the WSL2 row they pre-empt, so on a native host
-they take the line first; on a WSL2 host, or with no host facts at all, they are inactive and
-the classification is what it was before host facts existed. This module never imports torch.
+When no facts are given, :func:`evidence` reads them from the log itself (``uname -a`` kernel
+strings, ``/usr/lib/wsl`` paths, container markers, the nvidia-smi header). This module never
+imports torch or the table.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 #: ``when`` of a row that applies only on a host known not to be WSL2.
 NATIVE = "native"
+#: ``when`` of a row that applies only on a host known to be WSL2.
+WSL2 = "wsl2"
+#: ``when`` of a row that applies unless the host is known to be WSL2.
+NOT_WSL2 = "not_wsl2"
+#: ``when`` of a row that applies only when nothing says whether the host is WSL2.
+UNKNOWN_HOST = "unknown_host"
 #: Every ``when`` a row may carry (None: any host).
-CONDITIONS = (NATIVE,)
+CONDITIONS = (NATIVE, WSL2, NOT_WSL2, UNKNOWN_HOST)
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,12 @@ class HostFacts:
             return True
         if when == NATIVE:
             return self.native
+        if when == WSL2:
+            return self.wsl2 is True
+        if when == NOT_WSL2:
+            return self.wsl2 is not True
+        if when == UNKNOWN_HOST:
+            return self.wsl2 is None
         raise ValueError(f"unknown host condition {when!r} (expected one of {CONDITIONS})")
 
     @classmethod
@@ -99,38 +118,73 @@ def _flag(value: Any) -> bool | None:
     return None
 
 
-_FABRIC_MANAGER = (
-    "Error 802 (system not yet initialized): start nvidia-fabricmanager matching the driver "
-    "version on HGX/NVSwitch hosts; Error 803 (unsupported display driver / cuda driver "
-    "combination): reboot after a driver upgrade so the kernel module matches the user-space "
-    "libraries (or drop a libcuda a container carries); Error 804 (forward compatibility on "
-    "non supported HW): remove the CUDA forward-compat libraries on GPUs without forward-compat "
-    "support."
+# -- Host evidence in a log (issue 21, item 5) ----------------------------------------------------
+
+#: WSL2 (or WSL) evidence: the kernel's release string (``uname -r``/``-a``, torch's collect_env
+#: ``Platform:``), the driver library directory WSL mounts, the paravirtual GPU device.
+_WSL_EVIDENCE = re.compile(  # case-sensitive: uname prints these spellings, and it is 5x faster
+    r"microsoft-standard|-[Mm]icrosoft\b|/usr/lib/wsl/|\bWSL_DISTRO_NAME\b|/dev/dxg\b"
+)
+#: Native Linux evidence: a ``uname -a`` line or a collect_env ``Platform:`` with a kernel release
+#: that is not Microsoft's; the nvidia-smi header of a Linux driver (three-part version: WSL2's
+#: nvidia-smi shows the Windows driver, e.g. ``546.33``); the Linux kernel module's NVRM banner.
+_NATIVE_EVIDENCE = re.compile(
+    r"^Linux \S+ (?![-.\w+]*[Mm]icrosoft)\d+\.\d+\.\d+[-.\w+]* #"
+    r"|Platform: Linux-(?![-.\w+]*[Mm]icrosoft)\d+\.\d+\.\d+[-.\w+]*-(?:x86_64|aarch64)"
+    r"|Driver Version: \d{3}\.\d+\.\d+\b"
+    r"|NVRM version: NVIDIA UNIX",
+    re.MULTILINE,
+)
+#: Inside-a-container evidence: Docker's marker file, NGC images' banner, cgroup paths.
+_CONTAINER_EVIDENCE = re.compile(
+    r"/\.dockerenv|NVIDIA Release \d+\.\d+ \(build|/docker/[0-9a-f]{12}|/kubepods|"
+    r"This container image and its contents are governed by"
 )
 
-#: Rows that depend on host facts: ``(name, kind, pattern, source, workaround, when)``, in the
-#: table's format plus ``when``; repro.signatures.table places them above ``wsl_gpu_unavailable``.
-HOST_ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
-    (
-        # Same line as the WSL2 row; on a native host the error number names the cause.
-        "cuda_init_failed",
-        "environment",
-        r"Unexpected error from cudaGetDeviceCount\(\)|cudaErrorSystemNotReady"
-        r"|Error 80[23]: system (?:not yet initialized|has unsupported display driver)",
-        "F7-1 pytorch/pytorch#35710, aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop#33, "
-        "microsoft/lisa#2823, nanoporetech/dorado#1214 (802); F7-2 vllm-project/vllm#15335 (803); "
-        "F7-3 PKU-YuanGroup/Video-LLaVA#22, gpustack/gpustack#1254 (804)",
-        _FABRIC_MANAGER,
-        NATIVE,
-    ),
-    (
-        "cuda_device_busy",
-        "environment",
-        r"all CUDA-capable devices are busy or unavailable|cudaErrorDevicesUnavailable",
-        "F7-4; NVIDIA/DIGITS#2005 (GPU in E. Process mode); pytorch/pytorch#3871; "
-        "tensorflow/tensorflow#526 (compute modes)",
-        "Check `nvidia-smi -q -d COMPUTE`; set `sudo nvidia-smi -c DEFAULT` (or stop the process "
-        "holding the GPU in exclusive-process mode).",
-        NATIVE,
-    ),
-)
+
+class Evidence:
+    """Host facts read from a log as it streams past: feed blocks of text, then :meth:`facts`.
+
+    WSL2 markers beat native ones (a WSL2 log may carry a Linux-looking driver line from a
+    container image); a log with neither leaves ``wsl2`` unknown. Sources: the WSL2 kernel
+    string ``6.6.87.2-microsoft-standard-WSL2`` (O1), ``/usr/lib/wsl/lib/libcuda.so.1``
+    (NVIDIA/nvidia-docker#1225), NGC's banner (``NVIDIA Release 23.10 (build ...)``).
+    """
+
+    def __init__(self) -> None:
+        self.wsl2 = False
+        self.native = False
+        self.container = False
+        self.lines: list[str] = []  # the lines that gave the evidence, first of each kind
+
+    def feed(self, block: str) -> None:
+        """Look for evidence in ``block`` (whole lines)."""
+        for flag, pattern, needles in (
+            ("wsl2", _WSL_EVIDENCE, ("icrosoft", "/usr/lib/wsl/", "WSL_DISTRO_NAME", "/dev/dxg")),
+            ("native", _NATIVE_EVIDENCE, ("Linux", "Driver Version: ", "NVRM version")),
+            (
+                "container",
+                _CONTAINER_EVIDENCE,
+                ("/.dockerenv", "NVIDIA Release", "/docker/", "/kubepods", "This container image"),
+            ),
+        ):
+            if getattr(self, flag) or not any(needle in block for needle in needles):
+                continue  # the needles: literals every match contains, found at memory speed
+            found = pattern.search(block)
+            if found:
+                setattr(self, flag, True)
+                start = block.rfind("\n", 0, found.start()) + 1
+                end = block.find("\n", found.end())
+                self.lines.append(block[start : None if end < 0 else end].strip()[:200])
+
+    def facts(self) -> HostFacts:
+        """What the evidence says (``wsl2`` None when nothing said which)."""
+        wsl2 = True if self.wsl2 else (False if self.native else None)
+        return HostFacts(wsl2=wsl2, container=True if self.container else None)
+
+
+def evidence(text: str) -> HostFacts:
+    """Host facts from a whole log (see :class:`Evidence`)."""
+    found = Evidence()
+    found.feed(text)
+    return found.facts()

@@ -1,17 +1,23 @@
-"""The signature table: every failure name repro can emit, with its public source and workaround.
+"""The signature table: every failure name repro can emit, loaded from data (issue 21, item 1).
 
-- **Pattern rows** (:data:`SIGNATURES`, in precedence order): a regular expression applied to one
-  line of output, matched by :mod:`repro.signatures.engine`; one row per failure category of
-  ../shared/field-reports.md. Patterns match messages, never exception class names alone (torch
-  <= 2.7 prints ``RuntimeError: CUDA error: ...``, >= 2.8 ``torch.AcceleratorError: ...``).
-- **Named rows** (:data:`NAMED`): names code gives a case without reading its output: the watchdog
-  (``hang_timeout``, ``hang.*``, ``timeout_slow_progress``), the exit status (``sig*``, the
-  ``signal_*`` family), scenarios, the doctor (``infra.<check>``, a row per check), the runner.
+The rows are ``repro/data/signatures.yaml`` (``repro.data.SIGNATURES``); its header documents the
+schema. This module loads and validates them once (an error names the file, the row and the field:
+:class:`~repro.errors.ConfigError`, exit 2) and answers lookups; it holds no rows itself.
 
-``source`` names the public issues, origin reports (O1-O3) or field-report sections (F1-1 ...) a
-row comes from. A row may depend on host facts (``when``, :mod:`repro.signatures.hostfacts`):
-"Unexpected error from cudaGetDeviceCount()" is ``wsl_gpu_unavailable`` on WSL2 but
-``cuda_init_failed`` on a native host (family 7). Named rows live in :mod:`repro.signatures.named`.
+- **Output rows** (kinds :data:`KINDS`, in the file's order): regular expressions applied to one
+  line of output, matched by :mod:`repro.signatures.engine`. A line may carry a host condition
+  (:mod:`repro.signatures.hostfacts`): "Unexpected error from cudaGetDeviceCount()" is
+  ``wsl_gpu_unavailable`` on WSL2 but ``cuda_init_failed`` on a native host (family 7).
+- **Named rows** (kinds :data:`NAMED_KINDS`): names code gives a case without reading its output:
+  the watchdog (``hang_timeout``, ``hang.*`` with the stack patterns and wait channels that
+  sub-type a hang, ``timeout_slow_progress``), the exit status (``sig*``, the ``signal_*``
+  family), scenarios, the doctor (``infra.<check>``, a row per check), the runner.
+
+Users add rows of the same schema (matrix.yaml ``signatures: FILE``, ``repro classify
+--signatures FILE``): :func:`with_user_rows` merges them after the shipped rows, so a user row
+names only lines no shipped row takes, and may not reuse a shipped name. :func:`activate` makes
+such a table the one :func:`active` returns (the engine's default) for this process.
+
 Look names up with :func:`row` / :func:`known`; tests/test_signature_table.py fails when code can
 emit a name without a row.
 """
@@ -20,51 +26,36 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from repro.signatures.hostfacts import HOST_ROWS
-from repro.signatures.named import (
-    DOCTOR,
-    EVENTS_PROTOCOL,
-    EXIT_STATUS,
-    HANG,
-    HANG_PREFIX,
-    INFRA_PREFIX,
-    NAMED_KINDS,
-    NAMED_ROWS,
-    RUNNER,
-    SCENARIO,
-    SIGNAL_PREFIX,
-    UNKNOWN,
-    WATCHDOG,
-)
+import yaml
 
-# The named rows' constants are re-exported: callers use table.HANG, table.INFRA_PREFIX, ...
-__all__ = [
-    "DOCTOR",
-    "EVENTS_PROTOCOL",
-    "EXIT_STATUS",
-    "HANG",
-    "HANG_PREFIX",
-    "INFRA_PREFIX",
-    "NAMED_KINDS",
-    "RUNNER",
-    "SCENARIO",
-    "SIGNAL_PREFIX",
-    "UNKNOWN",
-    "WATCHDOG",
-    "KINDS",
-    "NAMED",
-    "ROWS",
-    "SIGNATURES",
-    "SIGNATURE_BY_NAME",
-    "SIGNAL_SIGNATURES",
-    "Signature",
-    "known",
-    "row",
-]
+from repro import data as shipped_data
+from repro.errors import ConfigError
+from repro.signatures.hostfacts import CONDITIONS
 
-# Kinds of pattern rows, in the order the engine considers them (see repro.signatures.engine).
+#: The shipped table.
+SIGNATURES_FILE = shipped_data.SIGNATURES
+
+# -- Names code gives (constants, not rows: each has its row in the data file) -----------------
+
+#: Signature the runner gives a case its watchdog killed when no stack fingerprint matches.
+HANG = "hang_timeout"
+#: Signature of a failure no row matched.
+UNKNOWN = "unknown"
+#: Signature of a case whose events file broke the protocol (repro.runner's events reader).
+EVENTS_PROTOCOL = "events_protocol"
+#: Prefix of the doctor's failed checks: ``infra.nvidia_smi``.
+INFRA_PREFIX = "infra."
+#: Prefix of the hang sub-types the watchdog reads from stack dumps: ``hang.nccl``.
+HANG_PREFIX = "hang."
+#: Prefix of signals without a row of their own: ``signal_sigusr1``, ``signal_99``.
+SIGNAL_PREFIX = "signal_"
+
+# Kinds of output rows, in the order the engine considers them (see repro.signatures.engine).
 ENVIRONMENT = "environment"
 ROOT = "root"
 SECONDARY = "secondary"
@@ -73,6 +64,59 @@ WARNING = "warning"
 EVIDENCE = "evidence"
 KINDS = (ENVIRONMENT, ROOT, SECONDARY, WRAPPER, WARNING, EVIDENCE)
 
+# Kinds of named rows: who gives the name.
+WATCHDOG = "watchdog"
+EXIT_STATUS = "exit_status"
+SCENARIO = "scenario"
+DOCTOR = "doctor"
+RUNNER = "runner"
+NAMED_KINDS = (WATCHDOG, EXIT_STATUS, SCENARIO, DOCTOR, RUNNER)
+
+#: Families of the environment: the host, its driver, the wheel's arch list or runtime, the
+#: device, the container runtime, WSL2. Only these can contradict a prediction (issue 21, item 7:
+#: a failure in a user's own code says nothing about whether the environment can work).
+ENVIRONMENT_FAMILIES = ("driver", "arch", "runtime", "device", "container", "wsl2")
+#: Every family a row may name.
+FAMILIES = (
+    *ENVIRONMENT_FAMILIES,
+    "cuda",
+    "process",
+    "distributed",
+    "compile",
+    "numerics",
+    "crash",
+    "library",
+    "rocm",
+    "hang",
+    "infra",
+    "runner",
+    "code",
+)
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)?|signal_\*")
+_ROW_KEYS = {
+    "name",
+    "kind",
+    "family",
+    "lines",
+    "stacks",
+    "wait_channels",
+    "signals",
+    "when",
+    "sources",
+    "workaround",
+}
+_LINE_KEYS = {"pattern", "when"}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line pattern of a row: ``pattern`` (Python ``re`` source), ``when`` (host condition,
+    None: every host; see :mod:`repro.signatures.hostfacts`)."""
+
+    pattern: str
+    when: str | None = None
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -80,13 +124,19 @@ class Signature:
 
     Attributes:
         name: category name, e.g. ``"cudnn_execution_failed"``; ``"signal_*"`` for the family row.
-        pattern: compiled regular expression applied to one line at a time; ``None`` for a named
-            row (the name is given by code, not read from output).
-        source: the public issues / origin reports it came from, e.g. ``"O1; pytorch/pytorch#32881"``.
-        kind: one of :data:`KINDS` (pattern rows) or :data:`NAMED_KINDS` (named rows).
+        pattern: every line pattern joined with ``|``, compiled; ``None`` for a named row.
+        source: the public issues / origin reports it came from, ``"; "``-joined, e.g.
+            ``"O1; pytorch/pytorch#32881"``.
+        kind: one of :data:`KINDS` (output rows) or :data:`NAMED_KINDS` (named rows).
         workaround: the known workaround in one sentence, ``""`` if the reports give none.
-        when: the hosts the row applies on (``None``: all; ``"native"``: hosts known not to be
-            WSL2), see :meth:`repro.signatures.hostfacts.HostFacts.applies`.
+        when: the hosts the row applies on (``None``: all), see
+            :meth:`repro.signatures.hostfacts.HostFacts.applies`.
+        family: one of :data:`FAMILIES`.
+        lines: the line patterns, each with its own host condition.
+        stacks: (watchdog rows) compiled alternatives searched in a stack dump; ``None`` if none.
+        wait_channels: (watchdog rows) ``/proc/PID/wchan`` substrings that name the row.
+        signals: signal numbers whose exit status names the row.
+        origin: the file the row was read from.
     """
 
     name: str
@@ -95,433 +145,298 @@ class Signature:
     kind: str
     workaround: str
     when: str | None = None
+    family: str = "code"
+    lines: tuple[Line, ...] = ()
+    stacks: re.Pattern[str] | None = None
+    wait_channels: tuple[str, ...] = ()
+    signals: tuple[int, ...] = ()
+    origin: str = ""
+
+    @property
+    def environment(self) -> bool:
+        """Whether the row names an environment failure (:data:`ENVIRONMENT_FAMILIES`)."""
+        return self.family in ENVIRONMENT_FAMILIES
 
 
-# The table. One row per category: (name, kind, pattern, source, workaround). Order matters only
-# for a line that two rows match: the first row takes it (sub-types above their parents).
-_PATTERN_ROWS: tuple[tuple[str, str, str, str, str], ...] = (
-    # -- Environment: the host/driver/wheel combination cannot work; explains what follows. ------
-    (
-        # Above container_gpu_setup: docker prints the requirement error inside its "OCI runtime
-        # create failed" line, and the driver is the cause (compat-facts.md section 0, rule 2).
-        "driver_too_old",
-        ENVIRONMENT,
-        r"CUDA driver version is insufficient for CUDA runtime version"
-        r"|The NVIDIA driver on your system is too old \(found version (\d+)\)"
-        r"|nvidia-container-cli: requirement error: unsatisfied condition: cuda>=",
-        "pytorch/pytorch#162531 (PR); NVIDIA/nvidia-docker#700; NVIDIA/nvidia-docker#781; "
-        "NVIDIA/nvidia-docker#414; wuhuikai/FastFCN#37; NVIDIA/nvidia-docker#1442; "
-        "NVIDIA/nvidia-container-toolkit#152",
-        "Use a wheel/image built for a CUDA runtime the host driver supports, or a newer driver "
-        "(a newer driver runs older runtimes, not the reverse).",
-    ),
-    (
-        "container_gpu_setup",
-        ENVIRONMENT,
-        r"nvidia-container-cli: (?:mount error|initialization error)|OCI runtime create failed"
-        r"|could not select device driver .* with capabilities: \[\[gpu\]\]"
-        r"|error gathering device information while adding custom device",
-        "NVIDIA/nvidia-docker#1225; NVIDIA/nvidia-container-toolkit#289; "
-        "NVIDIA/nvidia-docker#1034; NVIDIA/nvidia-docker#1352; "
-        "l1na-forever/stable-diffusion-rocm-docker#8; hydrian/stable-diffusion-webui-rocm#17",
-        "Install the NVIDIA Container Toolkit and run `sudo nvidia-ctk runtime configure "
-        "--runtime=docker` (or generate a CDI spec); for ROCm make /dev/kfd and /dev/dri exist.",
-    ),
-    (
-        "forward_compat_unsupported",
-        ENVIRONMENT,
-        r"forward compatibility was attempted on non supported HW|Error 804:",
-        "pytorch/pytorch#40671; DeepVAC/TorchPod#43",
-        "Do not load the CUDA forward-compatibility libraries on GPUs without forward-compat "
-        "support (e.g. GeForce); use a CUDA runtime the host driver supports.",
-    ),
-    (
-        "no_kernel_image",
-        ENVIRONMENT,
-        r"no kernel image is available for execution on the device",
-        "pytorch/pytorch#150733; pytorch/pytorch#167244; pytorch/pytorch#45028; "
-        "HybridRobotics/berkeley-humanoid-lite#49; mmartial/ComfyUI-Nvidia-Docker#61",
-        "Install a wheel whose arch list covers the GPU (e.g. cu128 for sm_120, cu126 for sm_61).",
-    ),
-    (
-        "no_kernel_image_hint",
-        ENVIRONMENT,
-        r"with CUDA capability sm_(\d+) is not compatible with the current PyTorch installation"
-        r"|Minimum and Maximum cuda capability supported by this version of PyTorch",
-        "pytorch/pytorch#150733; mmartial/ComfyUI-Nvidia-Docker#61; F3-2",
-        "Install a wheel whose arch list covers the GPU (e.g. cu128 for sm_120, cu126 for sm_61).",
-    ),
-    (
-        "rocm_no_code_object",
-        ENVIRONMENT,
-        r"hipErrorNoBinaryForGpu|HIP error: invalid device function",
-        "pytorch/pytorch#73534; pytorch/pytorch#53738; ROCm/pytorch#882; pytorch/pytorch#164346; "
-        "easydiffusion/easydiffusion#1400",
-        "Use a ROCm build that ships the GPU's gfx target, or set HSA_OVERRIDE_GFX_VERSION "
-        "(10.3.0 for RDNA2-like GPUs, 11.0.0 for gfx1151).",
-    ),
-    (
-        # After forward_compat_unsupported/driver_too_old: "Unexpected error from
-        # cudaGetDeviceCount()" often carries their more specific text on the same line.
-        "wsl_gpu_unavailable",
-        ENVIRONMENT,
-        r"GPU access blocked by the operating system|all CUDA-capable devices are busy or unavailable"
-        r"|Unexpected error from cudaGetDeviceCount\(\)",
-        "microsoft/WSL#9938; microsoft/WSL#9962; microsoft/WSL#10289; microsoft/WSL#5598; "
-        "microsoft/WSL#6014; pytorch/pytorch#150048",
-        "",
-    ),
-    # -- CUDA / cuDNN / ROCm runtime errors. -----------------------------------------------------
-    (
-        "cudnn_execution_failed",
-        ROOT,
-        r"CUDNN_STATUS_EXECUTION_FAILED",
-        "O1; pytorch/pytorch#32881; pytorch/pytorch#50475; fatchord/WaveRNN#215; uci-cbcl/UFold#20",
-        "Use a torch build whose arch list covers the GPU (cu10x builds fail on sm_86, F3-2); "
-        "torch.backends.cudnn.enabled=False also works but is slow.",
-    ),
-    (
-        "cudnn_internal_error",
-        ROOT,
-        r"CUDNN_STATUS_(?:INTERNAL|MAPPING)_ERROR",
-        "pytorch/pytorch#27115; pytorch/pytorch#36333; fatchord/WaveRNN#215",
-        "Upgrade torch/cuDNN (pytorch/pytorch#27115 was resolved in 1.3.1); disabling cuDNN works "
-        "but is very slow.",
-    ),
-    (
-        "cudnn_no_engine",
-        ROOT,
-        r"FIND was unable to find an engine|Unable to find a valid cuDNN algorithm",
-        "O1; pytorch/pytorch#34853 (PR); WenmuZhou/DBNet.pytorch#61",
-        "Set torch.backends.cudnn.enabled=False in the eval function (WenmuZhou/DBNet.pytorch#61).",
-    ),
-    (
-        "cuda_illegal_instruction",
-        ROOT,
-        r"CUDA (?:driver )?error: an illegal instruction was encountered|cudaErrorIllegalInstruction",
-        "O1; pytorch/pytorch#17301; zai-org/ChatGLM2-6B#383; NVIDIA/TensorRT-LLM#11313",
-        "Look for an earlier cuDNN or NaN error it follows (O1); otherwise try another torch pin "
-        "(zai-org/ChatGLM2-6B#383: gone after 2.0.0 -> 2.0.1).",
-    ),
-    (
-        "cuda_illegal_memory_access",
-        ROOT,
-        r"an illegal memory access was encountered|cudaErrorIllegalAddress",
-        "O1; pytorch/pytorch#45038; pytorch/pytorch#51382; ultralytics/yolov5#11519",
-        "",
-    ),
-    (
-        "cuda_internal_assert",
-        ROOT,
-        r'INTERNAL ASSERT FAILED at "[^"]*(?:driver_api|CUDACachingAllocator)\.cpp"',
-        "pytorch/pytorch#112957; pytorch/pytorch#115618; pytorch/pytorch#166234",
-        "",
-    ),
-    (
-        "cuda_unknown_error",
-        ROOT,
-        r"CUDA (?:driver )?error: unknown error",
-        "pytorch/pytorch#192330; nanoporetech/bonito#249",
-        "On WSL2, run without PYTORCH_ALLOC_CONF=expandable_segments:True "
-        "(pytorch/pytorch#192330).",
-    ),
-    (
-        "oom",
-        ROOT,
-        r"CUDA out of memory|OutOfMemoryError|HIP out of memory|CUDA (?:driver )?error: out of memory",
-        "pytorch/pytorch#18853; microsoft/WSL#8447; pytorch/pytorch#121702 (PR)",
-        "On WSL2 an OOM at about half of VRAM with pin_memory=True is a pinned-memory limit: "
-        "try pin_memory=False (microsoft/WSL#8447).",
-    ),
-    (
-        "cuda_reinit_in_forked_subprocess",
-        ROOT,
-        r"Cannot re-initialize CUDA in forked subprocess",
-        "pytorch/pytorch#77159; pytorch/pytorch#40403; pytorch/pytorch#2971; F1-2",
-        "Keep datasets on CPU and move batches to the GPU in the main loop, or use "
-        "multiprocessing_context='spawn'/'forkserver'.",
-    ),
-    (
-        "cuda_init_error_in_worker",
-        ROOT,
-        r"CUDA error: initialization error|CUDA initialization error",
-        "pytorch/pytorch#144687; pytorch/pytorch#153143; "
-        "epic-kitchens/C1-Action-Recognition-TSN-TRN-TSM#25; NVIDIA/recsys-examples#412 (PR)",
-        "Use multiprocessing_context='forkserver' or 'spawn' (pytorch/pytorch#144687), or do not "
-        "initialise CUDA in the parent before the workers start.",
-    ),
-    (
-        # Above cpp_terminate: "terminate called after throwing an instance of 'ihipException'".
-        "hip_fork_abort",
-        ROOT,
-        r"ihipException",
-        "pytorch/pytorch#14497",
-        "",
-    ),
-    # -- DataLoader workers. ---------------------------------------------------------------------
-    (
-        # Sub-type of dataloader_worker_killed ("killed by signal: Bus error").
-        "dataloader_shm_exhausted",
-        ROOT,
-        r"Unexpected bus error encountered in worker|out of shared memory"
-        r"|killed by signal: Bus error|unable to allocate shared memory\(shm\)",
-        "pytorch/pytorch#5040; msr-fiddle/pipedream#28; bytedance/Protenix#2; "
-        "Docker's 64 MB /dev/shm default (DESIGN.md measurement)",
-        "Give the container a larger /dev/shm (--shm-size=1g) or --ipc=host.",
-    ),
-    (
-        # Sub-type of dataloader_worker_killed ("killed by signal: Killed") and kernel-log lines.
-        "host_oom_killed_hint",
-        ROOT,
-        r"killed by signal: Killed|Out of memory: Killed process|oom-kill",
-        "metatensor/metatrain#1229 (PR); showlab/EgoVLP#21; lzhxmu/CPPO#6",
-        "Use spawn/forkserver or fewer workers: fork workers slowly copy the parent's Python "
-        "objects (metatensor/metatrain#1229).",
-    ),
-    (
-        "dataloader_worker_killed",
-        ROOT,
-        r"DataLoader worker \(pid(?:\(s\))? ([\d, ]+)\) "
-        r"(?:is killed by signal: ([A-Za-z ]+)|exited unexpectedly)",
-        "pytorch/pytorch#5040; pytorch/pytorch#108861; aimhubio/aim#2540",
-        "",
-    ),
-    (
-        "dataloader_timeout",
-        ROOT,
-        r"DataLoader timed out after \d+ seconds",
-        "torch/utils/data/dataloader.py",
-        "",
-    ),
-    (
-        "pin_memory_thread_died",
-        ROOT,
-        r"Pin memory thread exited unexpectedly",
-        "pytorch/pytorch#47445; huggingface/lerobot#3520 (PR)",
-        "",
-    ),
-    # -- Distributed (torchrun, NCCL, c10d). -----------------------------------------------------
-    (
-        # Sub-type of nccl_init_failure.
-        "nccl_shm",
-        ROOT,
-        r"Error while creating shared memory segment|posix_fallocate failed"
-        r"|failed to extend /dev/shm|shm_open failed",
-        "NVIDIA/nccl#342; NVIDIA/nccl#290; NVIDIA/nccl#525; NVIDIA/nccl#328; "
-        "pytorch/pytorch#37004; pytorch/ci-infra#490 (PR)",
-        "Give the container a larger --shm-size or --ipc=host, or set NCCL_SHM_DISABLE=1.",
-    ),
-    (
-        # Sub-type of nccl_init_failure (same line: "DistBackendError: NCCL error in: ...").
-        "nccl_duplicate_gpu",
-        ROOT,
-        r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
-        "Peterande/D-FINE#289; csguoh/MambaIR#39; NVIDIA/Megatron-LM#661; "
-        "Lightning-AI/pytorch-lightning#4420",
-        "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) in every rank before "
-        "init_process_group.",
-    ),
-    (
-        "nccl_timeout",
-        SECONDARY,
-        r"Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out"
-        r"|watchdog got stuck for \d+ seconds",
-        "limuloo/PyDIff#31; huggingface/accelerate#3380; hiyouga/LlamaFactory#7396; "
-        "hiyouga/LlamaFactory#6964; snowflakedb/ArcticTraining#219",
-        "Find the earliest failing rank first; for P2P hangs try NCCL_P2P_DISABLE=1 or a newer "
-        "driver (dmlc/xgboost#11242: 560 hangs, 570 works).",
-    ),
-    (
-        # The trailing look-behind skips the C++ type in "terminate called ... 'c10::DistBackendError'":
-        # that is how the NCCL watchdog takes a process down after a timeout (cpp_terminate).
-        "nccl_init_failure",
-        ROOT,
-        r"NCCL error in: .*(?:ProcessGroupNCCL|NCCLUtils)|ncclSystemError|ncclInternalError"
-        r"|ncclUnhandledCudaError|ncclInvalidUsage|unhandled system error|NCCL Error \d+"
-        r"|DistBackendError(?<!::DistBackendError)",
-        "pytorch/pytorch#37004; NVIDIA/nccl#473; NVIDIA/Megatron-LM#71; pytorch/pytorch#54822; "
-        "Lightning-AI/pytorch-lightning#4420",
-        "Rerun with NCCL_DEBUG=INFO for the cause; in containers --ipc=host fixed "
-        "'unhandled system error' (NVIDIA/nccl#473).",
-    ),
-    (
-        "address_in_use",
-        ROOT,
-        r"EADDRINUSE|errno: 98 - Address already in use|Address already in use"
-        r"|The server socket has failed to listen on any local network address",
-        "pytorch/pytorch#72816; meta-pytorch/torchtune#1025; hunto/DIST_KD#10; "
-        "om-ai-lab/VLM-R1#289; modelscope/ms-swift#3988; O3",
-        "Use torchrun --standalone, a free --master_port, or --rdzv-endpoint=localhost:0.",
-    ),
-    (
-        "local_rank_arg_mismatch",
-        ROOT,
-        r"unrecognized arguments: --local[-_]rank",
-        "pytorch/pytorch#94505 (PR); huggingface/pytorch-image-models#1724; ziplab/SN-Net#2; "
-        "Project-MONAI/tutorials#1665",
-        "Accept both --local-rank and --local_rank, or read os.environ['LOCAL_RANK'].",
-    ),
-    # -- Numerics. -------------------------------------------------------------------------------
-    (
-        # Also the DB Dice "assert loss <= 1" rule, applied in _dice_matches (not a plain pattern).
-        "nan_detected",
-        ROOT,
-        r"returned nan values in its \d+(?:st|nd|rd|th) output|Found inf or nan"
-        r"|NaN/Inf gradient detected|loss(?<!\wloss)[:= ]+(?i:nan)\b",
-        "O1; MhLiao/DB#14; PaddlePaddle/PaddleOCR#10874; pytorch/pytorch#119320; F4-4",
-        "Guard batches against non-finite values and empty masks (epsilon in mask denominators), "
-        "and clamp DB predictions to [0, 1] before the Dice loss (O1, MhLiao/DB#14).",
-    ),
-    (
-        "amp_bce_unsafe",
-        ROOT,
-        r"are unsafe to autocast",
-        "pytorch/pytorch#61098; Lightning-AI/pytorch-lightning#13871; "
-        "Megvii-BaseDetection/YOLOX#336; SysCV/transfiner#43",
-        "Use binary_cross_entropy_with_logits on logits, or compute the loss outside autocast.",
-    ),
-    (
-        "wandb_backend_error",
-        ROOT,
-        r"The wandb backend process has shutdown|Error communicating with wandb process",
-        "wandb/wandb#3018; wandb/wandb#3045",
-        "Set WANDB_START_METHOD=thread (wandb/wandb#3018).",
-    ),
-    # -- Process crashes (often the consequence of an error printed earlier). -------------------
-    (
-        "cpp_terminate",
-        SECONDARY,
-        r"terminate called after throwing an instance of '([\w:]+)'",
-        "pytorch/pytorch#14497; thangvubk/SoftGroup#157; "
-        "epic-kitchens/C1-Action-Recognition-TSN-TRN-TSM#25",
-        "",
-    ),
-    (
-        # Above rank_failed: "Signal 11 (SIGSEGV) received by PID" names the crash.
-        "segfault",
-        ROOT,
-        r"Segmentation fault|Fatal Python error: Segmentation fault|SIGSEGV",
-        "NVIDIA/Megatron-LM#1880; pytorch/pytorch#61839; ROCm/rocm-systems#356 (PR)",
-        "",
-    ),
-    (
-        "host_sigill",
-        ROOT,
-        r"Illegal instruction \(core dumped\)",
-        "ubergarm/r1-ktransformers-guide#6; NVIDIA/TensorRT#4308; "
-        "leoxiaobin/deep-high-resolution-net.pytorch#150",
-        "",
-    ),
-    # -- Wrappers: containers of another error; classify what is inside. ------------------------
-    (
-        "dataloader_worker_error",
-        WRAPPER,
-        r"Caught (\w+) in DataLoader worker process (\d+)",
-        "pytorch/pytorch#77159; pytorch/pytorch#106837",
-        "",
-    ),
-    (
-        "rank_failed",
-        WRAPPER,
-        r"ChildFailedError|failed \(exitcode: (-?\d+)\) local_rank: (\d+)"
-        r"|exitcode[ \t]*:[ \t]*(-?\d+)|Signal (\d+) \((SIG[A-Z]+)\) received by PID"
-        r"|died with <Signals\.(SIG[A-Z]+): (\d+)>",
-        "NVIDIA/Megatron-LM#1880; lzhxmu/CPPO#6; showlab/EgoVLP#21; pytorch/pytorch#61839; "
-        "torch-spyre#3835 (PR); O3",
-        "Read the per-rank log of the rank named under 'Root Cause (first observed failure)' "
-        "(run torchrun with --tee 3 or --log-dir).",
-    ),
-    # -- Warnings and kernel-log evidence: never decide a run that has a real error. ------------
-    (
-        "cuda_ipc_producer_terminated",
-        WARNING,
-        r"Producer process has been terminated before all shared CUDA tensors released"
-        r"|Producer process tried to deallocate over \d+ memory blocks",
-        "zju3dv/Vox-Fusion#6; pytorch/pytorch#118859; Lucaslab-Berkeley/Leopard-EM#72 (PR); O3",
-        "Keep dataset tensors on CPU and copy them to the GPU inside each worker "
-        "(Lucaslab-Berkeley/Leopard-EM#72, O3).",
-    ),
-    (
-        "fork_multithread_warning",
-        WARNING,
-        r"is multi-threaded, use of fork\(\) may lead to deadlocks",
-        "pyg-team/pytorch_geometric#10810 (PR); F1-8",
-        "Use multiprocessing_context='forkserver' or 'spawn' (forkserver is the Linux default "
-        "from Python 3.14).",
-    ),
-    (
-        "rocm_kfd_workqueue_hog",
-        EVIDENCE,
-        r"hogged CPU for >\d+us|amdgpu_amdkfd_restore_userptr_worker|svm_range_restore_work",
-        "O2; ROCm/legacy-rocm-build#5997; ROCm/legacy-rocm-build#5952",
-        "Use num_workers=0 (O2: stable but slower).",
-    ),
-    (
-        "amdgpu_gpu_fault",
-        EVIDENCE,
-        r"ring \S+ timeout|GCVM_L2_PROTECTION_FAULT_STATUS|\[gfxhub\] page fault|device wedged",
-        "ROCm/legacy-rocm-build#5997; ROCm/legacy-rocm-build#5952",
-        "",
-    ),
-)
+class Table:
+    """An ordered, validated set of rows (the shipped ones, plus users' rows after them).
+
+    Attributes:
+        rows: every row, output rows first in precedence order, then named rows.
+        patterns: the output rows, in precedence order (a line two rows match goes to the
+            first).
+        by_name: rows by name (the ``signal_*`` family under that literal name).
+        signals: signal number -> row name (rows with ``signals``).
+        hangs: watchdog rows with stack patterns or wait channels, in file order.
+    """
+
+    def __init__(self, rows: Sequence[Signature]):
+        self.patterns = tuple(r for r in rows if r.kind in KINDS)
+        self.named = tuple(r for r in rows if r.kind not in KINDS)
+        self.rows = self.patterns + self.named
+        self.by_name = {r.name: r for r in self.rows}
+        self.signals = {n: r.name for r in self.rows for n in r.signals}
+        self.hangs = tuple(r for r in self.named if r.stacks is not None or r.wait_channels)
+
+    def row(self, name: str) -> Signature:
+        """The row for a signature name a case can carry (see module :func:`row`)."""
+        found = self.by_name.get(name)
+        if found is not None and found.name != SIGNAL_PREFIX + "*":
+            return found
+        if _SIGNAL_FAMILY.fullmatch(name) and SIGNAL_PREFIX + "*" in self.by_name:
+            return self.by_name[SIGNAL_PREFIX + "*"]
+        raise KeyError(f"{name!r} is not a signature of {SIGNATURES_FILE} or a user's table")
+
+    def known(self, name: str) -> bool:
+        """Whether :meth:`row` has a row for ``name``."""
+        try:
+            self.row(name)
+        except KeyError:
+            return False
+        return True
 
 
-#: The ordered pattern table (order decides which row takes a line two rows match).
-def _pattern_rows() -> tuple[tuple[str, str, str, str, str, str | None], ...]:
-    """The rows in precedence order: host-dependent rows just above the WSL2 row they pre-empt."""
-    rows = [(*entry, None) for entry in _PATTERN_ROWS]
-    at = next(i for i, entry in enumerate(rows) if entry[0] == "wsl_gpu_unavailable")
-    return (*rows[:at], *HOST_ROWS, *rows[at:])
-
-
-SIGNATURES: tuple[Signature, ...] = tuple(
-    Signature(name, re.compile(pattern), source, kind, fix, when)
-    for name, kind, pattern, source, fix, when in _pattern_rows()
-)
-#: Rows of names given by code rather than read from output.
-NAMED: tuple[Signature, ...] = tuple(
-    Signature(name=name, pattern=None, source=source, kind=kind, workaround=fix)
-    for kind, rows in NAMED_ROWS.items()
-    for name, source, fix in rows
-)
-#: Every row, pattern rows first.
-ROWS: tuple[Signature, ...] = SIGNATURES + NAMED
-#: Rows by name (the ``signal_*`` family under that literal name; use :func:`row` for lookups).
-SIGNATURE_BY_NAME: dict[str, Signature] = {sig.name: sig for sig in ROWS}
-
-#: Signature of a case killed by a signal (field reports, "Exit status conventions"); other
-#: signals are ``signal_<name>`` (the ``signal_*`` row).
-SIGNAL_SIGNATURES: dict[int, str] = {
-    int(signal.SIGSEGV): "segfault",
-    int(signal.SIGABRT): "sigabrt",
-    int(signal.SIGBUS): "sigbus",
-    int(signal.SIGILL): "host_sigill",  # a CPU instruction fault, not a CUDA illegal instruction
-    int(signal.SIGKILL): "sigkill",
-    int(signal.SIGTERM): "sigterm",
-}
 _SIGNAL_FAMILY = re.compile(re.escape(SIGNAL_PREFIX) + r"(?:sig[a-z0-9]+|\d+)")
 
 
+# -- Loading and validation ---------------------------------------------------------------------
+
+
+class _Problems:
+    def __init__(self, origin: str):
+        self.origin = origin
+        self.lines: list[str] = []
+
+    def add(self, where: str, expected: str, got: Any) -> None:
+        shown = repr(got) if not isinstance(got, str) or len(got) < 80 else repr(got[:77] + "...")
+        self.lines.append(f"{self.origin}: {where}: expected {expected}, got {shown}")
+
+
+def _compile(text: str, where: str, problems: _Problems) -> re.Pattern[str] | None:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        problems.add(where, f"a Python regular expression ({exc})", text)
+        return None
+
+
+def _strings(value: Any, where: str, problems: _Problems, *, empty: bool = False) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        problems.add(where, "a list of non-empty strings", value)
+        return []
+    if not value and not empty:
+        problems.add(where, "at least one entry", value)
+    return value
+
+
+def _parse_row(raw: Any, index: int, problems: _Problems) -> Signature | None:
+    where = f"signatures[{index}]"
+    if not isinstance(raw, Mapping):
+        problems.add(where, "a mapping with name, kind, family, sources", raw)
+        return None
+    name = raw.get("name")
+    if isinstance(name, str):
+        where = f"signatures[{index}] ({name})"
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        problems.add(f"{where}.name", "a name like 'nccl_timeout' or 'hang.nccl'", name)
+        return None
+    before = len(problems.lines)
+    for key in sorted(set(raw) - _ROW_KEYS, key=str):
+        problems.add(
+            f"{where}.{key}", f"no such field (fields: {', '.join(sorted(_ROW_KEYS))})", key
+        )
+    kind, family, when = raw.get("kind"), raw.get("family"), raw.get("when")
+    if kind not in KINDS + NAMED_KINDS:
+        problems.add(f"{where}.kind", f"one of {', '.join(KINDS + NAMED_KINDS)}", kind)
+    if family not in FAMILIES:
+        problems.add(f"{where}.family", f"one of {', '.join(FAMILIES)}", family)
+    if when is not None and when not in CONDITIONS:
+        problems.add(f"{where}.when", f"one of {', '.join(CONDITIONS)} (or absent)", when)
+    sources = _strings(raw.get("sources"), f"{where}.sources", problems)
+    workaround = raw.get("workaround", "")
+    if not isinstance(workaround, str) or "\n" in workaround.strip():
+        problems.add(
+            f"{where}.workaround", "one sentence (a string without line breaks)", workaround
+        )
+        workaround = ""
+    lines: list[Line] = []
+    if "lines" in raw:
+        if kind not in KINDS:
+            problems.add(f"{where}.lines", f"no lines for a {kind} row (names given by code)", kind)
+        items = raw["lines"] if isinstance(raw["lines"], list) else None
+        if not items:
+            problems.add(f"{where}.lines", "a non-empty list of patterns", raw["lines"])
+        for at, item in enumerate(items or ()):
+            spot = f"{where}.lines[{at}]"
+            if isinstance(item, Mapping):
+                for key in sorted(set(item) - _LINE_KEYS, key=str):
+                    problems.add(f"{spot}.{key}", "pattern or when", key)
+                text, cond = item.get("pattern"), item.get("when")
+                if cond is not None and cond not in CONDITIONS:
+                    problems.add(f"{spot}.when", f"one of {', '.join(CONDITIONS)}", cond)
+            else:
+                text, cond = item, None
+            if not isinstance(text, str) or not text:
+                problems.add(spot, "a regular expression (a non-empty string)", text)
+                continue
+            if _compile(text, spot, problems) is not None:
+                lines.append(Line(text, cond))
+    elif kind in KINDS:
+        problems.add(f"{where}.lines", f"the line patterns of a {kind} row", None)
+    stacks = None
+    if "stacks" in raw:
+        if kind != WATCHDOG:
+            problems.add(f"{where}.stacks", "stack patterns only on watchdog rows", kind)
+        texts = _strings(raw["stacks"], f"{where}.stacks", problems)
+        if all(_compile(t, f"{where}.stacks", problems) for t in texts) and texts:
+            stacks = re.compile("|".join(texts))
+    channels = tuple(
+        _strings(raw.get("wait_channels", []), f"{where}.wait_channels", problems, empty=True)
+    )
+    if channels and kind != WATCHDOG:
+        problems.add(f"{where}.wait_channels", "wait channels only on watchdog rows", kind)
+    numbers: list[int] = []
+    for sig in _strings(raw.get("signals", []), f"{where}.signals", problems, empty=True):
+        try:
+            numbers.append(int(signal.Signals[sig]))
+        except KeyError:
+            problems.add(f"{where}.signals", "signal names like SIGSEGV", sig)
+    if len(problems.lines) > before:
+        return None
+    pattern = re.compile("|".join(line.pattern for line in lines)) if lines else None
+    return Signature(
+        name=name,
+        pattern=pattern,
+        source="; ".join(s.strip() for s in sources),
+        kind=kind,
+        workaround=workaround.strip(),
+        when=when,
+        family=family,
+        lines=tuple(lines),
+        stacks=stacks,
+        wait_channels=channels,
+        signals=tuple(numbers),
+        origin=problems.origin,
+    )
+
+
+def parse(data: Any, origin: str) -> tuple[Signature, ...]:
+    """Validate already-parsed YAML ``data`` (``{version: 1, signatures: [row, ...]}``) read from
+    ``origin`` (a path, for messages). Raises ConfigError listing every problem, one line each,
+    as ``FILE: signatures[3] (name).field: expected ..., got ...``."""
+    problems = _Problems(origin)
+    if not isinstance(data, Mapping) or not isinstance(data.get("signatures"), list):
+        raise ConfigError(
+            f"{origin}: (top level): expected a mapping with 'version: 1' and a 'signatures' list, "
+            f"got {type(data).__name__}"
+        )
+    if data.get("version") != 1:
+        problems.add("version", "1", data.get("version"))
+    for key in sorted(set(data) - {"version", "signatures"}, key=str):
+        problems.add(key, "no such key (keys: version, signatures)", key)
+    rows, seen = [], set()
+    for index, raw in enumerate(data["signatures"]):
+        parsed = _parse_row(raw, index, problems)
+        if parsed is None:
+            continue
+        if parsed.name in seen:
+            problems.add(
+                f"signatures[{index}] ({parsed.name}).name", "a name no other row has", parsed.name
+            )
+        seen.add(parsed.name)
+        rows.append(parsed)
+    if problems.lines:
+        raise ConfigError("\n".join(problems.lines))
+    return tuple(rows)
+
+
+def load(path: str | Path) -> tuple[Signature, ...]:
+    """Read and validate a signature file. Raises ConfigError (exit 2) when it cannot be read,
+    is not YAML, or any row is invalid (see :func:`parse`)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the signature table: {exc}") from None
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
+    return parse(data, str(path))
+
+
+def with_user_rows(paths: Iterable[str | Path], base: Table | None = None) -> Table:
+    """``base`` (default: the shipped table) plus the rows of each user file, after it.
+
+    Raises ConfigError when a file is invalid or a user row reuses a name ``base`` or an earlier
+    file already has (a user table adds families; it does not redefine shipped ones).
+    """
+    base = base or SHIPPED
+    rows = list(base.rows)
+    names = {r.name: r.origin for r in rows}
+    for path in paths:
+        for extra in load(path):
+            if extra.name in names:
+                raise ConfigError(
+                    f"{path}: signatures ({extra.name}).name: expected a name not already in "
+                    f"{names[extra.name]}, got {extra.name!r}"
+                )
+            names[extra.name] = str(path)
+            rows.append(extra)
+    return Table([r for r in rows if r.kind in KINDS] + [r for r in rows if r.kind not in KINDS])
+
+
+SHIPPED = Table(load(SIGNATURES_FILE))
+_active = SHIPPED
+
+
+def active() -> Table:
+    """The table classification uses by default: the shipped one, or what :func:`activate` set."""
+    return _active
+
+
+def activate(table: Table | None) -> None:
+    """Make ``table`` (shipped plus a matrix file's ``signatures:`` rows) the default for this
+    process; ``None`` restores the shipped table."""
+    global _active
+    _active = table or SHIPPED
+
+
+#: The shipped output rows, in precedence order (a line two rows match goes to the first).
+SIGNATURES: tuple[Signature, ...] = SHIPPED.patterns
+#: The shipped rows of names given by code rather than read from output.
+NAMED: tuple[Signature, ...] = SHIPPED.named
+#: Every shipped row, output rows first.
+ROWS: tuple[Signature, ...] = SHIPPED.rows
+#: Shipped rows by name (the ``signal_*`` family under that literal name; use :func:`row`).
+SIGNATURE_BY_NAME: dict[str, Signature] = SHIPPED.by_name
+#: Signature of a case killed by a signal (rows' ``signals``; field reports, "Exit status
+#: conventions"); other signals are ``signal_<name>`` (the ``signal_*`` row).
+SIGNAL_SIGNATURES: dict[int, str] = SHIPPED.signals
+
+
 def row(name: str) -> Signature:
-    """The row for a signature name a case can carry.
+    """The row for a signature name a case can carry, in the :func:`active` table.
 
     Exact names first; ``signal_sigusr1`` / ``signal_99`` (what ``engine.signal_signature`` gives
     a signal without a row of its own) resolve to the ``signal_*`` family row. ``infra.<check>``
     and ``hang.<sub-type>`` are not families: each check and sub-type has its own row, so a new
-    doctor check or hang fingerprint needs a row here. Raises KeyError for any other name.
+    doctor check or hang fingerprint needs a row in repro/data/signatures.yaml. Raises KeyError
+    for any other name.
     """
-    found = SIGNATURE_BY_NAME.get(name)
-    if found is not None and found.name != SIGNAL_PREFIX + "*":
-        return found
-    if _SIGNAL_FAMILY.fullmatch(name):
-        return SIGNATURE_BY_NAME[SIGNAL_PREFIX + "*"]
-    raise KeyError(f"{name!r} is not a signature of repro/signatures/table.py")
+    return _active.row(name)
 
 
 def known(name: str) -> bool:
     """Whether :func:`row` has a row for ``name`` (see there for the families)."""
+    return _active.known(name)
+
+
+def is_environment(name: str | None) -> bool:
+    """Whether a case's signature names an environment failure (driver, arch, runtime, device,
+    container, WSL2: :data:`ENVIRONMENT_FAMILIES`); False for unknown names and user code."""
+    if not name:
+        return False
     try:
-        row(name)
+        return row(name).environment
     except KeyError:
         return False
-    return True
