@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pynvml
 import pytest
 
 from repro import scenarios
@@ -24,15 +25,8 @@ HOSTS = sorted((FIXTURES / "gpuhosts").glob("*.json"))
 ROOTS = FIXTURES / "fingerprint"
 
 
-class NVMLError(Exception):
-    """pynvml.NVMLError stand-in: ``value`` is the NVML return code (3: not supported)."""
-
-    def __init__(self, value: int, text: str):
-        super().__init__(text)
-        self.value = value
-
-
-NOT_SUPPORTED = NVMLError(3, "Not Supported")
+#: The binding's own exceptions (``NVMLError(value)`` is the subclass for that return code).
+NOT_SUPPORTED = pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
 
 
 class FixtureNVML:
@@ -97,8 +91,12 @@ class FixtureNVML:
     def nvmlDeviceGetEccMode(self, handle):
         return [self._field(handle, "ecc", 1), self._field(handle, "ecc", 1)]
 
-    def nvmlDeviceGetGpuFabricInfo(self, handle):
-        return type("Fabric", (), {"state": self._field(handle, "fabric"), "status": 0})()
+    # The binding's own structs; the query fills the one passed by reference, as in pynvml.py.
+    c_nvmlGpuFabricInfoV_t = pynvml.c_nvmlGpuFabricInfoV_t
+
+    def nvmlDeviceGetGpuFabricInfoV(self, device, gpuFabricInfo):
+        gpuFabricInfo._obj.state = self._field(device, "fabric")
+        return pynvml.NVML_SUCCESS
 
     def nvmlDeviceGetMaxMigDeviceCount(self, handle):
         return 7
@@ -106,7 +104,7 @@ class FixtureNVML:
     def nvmlDeviceGetMigDeviceHandleByIndex(self, handle, slot):
         migs = handle.get("migs") or []
         if slot >= len(migs):
-            raise NVMLError(6, "Not Found")
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
         return migs[slot]
 
 
@@ -152,7 +150,7 @@ def collect(host: dict, tmp_path: Path, monkeypatch) -> Fingerprint:
 
 
 def _no_nvml():
-    raise NVMLError(12, "NVML Shared Library Not Found")
+    raise pynvml.NVMLError(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
 
 
 def cuda_case() -> scenarios.Case:
