@@ -42,6 +42,11 @@ KINDS = (NVIDIA, NVIDIA_WSL2, ROCM, ROCM_WSL2, CPU)
 WSL_LIB = "/usr/lib/wsl/lib"
 WSL_DIR = "/usr/lib/wsl"
 _CDI_DIRS = ("etc/cdi", "var/run/cdi")
+#: AMD's WSL2 bridge library (ROCm/librocdxg: ROCr reaches the GPU through /dev/dxg with it). It
+#: is installed with the distribution's ROCm (``/opt/rocm/lib``, registered with ldconfig), not
+#: by the Windows driver in /usr/lib/wsl, so a container sees it only if it is mounted in
+#: (librocdxg's release notes document bind-mounting it into containers).
+ROCDXG_PATTERN = "opt/rocm*/lib/librocdxg.so*"
 _NVIDIA_HOOKS = (
     "usr/bin/nvidia-container-runtime-hook",
     "usr/bin/nvidia-container-toolkit",
@@ -151,6 +156,7 @@ class Host:
     device_gids: tuple[int, ...] = ()
     nvidia_hooks: tuple[str, ...] = ()
     cdi_devices: tuple[str, ...] = ()
+    rocdxg_libs: tuple[str, ...] = ()
     nvidia_query: DriverQuery | None = None
     amd_query: DriverQuery | None = None
     notes: tuple[str, ...] = field(default=())
@@ -191,6 +197,7 @@ class Host:
             "device_gids": list(self.device_gids),
             "nvidia_container_runtime": list(self.nvidia_container_runtime),
             "cdi_devices": list(self.cdi_devices),
+            "rocdxg_libs": list(self.rocdxg_libs),
             "nvidia_query": self.nvidia_query.as_dict() if self.nvidia_query else None,
             "amd_query": self.amd_query.as_dict() if self.amd_query else None,
             "daemon": self.daemon.as_dict(),
@@ -308,8 +315,9 @@ def detect(
     dri_devices = tuple(_listing(root, "dev/dri/renderD*") + _listing(root, "dev/dri/card*"))
     if dri_devices:
         evidence.append("DRI nodes: " + ", ".join(dri_devices))
+    rocdxg_libs = tuple(_listing(root, ROCDXG_PATTERN))
     rocm_user_space = (root / "opt/rocm").is_dir() or bool(
-        _listing(root, "usr/lib/wsl/**/*rocdxg*") or _listing(root, "opt/rocm*/lib/librocdxg*")
+        _listing(root, "usr/lib/wsl/**/*rocdxg*") or rocdxg_libs
     )
     rocm_wsl = wsl2 and dxg and not kfd and not nvidia_wsl_libs and rocm_user_space
     if rocm_wsl:
@@ -359,6 +367,7 @@ def detect(
         device_gids=_device_gids(root, gid_devices),
         nvidia_hooks=hooks,
         cdi_devices=_cdi_devices(root),
+        rocdxg_libs=rocdxg_libs,
         nvidia_query=query,
         amd_query=amd_query,
         notes=tuple(notes),
@@ -533,9 +542,17 @@ def preflight(host: Host, variant_id: str, accelerator: str, gpu_mode: str = "au
                 problems.append(
                     "WSL2 /dev/dxg but no ROCm user space (/opt/rocm, librocdxg) on this host"
                 )
-            warnings.append(
-                "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1); the image must contain a ROCm build that supports it"
-            )
+            if host.rocdxg_libs:
+                warnings.append(
+                    "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1): the host's "
+                    f"{', '.join(host.rocdxg_libs)} is mounted read-only; the image's ROCm must be "
+                    "a release that loads it"
+                )
+            else:
+                warnings.append(
+                    "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1), but this "
+                    "host has none in /opt/rocm*/lib to mount: the image must carry it"
+                )
     if host.daemon.rootless and accelerator != "cpu":
         warnings.append("rootless Docker: device groups may not map into the container")
     return Preflight(variant_id, kind, tuple(problems), tuple(warnings), host.kind)
