@@ -56,7 +56,8 @@ FABRIC_UNITS = (
 _SKIP = object()
 
 
-def _not_supported(exc: BaseException) -> bool:
+def not_supported(exc: BaseException) -> bool:
+    """Whether an NVML error means "this GPU does not support the query" (NVML_ERROR_NOT_SUPPORTED)."""
     return (
         getattr(exc, "value", None) == NVML_ERROR_NOT_SUPPORTED
         or "not supported" in str(exc).lower()
@@ -72,7 +73,7 @@ def _ask(unreadable: Unreadable, what: str, nvml: ModuleType, name: str, *args: 
     try:
         return call(*args)
     except Exception as exc:  # NVMLError_*: data about the GPU, not a crash
-        if _not_supported(exc):
+        if not_supported(exc):
             return _SKIP
         unreadable.append({"what": what, "why": files.why(exc)})
         return None
@@ -164,7 +165,7 @@ def fabric_state(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadabl
         except Exception as exc:  # NVMLError_*: data about the GPU, not a crash
             if getattr(exc, "value", None) == NVML_ERROR_FUNCTION_NOT_FOUND:
                 continue
-            if not _not_supported(exc):
+            if not not_supported(exc):
                 unreadable.append({"what": what, "why": files.why(exc)})
             return None
         return int(info.state)
