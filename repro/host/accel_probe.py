@@ -45,15 +45,12 @@ def _no_device(text: str) -> bool:
     return any(marker.lower() in text.lower() for marker in NO_DEVICE)
 
 
-def _import_torch(modules):
+def _import_torch():
     """(torch, accelerator "cuda"/"rocm"/None, None) or (None, None, why)."""
     try:
         import torch
-
-        for name in modules:
-            importlib.import_module(name)
     except Exception as exc:  # ImportError or a broken install: nothing to check
-        return None, None, f"cannot import {', '.join(['torch', *modules])}: {_line(exc)}"
+        return None, None, f"cannot import torch: {_line(exc)}"
     if getattr(torch.version, "hip", None):
         return torch, "rocm", None
     if getattr(torch.version, "cuda", None):
@@ -76,11 +73,20 @@ def fork_check(modules=("torch._dynamo",), timeout_s: float = FORK_CHILD_TIMEOUT
     by the imports, fork, and run a CUDA op in the forked child. The parent never touches the
     device before the fork; only when the child fails does it run the same op itself, to tell a
     fork problem from an accelerator that fails everywhere."""
-    out = {"check": "fork", "modules": ["torch", *modules]}
-    torch, accelerator, why = _import_torch(modules)
+    out = {"check": "fork", "modules": ["torch"]}
+    torch, accelerator, why = _import_torch()
     if torch is None:
         out.update(status=NA, reason=why)
         return out
+    # As the zygote does (repro.runner.zygote._preimport): a module that fails to import is
+    # left to the case that uses it, so the check goes on with the others.
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            out.setdefault("not_imported", {})[name] = _line(exc)
+        else:
+            out["modules"].append(name)
     out["torch"] = str(torch.__version__)
     if accelerator is None:
         out.update(status=NA, reason=f"torch {torch.__version__} is a CPU build: no accelerator")
@@ -164,7 +170,7 @@ def smoke() -> dict:
     all_reduce through a HashStore) on device 0, each step recorded; the first failing step
     decides."""
     out = {"check": "smoke", "steps": []}
-    torch, accelerator, why = _import_torch(())
+    torch, accelerator, why = _import_torch()
     if torch is None:
         out.update(status=NA, reason=why)
         return out

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,10 +70,10 @@ def child_command(python: str, what: str, *args: str) -> list[str]:
     return [python, "-m", CHILD_MODULE, what, *args]
 
 
-def child_env() -> dict[str, str]:
-    """This environment with this checkout first on ``PYTHONPATH`` (the interpreter under test
-    need not have repro installed)."""
-    env = dict(os.environ)
+def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this environment) with this checkout first on ``PYTHONPATH`` (the
+    interpreter under test need not have repro installed)."""
+    env = dict(os.environ if base is None else base)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     return env
 
@@ -84,16 +84,18 @@ def ask(
     *args: str,
     timeout_s: float,
     run: Runner = proctree.run_bounded,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[dict | None, str]:
     """Run one child check: ``(its JSON reply, "")`` or ``(None, why there is none)``; a child
-    killed by a signal says which (SIGBUS, SIGSEGV)."""
+    killed by a signal says which (SIGBUS, SIGSEGV). ``env``: the child's environment (default:
+    this one), e.g. the variant's ``CUDA_VISIBLE_DEVICES``."""
     if os.sep in python:
         python = os.path.abspath(python)
     try:
         done = run(
             child_command(python, what, *args),
             timeout_s=timeout_s,
-            env=child_env(),
+            env=child_env(env),
             cwd=_PACKAGE_PARENT,
         )
     except OSError as exc:
@@ -115,13 +117,15 @@ def run(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     runner: Runner = proctree.run_bounded,
+    env: Mapping[str, str] | None = None,
 ) -> ForkCheck:
-    """Check the zygote's premise under ``python`` after importing torch and ``modules``.
+    """Check the zygote's premise under ``python`` after importing torch and ``modules`` (in
+    ``env``, default this environment; the zygote passes the cases' common environment).
 
     Never raises: a child that cannot start or hangs is ``failed`` with the reason (a zygote
     that cannot be checked is not trusted)."""
     started = time.monotonic()
-    reply, why = ask(python, "fork", *modules, timeout_s=timeout_s, run=runner)
+    reply, why = ask(python, "fork", *modules, timeout_s=timeout_s, run=runner, env=env)
     duration = round(time.monotonic() - started, 3)
     if reply is None:
         return ForkCheck(FAILED, f"the fork check did not answer: {why}", duration)

@@ -29,6 +29,7 @@ from typing import Any
 
 from repro import proctree, scenarios
 from repro.errors import ConfigError
+from repro.host import fork_check
 from repro.junit.writer import xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import protocol, verdict, watchdog
@@ -117,6 +118,9 @@ class RunContext:
     #: Set when the zygote could not start: the rest of the run is fresh (the reason is logged).
     zygote_failed: str | None = field(default=None, repr=False, compare=False)
     zygote_refusals: int = field(default=0, repr=False, compare=False)
+    #: The zygote's premise checked once on an accelerator lane (:func:`accelerator_lane`)
+    #: before the first zygote starts; None until then, or on a CPU lane.
+    fork_check: fork_check.ForkCheck | None = field(default=None, repr=False, compare=False)
     case_threads: int | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -253,8 +257,12 @@ def wants_zygote(ctx: RunContext, case: Case) -> bool:
 
 def _zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_mod.Zygote | None:
     """The run's zygote when this case should be forked from it (started or replaced as needed),
-    else None. A zygote that cannot start makes the rest of the run fresh, said in the log."""
-    if ctx.zygote_failed is not None or not wants_zygote(ctx, case):
+    else None. A zygote that cannot start makes the rest of the run fresh, said in the log of
+    every case that wanted one."""
+    if not wants_zygote(ctx, case):
+        return None
+    if ctx.zygote_failed is not None:
+        log.write(f"# repro: no zygote in this run, running fresh: {ctx.zygote_failed}\n".encode())
         return None
     if ctx.zygote is not None and ctx.zygote.alive():
         return ctx.zygote
@@ -282,9 +290,35 @@ def prepare_zygote(ctx: RunContext, case: Case) -> None:
             _start_zygote(ctx)
 
 
+def accelerator_lane(ctx: RunContext) -> bool:
+    """Whether the run's cases may touch a CUDA/ROCm device: a GPU variant
+    (``ctx.expect_accelerator``) or GPUs in the host's fingerprint."""
+    return ctx.expect_accelerator or bool(ctx.fingerprint.get("gpus"))
+
+
+def check_fork(ctx: RunContext, modules: list[str], env: dict[str, str]) -> str | None:
+    """On an accelerator lane, once per run: does a CUDA/ROCm op work in a child forked from
+    ``ctx.python`` after importing torch, ``torch._dynamo`` and ``modules``
+    (:func:`repro.host.fork_check.run`, the ``fork_cuda`` check of ``repro doctor --deep``)?
+    Records the answer in ``ctx.fork_check`` and ``run.json`` (``fork_check``); returns why the
+    zygote must not be used, or None (ok, n/a, a CPU lane, or already checked and fine)."""
+    if ctx.fork_check is None and accelerator_lane(ctx):
+        found = fork_check.run(ctx.python, ["torch._dynamo", *modules], env=env)
+        ctx.fork_check = found
+        ctx.run_info["fork_check"] = {
+            "status": found.status,
+            "reason": found.reason,
+            "duration_s": found.duration_s,
+        }
+    if ctx.fork_check is not None and not ctx.fork_check.fork_is_safe:
+        return f"fork check failed: {ctx.fork_check.reason}"
+    return None
+
+
 def _start_zygote(ctx: RunContext) -> str | None:
-    """Start the run's zygote into ``ctx.zygote``; the reason when it cannot start (the rest of
-    the run is then fresh: ``ctx.zygote_failed``)."""
+    """Start the run's zygote into ``ctx.zygote``; the reason when it cannot start or, on an
+    accelerator lane, when :func:`check_fork` says a forked case cannot use the device (the
+    rest of the run is then fresh: ``ctx.zygote_failed``)."""
     env = protocol.case_env(dict(os.environ), ctx.env, {}, Path(), Path(), "")
     for name in (protocol.CASE_VAR, protocol.EVENTS_VAR, protocol.WORKDIR_VAR, proctree.TOKEN_VAR):
         env.pop(name, None)
@@ -293,6 +327,10 @@ def _start_zygote(ctx: RunContext) -> str | None:
         for n in scenarios.BUILTIN
         if getattr(scenarios.load(n), "FRESH", False) is not True  # some cases forked
     ]
+    unsafe = check_fork(ctx, names, env)
+    if unsafe is not None:
+        ctx.zygote, ctx.zygote_failed = None, unsafe
+        return unsafe
     try:
         ctx.zygote = zygote_mod.Zygote(ctx.python, env, names, ctx.run_dir / "zygote.log")
     except (zygote_mod.ZygoteError, OSError) as exc:
