@@ -10,7 +10,8 @@ Times are of ``repro.containers.images.ensure_image``: build, probe and label, i
 The wheels come from a local PEP 503 index serving ``--wheels`` (e.g. ``python -m repro
 wheelhouse cpu-torch2.13 DIR --index-url https://pypi.org/simple``) with the cache headers
 PyPI's file host sends (``Cache-Control: max-age=365000000, immutable, public``), reached from
-the build over the host network. It runs its own ``dockerd`` (own data root, exec root and
+the build over the host network: the variants' index URL for torch, the bases'
+``PIP_INDEX_URL`` for the rest. It runs its own ``dockerd`` (own data root, exec root and
 socket in a temporary directory, no iptables, no bridge), so "cold" is cold and no image,
 container or cache of another daemon is touched; that daemon is stopped at the end. Needs root,
 ``dockerd``, and a Docker CLI that can run BuildKit builds against it (``--docker-cli``: one with
@@ -34,6 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -73,10 +75,11 @@ def index_handler(wheels: Path):
             self.wfile.write(body)
 
         def do_GET(self) -> None:
-            parts = [p for p in self.path.split("?")[0].split("/") if p]
+            parts = [unquote(p) for p in self.path.split("?")[0].split("/") if p]
             if parts[:1] == ["simple"] and len(parts) == 2 and parts[1] in projects:
                 links = "".join(
-                    f'<a href="/files/{name}">{name}</a><br>\n' for name in projects[parts[1]]
+                    f'<a href="/files/{quote(name)}">{name}</a><br>\n'
+                    for name in projects[parts[1]]
                 )
                 self._send(f"<html><body>\n{links}</body></html>\n".encode(), "text/html")
             elif parts[:1] == ["files"] and len(parts) == 2 and (wheels / parts[1]).is_file():
@@ -142,8 +145,10 @@ def private_dockerd(root: Path):
             proc.wait()
 
 
-def base_images(client, rootfs_tar: Path | None, work: Path) -> None:
-    """Import the bookworm rootfs twice (two image ids: a label tells them apart)."""
+def base_images(client, rootfs_tar: Path | None, work: Path, index_url: str) -> None:
+    """Import the bookworm rootfs twice (two image ids: a label tells them apart), with
+    ``PIP_INDEX_URL`` pointing at the local index, as a site's base image names its PyPI mirror
+    (the dependencies' pip step uses pip's default index)."""
     if rootfs_tar is None:
         rootfs = work / "rootfs"
         subprocess.run(
@@ -161,12 +166,19 @@ def base_images(client, rootfs_tar: Path | None, work: Path) -> None:
         rootfs_tar = work / "rootfs.tar"
         subprocess.run(["tar", "-C", str(rootfs), "-cf", str(rootfs_tar), "."], check=True)
         shutil.rmtree(rootfs, ignore_errors=True)
+
+    def chunks():  # the SDK sends the stream chunked: a generator, not a sized file
+        with open(rootfs_tar, "rb") as stream:
+            yield from iter(lambda: stream.read(1 << 20), b"")
+
     for tag in BASES:
         repository, name = tag.split(":")
-        with open(rootfs_tar, "rb") as stream:
-            client.api.import_image_from_stream(
-                stream, repository=repository, tag=name, changes=[f"LABEL bench.base={tag}"]
-            )
+        client.api.import_image_from_stream(
+            chunks(),
+            repository=repository,
+            tag=name,
+            changes=[f"LABEL bench.base={tag}", f"ENV PIP_INDEX_URL={index_url}"],
+        )
     assert len({client.images.get(tag).id for tag in BASES}) == 2
 
 
@@ -226,7 +238,7 @@ def main() -> int:
             os.environ["DOCKER_HOST"] = host
             client = docker.DockerClient(base_url=host, timeout=3600)
             mark = time.monotonic()
-            base_images(client, args.rootfs_tar, work)
+            base_images(client, args.rootfs_tar, work, index_url)
             print(f"base images: {time.monotonic() - mark:.1f} s")
             settings_a, settings_b = variants(index_url)
             builders = [
