@@ -11,9 +11,11 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli_env
 
 from repro.containers import builder, images
 from repro.errors import ConfigError, FatalError
@@ -84,7 +86,7 @@ def test_classic_is_never_probed_and_an_unknown_builder_is_a_config_error():
         raise AssertionError("probed")
 
     assert builder.choose("classic", run=refuse).kind == builder.CLASSIC
-    with pytest.raises(ConfigError, match="--builder: expected one of auto, buildkit, classic"):
+    with pytest.raises(ConfigError, match=r"expected one of auto, buildkit, classic, got 'kaniko'"):
         builder.choose("kaniko", run=refuse)
 
 
@@ -174,3 +176,25 @@ def test_a_cli_build_returns_the_id_it_wrote_to_the_iidfile(tmp_path):
     with open(tmp_path / "context.tar", "w+b") as context:
         image_id = builder.build_with_cli(fake, context, {}, io.StringIO())
     assert image_id == "sha256:" + "0" * 63 + "7"
+
+
+def test_a_bad_repro_builder_is_exit_2_naming_the_variable(tmp_path):
+    (tmp_path / "matrix.yaml").write_text(
+        "version: 1\n"
+        "variants:\n"
+        '  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\n'
+        "scenarios:\n"
+        "  noop: {}\n"
+    )
+    env = {**cli_env(), builder.ENV_VAR: "kaniko", "DOCKER_HOST": f"unix://{tmp_path}/absent"}
+    done = subprocess.run(
+        [sys.executable, "-m", "repro", "build", "cpu-torch2.13"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--builder (or $REPRO_BUILDER): expected one of auto, buildkit, classic" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -276,8 +276,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
         print(f"docker build {flags} -t {all_settings[0].tag} {dest}")
         return EXIT_OK
+    builder = builder_mod.choose(args.builder)  # before the daemon: a bad value is exit 2
     client = images.client()
-    builder = builder_mod.choose(args.builder)
     records = []
     for settings in all_settings:
         _print_settings(settings)

@@ -109,7 +109,9 @@ def choose(wanted: str = AUTO, docker: str = "docker", run: Runner = subprocess.
     ConfigError (exit 2) naming what is missing; ``classic`` never probes. ``docker``: the CLI
     to run (it must reach the daemon the SDK talks to: both read ``DOCKER_HOST``)."""
     if wanted not in BUILDERS:
-        raise ConfigError(f"--builder: expected one of {', '.join(BUILDERS)}, got {wanted!r}")
+        raise ConfigError(
+            f"--builder (or ${ENV_VAR}): expected one of {', '.join(BUILDERS)}, got {wanted!r}"
+        )
     if wanted == CLASSIC:
         return Builder(CLASSIC, "--builder classic")
     buildx = _probe([docker, "buildx", "version"], run)
