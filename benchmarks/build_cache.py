@@ -1,8 +1,8 @@
 """Cold and warm image builds of two CPU variants, with BuildKit and with the classic builder.
 
-Two variants of one torch pin on two base images (the same Debian bookworm rootfs imported
-twice, so the second variant's layers can never come from the first's layer cache: only a
-package cache can help it). For each builder, from an empty build cache (no images but the
+Two variants of one torch pin on two base images (a Debian bookworm rootfs, and the same with
+one more file, so the second variant's layers can never come from the first's layer cache: only
+a package cache can help it). For each builder, from an empty build cache (no images but the
 bases, ``docker builder prune --all``): variant A (cold), then variant B (warm: what A left in
 the shared pip cache, BuildKit only), then A again with ``--force`` (docker's layer cache).
 Times are of ``repro.containers.images.ensure_image``: build, probe and label, in seconds.
@@ -143,10 +143,16 @@ def private_dockerd(root: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        # What a stopped dockerd can leave mounted (its netns file after an interrupted build).
+        with open("/proc/mounts") as mounts:
+            left = [line.split()[1] for line in mounts if line.split()[1].startswith(str(root))]
+        for mountpoint in reversed(left):
+            subprocess.run(["umount", "--lazy", mountpoint], check=False)
 
 
 def base_images(client, rootfs_tar: Path | None, work: Path, index_url: str) -> None:
-    """Import the bookworm rootfs twice (two image ids: a label tells them apart), with
+    """Import the bookworm rootfs as base A and, with one more file (``/etc/bench-base``), as base
+    B, with
     ``PIP_INDEX_URL`` pointing at the local index, as a site's base image names its PyPI mirror
     (the dependencies' pip step uses pip's default index)."""
     if rootfs_tar is None:
@@ -167,14 +173,25 @@ def base_images(client, rootfs_tar: Path | None, work: Path, index_url: str) -> 
         subprocess.run(["tar", "-C", str(rootfs), "-cf", str(rootfs_tar), "."], check=True)
         shutil.rmtree(rootfs, ignore_errors=True)
 
-    def chunks():  # the SDK sends the stream chunked: a generator, not a sized file
-        with open(rootfs_tar, "rb") as stream:
+    # Base B differs in content (one more file), as two distributions' bases would: BuildKit
+    # keys its cache by layer content, so identical layers would let B reuse A's every step.
+    other = work / "rootfs-b.tar"
+    shutil.copyfile(rootfs_tar, other)
+    marker = work / "bench-base"
+    marker.write_text("b\n")
+    subprocess.run(
+        ["tar", "-rf", str(other), "-C", str(work), "--transform", "s,^,etc/,", "bench-base"],
+        check=True,
+    )
+
+    def chunks(path: Path):  # the SDK sends the stream chunked: a generator, not a sized file
+        with open(path, "rb") as stream:
             yield from iter(lambda: stream.read(1 << 20), b"")
 
-    for tag in BASES:
+    for tag, tar in zip(BASES, (rootfs_tar, other), strict=True):
         repository, name = tag.split(":")
         client.api.import_image_from_stream(
-            chunks(),
+            chunks(tar),
             repository=repository,
             tag=name,
             changes=[f"LABEL bench.base={tag}", f"ENV PIP_INDEX_URL={index_url}"],
