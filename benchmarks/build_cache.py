@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -194,7 +194,13 @@ def base_images(client, rootfs_tar: Path | None, work: Path, index_url: str) -> 
             chunks(tar),
             repository=repository,
             tag=name,
-            changes=[f"LABEL bench.base={tag}", f"ENV PIP_INDEX_URL={index_url}"],
+            changes=[
+                f"LABEL bench.base={tag}",
+                f"ENV PIP_INDEX_URL={index_url}",
+                # pip caches plain-http responses only from a trusted host (its other http
+                # adapter has no cache); https indexes such as PyPI are cached as they are.
+                f"ENV PIP_TRUSTED_HOST={urlsplit(index_url).hostname}",
+            ],
         )
     assert len({client.images.get(tag).id for tag in BASES}) == 2
 
