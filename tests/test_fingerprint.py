@@ -303,7 +303,7 @@ def test_rocm_tree_lists_the_gpu_node_and_skips_the_cpu_node():
             "index": 0,
             "vendor": "amd",
             "name": "AMD gfx90a",
-            "uuid": None,
+            "uuid": "GPU-885e38ffab53aa55",  # ROCr's form of the node's unique_id
             "memory_bytes": 68702699520,
             "compute_capability": None,
             "gfx_target": "gfx90a",

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pynvml
 import pytest
 
 from repro import scenarios
@@ -24,15 +27,8 @@ HOSTS = sorted((FIXTURES / "gpuhosts").glob("*.json"))
 ROOTS = FIXTURES / "fingerprint"
 
 
-class NVMLError(Exception):
-    """pynvml.NVMLError stand-in: ``value`` is the NVML return code (3: not supported)."""
-
-    def __init__(self, value: int, text: str):
-        super().__init__(text)
-        self.value = value
-
-
-NOT_SUPPORTED = NVMLError(3, "Not Supported")
+#: The binding's own exceptions (``NVMLError(value)`` is the subclass for that return code).
+NOT_SUPPORTED = pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
 
 
 class FixtureNVML:
@@ -41,11 +37,12 @@ class FixtureNVML:
 
     def __init__(self, spec: dict):
         self.spec = spec
-        self.devices = spec["devices"]
+        self.devices = spec.get("devices", [])
         self.shutdowns = 0
 
     def nvmlInit(self):
-        pass
+        if self.spec.get("init_error"):  # e.g. 18: LIB_RM_VERSION_MISMATCH, driver upgraded
+            raise pynvml.NVMLError(self.spec["init_error"])
 
     def nvmlShutdown(self):
         self.shutdowns += 1
@@ -97,8 +94,12 @@ class FixtureNVML:
     def nvmlDeviceGetEccMode(self, handle):
         return [self._field(handle, "ecc", 1), self._field(handle, "ecc", 1)]
 
-    def nvmlDeviceGetGpuFabricInfo(self, handle):
-        return type("Fabric", (), {"state": self._field(handle, "fabric"), "status": 0})()
+    # The binding's own structs; the query fills the one passed by reference, as in pynvml.py.
+    c_nvmlGpuFabricInfoV_t = pynvml.c_nvmlGpuFabricInfoV_t
+
+    def nvmlDeviceGetGpuFabricInfoV(self, device, gpuFabricInfo):
+        gpuFabricInfo._obj.state = self._field(device, "fabric")
+        return pynvml.NVML_SUCCESS
 
     def nvmlDeviceGetMaxMigDeviceCount(self, handle):
         return 7
@@ -106,7 +107,7 @@ class FixtureNVML:
     def nvmlDeviceGetMigDeviceHandleByIndex(self, handle, slot):
         migs = handle.get("migs") or []
         if slot >= len(migs):
-            raise NVMLError(6, "Not Found")
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
         return migs[slot]
 
 
@@ -116,6 +117,21 @@ def BIG_SHM(path):
 
 def no_tools(argv, **kwargs):
     raise FileNotFoundError(2, "No such file or directory", argv[0])
+
+
+def tools(host: dict):
+    """The SMI tool runner of a fixture host: nvidia-smi answers with the fixture's captured
+    ``smi`` reply (status, stdout, stderr) where it has one; no other tool is installed."""
+    reply = host.get("smi")
+
+    def run(argv, **kwargs):
+        if reply is None or not argv[0].endswith("nvidia-smi"):
+            return no_tools(argv)
+        return subprocess.CompletedProcess(
+            argv, reply["returncode"], reply["stdout"], reply["stderr"]
+        )
+
+    return run
 
 
 def load(path: Path) -> dict:
@@ -128,6 +144,8 @@ def host_root(host: dict, tmp_path: Path) -> Path:
     if not host.get("gpu_nodes"):
         return root
     copy = tmp_path / "root"
+    if copy.exists():  # collected already in this test
+        return copy
     shutil.copytree(root, copy)
     nodes = copy / "sys/class/kfd/kfd/topology/nodes"
     for extra in range(2, host["gpu_nodes"] + 1):
@@ -147,12 +165,12 @@ def collect(host: dict, tmp_path: Path, monkeypatch) -> Fingerprint:
         host_root(host, tmp_path),
         environ=host["environ"],
         nvml=nvml,
-        run=no_tools,
+        run=tools(host),
     )
 
 
 def _no_nvml():
-    raise NVMLError(12, "NVML Shared Library Not Found")
+    raise pynvml.NVMLError(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
 
 
 def cuda_case() -> scenarios.Case:
@@ -191,9 +209,19 @@ def test_doctor_finding(host, tmp_path, monkeypatch):
     findings = {
         f.check: f
         for f in doctor.run_checks(
-            fp, root=tmp_path, run=no_tools, statvfs=BIG_SHM, environ={}, expected_gpus=count
+            fp,
+            root=host_root(host, tmp_path),
+            run=tools(host),
+            statvfs=BIG_SHM,
+            environ={},
+            expected_gpus=count,
         )
     }
+    for check in (doctor.NVIDIA_SMI, doctor.NVML):
+        if check in expect:  # what the driver tools say on this host
+            status, text = expect[check]
+            assert findings[check].status == status, findings[check].detail
+            assert text in findings[check].detail
     found = findings[doctor.CUDA_INIT]
     assert found.status == expect["cuda_init"], found.detail
     for text in expect["detail_has"]:
@@ -220,7 +248,8 @@ def test_case_outcome(host, tmp_path, monkeypatch):
     ctx.run_dir.mkdir()
     [result] = run_all.run_all(ctx, [case])  # never starts a child: the python does not exist
     assert (result.outcome, result.signature) == (Outcome.ERROR, "infra.cuda_init")
-    assert host["probe"]["cuda_init_error"] in result.properties["repro.cuda_init_error"]
+    said = " ".join(host["probe"]["cuda_init_error"].split())  # the property is one line
+    assert said in result.properties["repro.cuda_init_error"]
     # The same line, classified with the host's facts, names the host-specific cause.
     classified = signatures.classify(
         host["probe"]["cuda_init_error"], HostFacts.from_fingerprint(fp)
@@ -277,3 +306,55 @@ def test_gpu_count_check_counts_what_the_job_uses():
     assert gpu_checks.gpu_count_check(fp, 8).status == "ok"
     assert gpu_checks.gpu_count_check(fp, 4).status == "warn"
     assert gpu_checks.gpu_count_check(fp, None).status == "n/a"
+
+
+def fake_cuda_torch(warning: str | None, count: int = 0):
+    """A cu124 torch whose ``is_available()`` warns ``warning`` (as c10's TORCH_WARN reaches
+    Python: a UserWarning) and returns False, and which counts ``count`` devices."""
+    import warnings
+    from types import SimpleNamespace
+
+    def is_available():
+        if warning:
+            warnings.warn(warning, UserWarning, stacklevel=1)
+        return False
+
+    cuda = SimpleNamespace(
+        is_available=is_available,
+        device_count=lambda: count,
+        get_arch_list=lambda: ["sm_80", "sm_90"],
+        nccl=SimpleNamespace(version=lambda: (2, 21, 5)),
+    )
+    return SimpleNamespace(
+        __version__="2.6.0+cu124",
+        version=SimpleNamespace(cuda="12.4", hip=None),
+        backends=SimpleNamespace(cudnn=SimpleNamespace(version=lambda: 90100)),
+        cuda=cuda,
+    )
+
+
+def test_probe_records_803_when_nvml_fails_and_no_device_is_counted(monkeypatch):
+    from repro.host import torch_probe
+
+    said = (FIXTURES / "captured/cuda-803-nvml-mismatch.log").read_text().splitlines()[0]
+    warning = said.removeprefix("UserWarning: ")
+    monkeypatch.setitem(sys.modules, "torch", fake_cuda_torch(warning))
+    facts = torch_probe._torch_facts([])
+    assert facts["accelerator_count"] == 0
+    assert facts["cuda_init_error"] == warning
+    assert cuda_init.diagnose(facts["cuda_init_error"]).code == 803
+
+
+@pytest.mark.parametrize(
+    "warning",
+    [
+        None,  # no driver or no device: torch is silent (c10/cuda/CUDAFunctions.cpp)
+        "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
+        "Please update your GPU driver",  # driver_too_old, judged by driver_vs_runtime
+    ],
+)
+def test_probe_does_not_call_a_gpu_less_or_old_driver_host_broken(monkeypatch, warning):
+    from repro.host import torch_probe
+
+    monkeypatch.setitem(sys.modules, "torch", fake_cuda_torch(warning))
+    assert torch_probe._torch_facts([])["cuda_init_error"] is None

@@ -4,6 +4,7 @@ outcome parity on real scenarios, and kill -9 of the runner leaving nothing behi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -18,7 +19,8 @@ import pytest
 from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 from junitparser import JUnitXml
 
-from repro.runner import executor
+from repro.host import fork_check
+from repro.runner import executor, zygote_pool
 from repro.runner import zygote as zygote_mod
 from repro.scenarios import expand
 
@@ -419,3 +421,133 @@ def test_a_stopped_or_killed_zygote_costs_no_case_and_leaves_nothing(tmp_path, j
     # the answer and socket timeouts (10 s each) bound the wait on the stopped zygote
     budget = zygote_mod.ANSWER_TIMEOUT_S + zygote_mod.SOCKET_TIMEOUT_S + 60
     assert seconds < budget, (seconds, done.stderr)
+
+
+# ---- the fork check on accelerator lanes (issue 23) -----------------------------------------
+
+#: A CUDA build of torch, as far as ``repro.host.accel_probe fork`` can tell, whose device works
+#: in the importing process and fails in a forked child with the driver's text
+#: ("CUDA error: initialization error", what cuInit before fork gives: pytorch/pytorch#40403).
+CUDA_BREAKS_AFTER_FORK = """
+import os
+
+__version__ = "2.8.0+cu128"
+_PARENT = os.getpid()
+
+
+class version:
+    cuda = "12.8"
+    hip = None
+
+
+class _Tensor:
+    def __matmul__(self, other):
+        return self
+
+    def sum(self):
+        return self
+
+    def item(self):
+        return 64.0**3
+
+
+def ones(*shape, device=None):
+    if os.getpid() != _PARENT:
+        raise RuntimeError("CUDA error: initialization error")
+    return _Tensor()
+
+
+class cuda:
+    is_initialized = staticmethod(lambda: False)
+    synchronize = staticmethod(lambda: None)
+    get_device_name = staticmethod(lambda index: "NVIDIA H100 80GB HBM3")
+"""
+
+GPU_FINGERPRINT = {
+    **FINGERPRINT,
+    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}],
+}
+
+
+def _torch_breaking_after_fork(root: Path) -> Path:
+    """A directory holding the planted ``torch`` (and an empty ``torch._dynamo``)."""
+    package = root / "fake-torch" / "torch"
+    (package / "_dynamo").mkdir(parents=True)
+    (package / "__init__.py").write_text(CUDA_BREAKS_AFTER_FORK)
+    (package / "_dynamo" / "__init__.py").write_text("")
+    return package.parent
+
+
+def test_fork_check_fails_in_a_real_child_whose_cuda_breaks_after_fork(tmp_path):
+    fake = _torch_breaking_after_fork(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(fake)}
+    found = fork_check.run(
+        sys.executable, ["torch._dynamo", "repro.scenarios.noop", "no_such_module"], env=env
+    )
+    assert found.status == fork_check.FAILED, found
+    assert "works in this interpreter but not in a child forked" in found.reason
+    assert "CUDA error: initialization error" in found.reason
+    assert not found.fork_is_safe
+
+
+def test_an_accelerator_lane_whose_fork_check_fails_runs_every_case_fresh_and_says_why(tmp_path):
+    fake = _torch_breaking_after_fork(tmp_path)
+    ctx = executor.RunContext(
+        run_dir=tmp_path / "run",
+        fingerprint=GPU_FINGERPRINT,
+        suite_properties={},
+        run_info={},
+        isolation="auto",
+        env={"PYTHONPATH": os.pathsep.join([str(fake), str(REPO)])},
+    )
+    cases = expand("noop", params={"torch": [False]}) * zygote_pool.MIN_CASES  # a zygote pays
+    try:
+        executor.plan_zygote(ctx, cases)  # as run_all does, once per run
+        results = [executor.run_case(ctx, case) for case in cases]
+    finally:
+        executor.close_zygote(ctx)
+    assert ctx.pool().given_up.startswith("fork check failed: ")
+    assert ctx.pool().started == 0
+    assert [r.outcome.value for r in results] == ["passed"] * zygote_pool.MIN_CASES
+    assert {r.properties["repro.isolation"] for r in results} == {"fresh"}
+    for result in results:
+        log = (ctx.run_dir / result.log_path).read_text()
+        assert "running fresh" in log and "CUDA error: initialization error" in log, log
+    assert ctx.run_info["fork_check"]["status"] == "failed"
+    assert not (ctx.run_dir / "zygote.log").exists()  # no zygote was started
+
+
+def test_the_fork_check_runs_on_accelerator_lanes_only_and_once(tmp_path, monkeypatch):
+    calls = []
+
+    def counted(python, modules, **kwargs):
+        calls.append(list(modules))
+        return fork_check.ForkCheck(fork_check.NA, "torch 2.13.0+cpu is a CPU build", 0.1)
+
+    monkeypatch.setattr(executor.fork_check, "run", counted)
+    cpu = _ctx(tmp_path / "cpu", "zygote")
+    assert executor.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
+    assert calls == [] and "fork_check" not in cpu.run_info
+    for gpu in (
+        dataclasses.replace(_ctx(tmp_path / "gpu", "zygote"), fingerprint=GPU_FINGERPRINT),
+        dataclasses.replace(_ctx(tmp_path / "variant", "zygote"), expect_accelerator=True),
+    ):
+        for _ in range(2):
+            assert executor.check_fork(gpu, ["repro.scenarios.noop"], {}) is None
+        assert gpu.run_info["fork_check"]["status"] == "n/a"
+    assert calls == [["torch._dynamo", "repro.scenarios.noop"]] * 2
+
+
+def test_on_this_cpu_host_a_gpu_variant_still_gets_its_zygote(tmp_path):
+    """The real check under this CPU torch answers n/a (no accelerator), which is no reason to
+    give up the zygote."""
+    ctx = dataclasses.replace(_ctx(tmp_path, "zygote"), expect_accelerator=True)
+    (case,) = expand("noop", params={"torch": [False]})
+    try:
+        executor.plan_zygote(ctx, [case])
+        result = executor.run_case(ctx, case)
+    finally:
+        executor.close_zygote(ctx)
+    assert ctx.run_info["fork_check"]["status"] == "n/a"
+    assert "CPU build" in ctx.run_info["fork_check"]["reason"]
+    assert result.properties["repro.isolation"] == "zygote"

@@ -15,13 +15,15 @@ python3 -m venv "$venv"
 export PATH="$venv/bin:$PATH"
 mkdir -p "$results"
 
-# Runner health first. A failing doctor is this runner's problem, never torch's: the run below
-# records the same findings as `infra.*` errors in its `doctor` testsuite, and the summary names
-# the runner so the fleet owner knows which machine to fix.
-if ! repro doctor; then
-  echo "::error::runner ${RUNNER_NAME:-?}: repro doctor failed; its cells are infra errors"
+# Runner health first, deep: every NVML query, a CUDA op after fork (the zygote's premise),
+# CUDA/cuDNN/NCCL smoke, a /dev/shm write, Fabric Manager on NVSwitch boards. A failing doctor is
+# this runner's problem, never torch's: the run below records the plain findings as `infra.*`
+# errors in its `doctor` testsuite, and the summary names the runner so the fleet owner knows
+# which machine to fix.
+if ! repro doctor --deep; then
+  echo "::error::runner ${RUNNER_NAME:-?}: repro doctor --deep failed; its cells are infra errors"
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-    echo "- :warning: runner \`${RUNNER_NAME:-?}\`: \`repro doctor\` failed (see the job log)" >>"$GITHUB_STEP_SUMMARY"
+    echo "- :warning: runner \`${RUNNER_NAME:-?}\`: \`repro doctor --deep\` failed (see the job log)" >>"$GITHUB_STEP_SUMMARY"
   fi
 fi
 

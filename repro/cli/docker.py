@@ -26,6 +26,7 @@ from typing import Any
 from repro import bounds
 from repro import config as matrix_mod
 from repro.containers import build_settings, images, job, wheelhouse
+from repro.containers import builder as builder_mod
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_OK, ConfigError
@@ -78,6 +79,17 @@ def _add_overrides(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_builder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--builder",
+        choices=builder_mod.BUILDERS,
+        default=os.environ.get(builder_mod.ENV_VAR, builder_mod.AUTO),
+        help="image builder: buildkit (the Docker CLI's buildx, or DOCKER_BUILDKIT=1 on a CLI "
+        "before 23; one pip cache shared by every variant), classic (the SDK's deprecated "
+        f"builder), auto: buildkit when usable (default: ${builder_mod.ENV_VAR}, else auto)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``build``, ``host``, ``docker-run`` and ``wheelhouse`` to the ``repro`` parser."""
     build = subparsers.add_parser(
@@ -97,6 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="build even when the image is up to date (docker's layer cache still applies)",
     )
     build.add_argument("--no-cache", action="store_true", help="build without docker's layer cache")
+    _add_builder(build)
     build.add_argument(
         "--json",
         action="store_true",
@@ -157,6 +170,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print the effective settings and the docker command, start nothing",
     )
     run.add_argument("--no-build", action="store_true", help="use the existing image, never build")
+    _add_builder(run)
     run.add_argument(
         "--timeout",
         type=float,
@@ -263,12 +277,15 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
         print(f"docker build {flags} -t {all_settings[0].tag} {dest}")
         return EXIT_OK
+    builder = builder_mod.choose(args.builder)  # before the daemon: a bad value is exit 2
     client = images.client()
     records = []
     for settings in all_settings:
         _print_settings(settings)
         records.append(
-            images.ensure_image(client, settings, force=args.force, no_cache=args.no_cache)
+            images.ensure_image(
+                client, settings, force=args.force, no_cache=args.no_cache, builder=builder
+            )
         )
     if args.json:
         print(json.dumps([r.as_dict() for r in records], indent=2, sort_keys=True))
@@ -430,6 +447,7 @@ def cmd_docker_run(args: argparse.Namespace) -> int:
         keep=args.keep_container,
         dry_run=args.dry_run,
         no_build=args.no_build,
+        builder=args.builder,
         shell=args.shell,
         report_dir=args.report,
     )

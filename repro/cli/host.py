@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
-from repro.host import doctor, fingerprint
+from repro.host import deep, doctor, fingerprint
 
 
 def register(subparsers: Any) -> None:
@@ -46,6 +46,12 @@ def register(subparsers: Any) -> None:
         default=sys.executable,
         metavar="PATH",
         help="interpreter whose torch build is checked against the driver (default: this one)",
+    )
+    check.add_argument(
+        "--deep",
+        action="store_true",
+        help="also exercise the accelerator: every NVML query, a CUDA op after fork (the zygote's "
+        "premise), CUDA/cuDNN/NCCL smoke, a /dev/shm write, Fabric Manager (seconds to minutes)",
     )
     check.set_defaults(handler=run_doctor)
 
@@ -77,11 +83,11 @@ def interpreter(python: str) -> str:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    """``repro doctor [--json] [--python PATH]``: exit 0 when no check fails, 1 when any does;
-    ConfigError (exit 2) for a bad ``--python``."""
+    """``repro doctor [--json] [--python PATH] [--deep]``: exit 0 when no check fails, 1 when any
+    does; ConfigError (exit 2) for a bad ``--python``. ``--deep``: :mod:`repro.host.deep`."""
     python = interpreter(args.python)
     fp = fingerprint.collect(python=python)
-    findings = doctor.run_checks(fp)
+    findings = deep.run_deep_checks(fp, python=python) if args.deep else doctor.run_checks(fp)
     if args.json:
         out = {
             "host_key": fingerprint.host_key(fp),

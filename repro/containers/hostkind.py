@@ -42,6 +42,11 @@ KINDS = (NVIDIA, NVIDIA_WSL2, ROCM, ROCM_WSL2, CPU)
 WSL_LIB = "/usr/lib/wsl/lib"
 WSL_DIR = "/usr/lib/wsl"
 _CDI_DIRS = ("etc/cdi", "var/run/cdi")
+#: AMD's WSL2 bridge library (ROCm/librocdxg: ROCr reaches the GPU through /dev/dxg with it). It
+#: is installed with the distribution's ROCm (``/opt/rocm/lib``, registered with ldconfig), not
+#: by the Windows driver in /usr/lib/wsl, so a container sees it only if it is mounted in
+#: (librocdxg's release notes document bind-mounting it into containers).
+ROCDXG_PATTERN = "opt/rocm*/lib/librocdxg.so*"
 _NVIDIA_HOOKS = (
     "usr/bin/nvidia-container-runtime-hook",
     "usr/bin/nvidia-container-toolkit",
@@ -151,6 +156,7 @@ class Host:
     device_gids: tuple[int, ...] = ()
     nvidia_hooks: tuple[str, ...] = ()
     cdi_devices: tuple[str, ...] = ()
+    rocdxg_libs: tuple[str, ...] = ()
     nvidia_query: DriverQuery | None = None
     amd_query: DriverQuery | None = None
     notes: tuple[str, ...] = field(default=())
@@ -191,6 +197,7 @@ class Host:
             "device_gids": list(self.device_gids),
             "nvidia_container_runtime": list(self.nvidia_container_runtime),
             "cdi_devices": list(self.cdi_devices),
+            "rocdxg_libs": list(self.rocdxg_libs),
             "nvidia_query": self.nvidia_query.as_dict() if self.nvidia_query else None,
             "amd_query": self.amd_query.as_dict() if self.amd_query else None,
             "daemon": self.daemon.as_dict(),
@@ -308,8 +315,9 @@ def detect(
     dri_devices = tuple(_listing(root, "dev/dri/renderD*") + _listing(root, "dev/dri/card*"))
     if dri_devices:
         evidence.append("DRI nodes: " + ", ".join(dri_devices))
+    rocdxg_libs = tuple(_listing(root, ROCDXG_PATTERN))
     rocm_user_space = (root / "opt/rocm").is_dir() or bool(
-        _listing(root, "usr/lib/wsl/**/*rocdxg*") or _listing(root, "opt/rocm*/lib/librocdxg*")
+        _listing(root, "usr/lib/wsl/**/*rocdxg*") or rocdxg_libs
     )
     rocm_wsl = wsl2 and dxg and not kfd and not nvidia_wsl_libs and rocm_user_space
     if rocm_wsl:
@@ -359,6 +367,7 @@ def detect(
         device_gids=_device_gids(root, gid_devices),
         nvidia_hooks=hooks,
         cdi_devices=_cdi_devices(root),
+        rocdxg_libs=rocdxg_libs,
         nvidia_query=query,
         amd_query=amd_query,
         notes=tuple(notes),
@@ -421,6 +430,52 @@ HINTS = {
 }
 
 
+#: Docker Engine releases and CDI (``docker run --device nvidia.com/gpu=all``): 25.0 added CDI as
+#: an opt-in feature (``"features": {"cdi": true}`` in daemon.json; cncf-tags/container-device-
+#: interface#84), 28.2.0 turned it on by default (Engine 28.2.0 release notes). A daemon with CDI
+#: on lists its spec directories in ``docker info`` (``CDISpecDirs``; dockerd reference, "CDI");
+#: with CDI off the list is empty and ``docker run`` fails with a bare
+#: 'could not select device driver "cdi" with capabilities: []'.
+CDI_FIRST_ENGINE = (25, 0)
+CDI_DEFAULT_ENGINE = (28, 2)
+#: The line that turns CDI on (merge it into an existing daemon.json).
+CDI_FIX = (
+    'add "features": {"cdi": true} to /etc/docker/daemon.json, then sudo systemctl restart docker'
+)
+
+
+def engine_version(text: str | None) -> tuple[int, int] | None:
+    """Docker Engine ``ServerVersion`` "28.1.1" -> (28, 1); "20.10.24+dfsg1" -> (20, 10)."""
+    parts = (text or "").split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return None
+
+
+def cdi_problem(daemon: DaemonInfo) -> str | None:
+    """Why this daemon cannot start a container with CDI devices, with the fix; None when it can
+    (CDI spec directories listed) or when the daemon did not answer."""
+    if not daemon.reachable or daemon.cdi_spec_dirs:
+        return None
+    version = engine_version(daemon.server_version)
+    engine = f"Docker Engine {daemon.server_version or '?'}"
+    if version is not None and version < CDI_FIRST_ENGINE:
+        return (
+            f"{engine} has no CDI support (added in 25.0): upgrade Docker Engine, or register the "
+            "NVIDIA runtime (sudo nvidia-ctk runtime configure --runtime=docker) and use "
+            "--gpu-mode toolkit"
+        )
+    if version is not None and version >= CDI_DEFAULT_ENGINE:
+        why = 'CDI is switched off ("features": {"cdi": false} or empty "cdi-spec-dirs")'
+        fix = 'remove "cdi": false from "features" in /etc/docker/daemon.json and restart docker'
+        return f"{engine}: {why} (docker info lists no CDI spec directories); fix: {fix}"
+    return (
+        f"{engine}: CDI is off (docker info lists no CDI spec directories; Engine 25 to 28.1 "
+        f"need it enabled, 28.2 has it on by default); fix: {CDI_FIX}"
+    )
+
+
 def preflight(host: Host, variant_id: str, accelerator: str, gpu_mode: str = "auto") -> Preflight:
     """Can this host run ``variant_id`` (accelerator cuda|rocm|cpu) in a container?
 
@@ -460,6 +515,10 @@ def preflight(host: Host, variant_id: str, accelerator: str, gpu_mode: str = "au
             problems.append(
                 "--gpu-mode cdi but no CDI spec in /etc/cdi or /var/run/cdi (nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
             )
+        if kind == NVIDIA and host.has_nvidia and uses_cdi(host, gpu_mode):
+            problem = cdi_problem(host.daemon)
+            if problem:
+                problems.append(problem)
         if kind == NVIDIA_WSL2 and host.has_nvidia and not host.wsl_lib:
             problems.append(
                 f"WSL2 without {WSL_LIB}: the Windows NVIDIA driver's libraries are missing"
@@ -483,12 +542,32 @@ def preflight(host: Host, variant_id: str, accelerator: str, gpu_mode: str = "au
                 problems.append(
                     "WSL2 /dev/dxg but no ROCm user space (/opt/rocm, librocdxg) on this host"
                 )
-            warnings.append(
-                "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1); the image must contain a ROCm build that supports it"
-            )
+            if host.rocdxg_libs:
+                warnings.append(
+                    "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1): the host's "
+                    f"{', '.join(host.rocdxg_libs)} is mounted read-only; the image's ROCm must be "
+                    "a release that loads it"
+                )
+            else:
+                warnings.append(
+                    "ROCm on WSL2 goes through librocdxg (HSA_ENABLE_DXG_DETECTION=1), but this "
+                    "host has none in /opt/rocm*/lib to mount: the image must carry it"
+                )
     if host.daemon.rootless and accelerator != "cpu":
         warnings.append("rootless Docker: device groups may not map into the container")
     return Preflight(variant_id, kind, tuple(problems), tuple(warnings), host.kind)
+
+
+def uses_cdi(host: Host, gpu_mode: str) -> bool:
+    """Whether GPUs reach the container through CDI: ``--gpu-mode cdi``, or ``auto`` on a native
+    host whose only way in is a CDI spec (no nvidia runtime, hook or Docker Desktop), as
+    :func:`repro.containers.spec.docker_run_spec` decides."""
+    if gpu_mode == "cdi":
+        return True
+    if gpu_mode != "auto" or not host.cdi_devices:
+        return False
+    runtime = any("nvidia" in r for r in host.daemon.runtimes) or host.nvidia_hooks
+    return not (runtime or host.daemon.docker_desktop)
 
 
 def hint_for(result: Preflight, host: Host) -> str:

@@ -1,4 +1,5 @@
-"""Build one image per variant from ``docker/Dockerfile`` (docker SDK), tag, inspect, reuse.
+"""Build one image per variant from ``docker/Dockerfile`` (BuildKit through the Docker CLI, or the
+docker SDK's classic builder: ``repro.containers.builder``), tag, inspect, reuse.
 
 ``repro-matrix:<variant-id>`` is built from a context this module assembles (Dockerfile, the
 project's requirements, the checkout's ``repro`` package, an optional wheelhouse), so the
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from repro.config import Variant, runtime_tag_of
+from repro.containers import builder as builder_mod
 from repro.containers.build_settings import BuildSettings, project_requirements, source_version
 from repro.containers.wheelhouse import check_wheelhouse
 from repro.errors import FatalError
@@ -88,6 +90,19 @@ def context_entries(settings: BuildSettings) -> list[Entry]:
             if path.is_file() and path.suffix in (".whl", ".gz", ".zip"):
                 entries.append(Entry(f"wheelhouse/{path.name}", path=path, by_stat=True))
     return entries
+
+
+def for_classic_builder(entries: Sequence[Entry]) -> list[Entry]:
+    """``entries`` with the Dockerfile's ``RUN --mount`` options removed
+    (:func:`repro.containers.builder.classic_dockerfile`); the digest stays that of the
+    original context (the image is the same whichever builder makes it)."""
+    out = []
+    for entry in entries:
+        if entry.name == "Dockerfile":
+            text = entry.data.decode() if entry.data is not None else entry.path.read_text()
+            entry = Entry("Dockerfile", data=builder_mod.classic_dockerfile(text).encode())
+        out.append(entry)
+    return out
 
 
 def build_args(settings: BuildSettings, digest: str = "") -> dict[str, str]:
@@ -378,9 +393,15 @@ def ensure_image(
     out: IO[str] | None = None,
     force: bool = False,
     no_cache: bool = False,
+    builder: builder_mod.Builder | str = builder_mod.AUTO,
+    network: str | None = None,
 ) -> ImageRecord:
     """Build ``settings.tag`` unless an image with the same context digest exists; probe and
-    check it; tag it. Raises FatalError (build failure, pin mismatch) or ConfigError."""
+    check it; tag it. ``builder``: a :class:`repro.containers.builder.Builder` or a
+    ``--builder`` value, chosen only when a build is needed (BuildKit builds share one pip
+    cache); ``network``: the build's network (``host`` for an index on this machine; a
+    wheelhouse build always has none). Raises FatalError (build failure, pin mismatch) or
+    ConfigError."""
     out = out or sys.stderr
     started = time.monotonic()
     entries = context_entries(settings)
@@ -405,24 +426,41 @@ def ensure_image(
         )
 
     check_wheelhouse(settings)
+    if not isinstance(builder, builder_mod.Builder):
+        builder = builder_mod.choose(builder)
     _ensure_base(docker_client, settings.variant.base_image, out)
     print(
-        f"repro: building {settings.tag} from {settings.variant.base_image}", file=out, flush=True
+        f"repro: building {settings.tag} from {settings.variant.base_image} ({builder.reason})",
+        file=out,
+        flush=True,
     )
+    network = "none" if settings.wheelhouse else network
     with tempfile.TemporaryFile() as context:
-        write_context_tar(entries, context)
-        built_id = _stream_build(
-            docker_client,
-            out,
-            fileobj=context,
-            custom_context=True,
-            buildargs=args,
-            rm=True,
-            forcerm=True,
-            pull=False,
-            nocache=no_cache,
-            network_mode="none" if settings.wheelhouse else None,
-        )
+        if builder.kind == builder_mod.BUILDKIT:
+            write_context_tar(entries, context)
+            built_id = builder_mod.build_with_cli(
+                builder,
+                context,
+                {**args, builder_mod.PIP_CACHE_ARG: "on"},
+                out,
+                network=network,
+                no_cache=no_cache,
+                timeout_s=_BUILD_TIMEOUT_S,
+            )
+        else:
+            write_context_tar(for_classic_builder(entries), context)
+            built_id = _stream_build(
+                docker_client,
+                out,
+                fileobj=context,
+                custom_context=True,
+                buildargs=args,
+                rm=True,
+                forcerm=True,
+                pull=False,
+                nocache=no_cache,
+                network_mode=network,
+            )
     probe = probe_image(docker_client, built_id)
     installed = installed_from_probe(probe)
     problems = check_installed(settings.variant, installed, probe.get("torch_error"))

@@ -93,6 +93,7 @@ class JobOptions:
     keep: bool = False
     dry_run: bool = False
     no_build: bool = False
+    builder: str = "auto"  # repro.containers.builder.BUILDERS
     shell: bool = False
     report_dir: str | None = None
 
@@ -301,7 +302,7 @@ def _image_id(client, settings: build_settings.BuildSettings, opts: JobOptions, 
             )
         return image.id if image is not None else settings.tag
     out.settings(settings)
-    return images.ensure_image(client, settings).id
+    return images.ensure_image(client, settings, builder=opts.builder).id
 
 
 def _make_run_dir(results: Path, variant_id: str, user: str) -> Path:

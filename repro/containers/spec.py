@@ -9,8 +9,9 @@ the passthrough for every host kind is unit-tested from fixture hosts:
 - ``nvidia-wsl2``: ``/dev/dxg`` and ``/usr/lib/wsl`` read-only (``LD_LIBRARY_PATH`` to its
   ``lib``), the toolkit is not needed; on Docker Desktop the built-in ``--gpus`` instead;
 - ``rocm``: ``/dev/kfd``, ``/dev/dri``, the device nodes' groups (video/render), seccomp
-  unconfined as AMD documents; ``rocm-wsl2``: ``/dev/dxg`` + ``/usr/lib/wsl`` read-only and
-  ``HSA_ENABLE_DXG_DETECTION=1``;
+  unconfined as AMD documents; ``rocm-wsl2``: ``/dev/dxg`` + ``/usr/lib/wsl`` read-only,
+  ``HSA_ENABLE_DXG_DETECTION=1`` and the host's WSL bridge library ``librocdxg`` (it lives in the
+  distribution's ``/opt/rocm/lib``, not in ``/usr/lib/wsl``) mounted read-only at its path;
 - ``cpu``: no device.
 
 Always: never ``--privileged``; all capabilities dropped and no-new-privileges; read-only root
@@ -208,11 +209,19 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         devices.append("/dev/dxg:/dev/dxg:rwm")
         volumes[host_mod.WSL_DIR] = {"bind": host_mod.WSL_DIR, "mode": "ro"}
         env["HSA_ENABLE_DXG_DETECTION"] = "1"
-        env["LD_LIBRARY_PATH"] = host_mod.WSL_LIB
+        # The bridge library lives in the distribution's ROCm, not in /usr/lib/wsl: mount the
+        # host's copy at the same path and put its directory on the library path.
+        lib_dirs = [host_mod.WSL_LIB]
+        for lib in host.rocdxg_libs:
+            volumes[lib] = {"bind": lib, "mode": "ro"}
+            if str(Path(lib).parent) not in lib_dirs:
+                lib_dirs.append(str(Path(lib).parent))
+        env["LD_LIBRARY_PATH"] = ":".join(lib_dirs)
         if options.gpus != "all":
             env["HIP_VISIBLE_DEVICES"] = options.gpus
         notes.append(
             "ROCm on WSL2: /dev/dxg and /usr/lib/wsl (read-only), HSA_ENABLE_DXG_DETECTION=1"
+            + (f", the host's {', '.join(host.rocdxg_libs)}" if host.rocdxg_libs else "")
         )
 
     if options.command is not None:

@@ -133,6 +133,9 @@ def from_exception(
         name = "container_gpu_setup" if variant.accelerator != "cpu" else "container_start_failed"
     line = " ".join(text.split())[:300]
     message = f"{what} did not start ({host.kind} host): {line}"
+    cdi_off = host_mod.cdi_problem(host.daemon) if 'device driver "cdi"' in text else None
+    if cdi_off:  # the daemon's line names no cause: say which and how to fix it
+        message += f"; {cdi_off}"
     if name == DRIVER_TOO_OLD:
         driver = host.nvidia_query.driver if host.nvidia_query else None
         require = re.search(r"cuda>=\s*([\d.]+)", text)

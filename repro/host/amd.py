@@ -40,9 +40,17 @@ def _kfd_memory(root: Path, node_rel: str, unreadable: Unreadable) -> int | None
     return total or None
 
 
+def rocr_uuid(unique_id: int) -> str | None:
+    """The UUID ROCr gives a GPU (``rocminfo``'s "Uuid", what ``ROCR_VISIBLE_DEVICES`` accepts):
+    "GPU-" and the KFD node's ``unique_id`` as 16 hex digits; None for 0 (no UUID: gfx8, old
+    thunk). ROCR-Runtime ``amd_gpu_agent.cpp``, ``HSA_AMD_AGENT_INFO_UUID``."""
+    return f"GPU-{unique_id:016x}" if unique_id else None
+
+
 def read_gpus(root: Path, unreadable: Unreadable) -> tuple[Gpu, ...]:
     """AMD GPUs from the KFD topology nodes under ``root``, in node order, skipping CPU nodes
-    (``gfx_target_version`` 0); ``memory_bytes`` in bytes, ``source`` "sysfs"."""
+    (``gfx_target_version`` 0); ``memory_bytes`` in bytes, ``uuid`` :func:`rocr_uuid`,
+    ``source`` "sysfs"."""
     nodes_dir = root / KFD_NODES
     if not nodes_dir.is_dir():
         return ()
@@ -55,11 +63,13 @@ def read_gpus(root: Path, unreadable: Unreadable) -> tuple[Gpu, ...]:
         if not version.isdigit() or int(version) == 0:
             continue
         target = gfx_name(int(version))
+        unique_id = files.key_values(text or "").get("unique_id", "0")
         gpus.append(
             Gpu(
                 index=len(gpus),
                 vendor="amd",
                 name=f"AMD {target}",
+                uuid=rocr_uuid(int(unique_id)) if unique_id.isdigit() else None,
                 memory_bytes=_kfd_memory(root, node_rel, unreadable),
                 gfx_target=target,
                 source="sysfs",

@@ -303,18 +303,30 @@ def _count_labels(labels: list[str]) -> str:
     return " + ".join(label if n == 1 else f"{label} ×{n}" for label, n in counts.items())
 
 
+#: The GPU part of the host key when an NVIDIA driver is known (/proc/driver/nvidia/version) but
+#: NVML or nvidia-smi failed (an unreadable ``nvml`` / ``nvidia-smi`` entry) and none lists a GPU:
+#: a broken GPU host ("Driver/library version mismatch"
+#: after a driver upgrade without a reboot), never a "CPU only" row.
+UNLISTED_NVIDIA = "NVIDIA GPU (not listed)"
+
+
 def host_key(fp: Fingerprint | Mapping[str, Any]) -> str:
     """The matrix row key: "GPU model(s) · driver · OS", plus " · WSL2" on WSL2.
 
     e.g. "NVIDIA H100 80GB HBM3 ×2 · driver 570.86.15 · Ubuntu 22.04.4 LTS",
-    "AMD gfx90a · ROCm 6.4.1 · Ubuntu 24.04 LTS", "CPU only · Debian GNU/Linux 12 (bookworm)".
-    A driver is named only for a vendor whose GPU is present. Deterministic; never raises on a
+    "AMD gfx90a · ROCm 6.4.1 · Ubuntu 24.04 LTS", "CPU only · Debian GNU/Linux 12 (bookworm)",
+    "NVIDIA GPU (not listed) · driver 570.86.15 · ..." (:data:`UNLISTED_NVIDIA`). A driver is
+    named only for a vendor whose GPU is present. Deterministic; never raises on a
     Fingerprint or fingerprint JSON of any age (missing pieces are left out).
     """
     fp = as_fingerprint(fp)
     gpus = fp.visible_gpus
     vendors = {gpu.vendor for gpu in gpus}
-    parts = [_count_labels([_gpu_label(gpu) for gpu in gpus]) or "CPU only"]
+    label = _count_labels([_gpu_label(gpu) for gpu in gpus])
+    failed = {u.what for u in fp.unreadable} & {"nvml", "nvidia-smi"}
+    if not label and fp.driver.nvidia and failed:  # a driver is loaded, NVML/nvidia-smi fail
+        label, vendors = UNLISTED_NVIDIA, {"nvidia"}
+    parts = [label or "CPU only"]
     if "nvidia" in vendors and fp.driver.nvidia:
         parts.append(f"driver {fp.driver.nvidia}")
     if "amd" in vendors and fp.driver.rocm:

@@ -76,9 +76,13 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
             number = f"CUDA error {found.code} on WSL2" if found.code is not None else "WSL2"
             summary = f"{number}: {_WSL_FIX}"
             source = table.row(predicts).source
+        counted = (
+            f"although {runtime.accelerator_count} device(s) are counted"
+            if runtime.accelerator_count
+            else "and torch counts no device (NVML fails too)"
+        )
         detail = (
-            f"{runtime.accelerator} does not initialise although {runtime.accelerator_count} "
-            f"device(s) are counted: {summary}; CUDA said: {found.line}"
+            f"{runtime.accelerator} does not initialise {counted}: {summary}; CUDA said: {found.line}"
             + (f" ({evidence})" if evidence else "")
         )
         return Finding(CUDA_INIT, FAIL, detail, f"{source}; {_INIT_SOURCE}", predicts)

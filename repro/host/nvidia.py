@@ -50,6 +50,10 @@ SMI_EXIT = {
     13: "local version of NVML doesn't implement this function",
     14: "infoROM is corrupted",
     15: "the GPU has fallen off the bus or has otherwise become inaccessible",
+    # NVML_ERROR_LIB_RM_VERSION_MISMATCH (nvml.h), which nvidia-smi returns as its status after a
+    # driver upgrade without a reboot: "Failed to initialize NVML: Driver/library version
+    # mismatch" (anderskm/gputil#55, mozilla/translations#1167)
+    18: "the NVML library and the kernel module differ (driver upgraded without a reboot)",
     255: "other error or internal driver error",
 }
 

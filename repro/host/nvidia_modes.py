@@ -9,7 +9,7 @@ as the tool people know: compute mode "Default" | "Exclusive_Thread" | "Prohibit
 "Exclusive_Process" (``nvmlDeviceGetComputeMode``), "Enabled" | "Disabled" for MIG
 (``nvmlDeviceGetMigMode``, the current mode), persistence (``nvmlDeviceGetPersistenceMode``) and
 ECC (``nvmlDeviceGetEccMode``, current), and the fabric state "Not Supported" | "Not Started" |
-"In Progress" | "Completed" (``nvmlDeviceGetGpuFabricInfo``, R535+ drivers and bindings).
+"In Progress" | "Completed" (:func:`fabric_state`).
 
 Where NVML has no fabric answer, :func:`fabric_service_state` asks systemd about the
 ``nvidia-fabricmanager`` unit, but only on a host that has the unit installed. A query the GPU
@@ -19,6 +19,7 @@ it is simply not known (None); any other failure is recorded as unreadable. Neve
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -35,6 +36,17 @@ COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclu
 FABRIC_STATES = {0: "Not Supported", 1: "Not Started", 2: "In Progress", 3: "Completed"}
 #: NVML_ERROR_NOT_SUPPORTED (nvml.h): the query does not apply to this GPU.
 NVML_ERROR_NOT_SUPPORTED = 3
+#: NVML_ERROR_FUNCTION_NOT_FOUND (nvml.h): the driver's libnvidia-ml lacks the symbol.
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
+#: The fabric queries, newest first, each with the binding's struct it fills: the versioned
+#: ``nvmlDeviceGetGpuFabricInfoV`` (R550+ drivers; nvidia-ml-py 12.550+) and the deprecated
+#: ``nvmlDeviceGetGpuFabricInfo`` (R535+, "will be removed in CUDA 14.0" in nvidia-ml-py 13.x).
+#: Both take ``(device, gpuFabricInfo)`` and hand ``gpuFabricInfo`` to the C function as is, so
+#: the caller passes ``ctypes.byref(struct)`` and reads the struct afterwards (pynvml.py).
+FABRIC_QUERIES = (
+    ("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfoV_t"),
+    ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"),
+)
 #: Where a distribution installs the Fabric Manager unit (relative to the root).
 FABRIC_UNITS = (
     "lib/systemd/system/nvidia-fabricmanager.service",
@@ -44,7 +56,8 @@ FABRIC_UNITS = (
 _SKIP = object()
 
 
-def _not_supported(exc: BaseException) -> bool:
+def not_supported(exc: BaseException) -> bool:
+    """Whether an NVML error means "this GPU does not support the query" (NVML_ERROR_NOT_SUPPORTED)."""
     return (
         getattr(exc, "value", None) == NVML_ERROR_NOT_SUPPORTED
         or "not supported" in str(exc).lower()
@@ -60,7 +73,7 @@ def _ask(unreadable: Unreadable, what: str, nvml: ModuleType, name: str, *args: 
     try:
         return call(*args)
     except Exception as exc:  # NVMLError_*: data about the GPU, not a crash
-        if _not_supported(exc):
+        if not_supported(exc):
             return _SKIP
         unreadable.append({"what": what, "why": files.why(exc)})
         return None
@@ -118,10 +131,9 @@ def read_modes(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadable)
         unreadable, what + ".persistence_mode", nvml, "nvmlDeviceGetPersistenceMode", handle
     )
     ecc = _ask(unreadable, what + ".ecc_mode", nvml, "nvmlDeviceGetEccMode", handle)
-    fabric = _ask(unreadable, what + ".fabric", nvml, "nvmlDeviceGetGpuFabricInfo", handle)
+    state = fabric_state(nvml, handle, what + ".fabric", unreadable)
     mig_mode = _enabled(mig)
     bus_id = getattr(pci, "busId", None) if pci not in (None, _SKIP) else None
-    state = getattr(fabric, "state", None) if fabric not in (None, _SKIP) else None
     return {
         "bus_id": _decoded(bus_id) if bus_id else None,
         "compute_mode": COMPUTE_MODES.get(int(compute), str(compute))
@@ -135,6 +147,29 @@ def read_modes(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadable)
         if mig_mode == "Enabled"
         else (),
     }
+
+
+def fabric_state(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadable) -> int | None:
+    """The ``nvmlGpuFabricState_t`` of one GPU (:data:`FABRIC_STATES`), or None when no query of
+    :data:`FABRIC_QUERIES` answers: the binding lacks both, the GPU has no fabric (Not
+    Supported), or the query failed (recorded as unreadable ``what``). A driver without the
+    versioned symbol (Function Not Found) is asked the deprecated query instead."""
+    for function, struct in FABRIC_QUERIES:
+        call = getattr(nvml, function, None)
+        make = getattr(nvml, struct, None)
+        if call is None or make is None:
+            continue
+        info = make()
+        try:
+            call(handle, ctypes.byref(info))
+        except Exception as exc:  # NVMLError_*: data about the GPU, not a crash
+            if getattr(exc, "value", None) == NVML_ERROR_FUNCTION_NOT_FOUND:
+                continue
+            if not not_supported(exc):
+                unreadable.append({"what": what, "why": files.why(exc)})
+            return None
+        return int(info.state)
+    return None
 
 
 def fabric_unit_installed(root: Path) -> bool:

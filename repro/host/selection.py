@@ -15,7 +15,11 @@ GPUs a container is given must be those, not all of them. Rules, as the runtimes
   instance, and one without instances shows nothing.
 - ROCm (ROCm docs, "GPU isolation techniques"): ``ROCR_VISIBLE_DEVICES`` (indices or UUIDs)
   is applied by the ROCr runtime first, then ``HIP_VISIBLE_DEVICES`` (or HIP's alias
-  ``CUDA_VISIBLE_DEVICES``) indexes what is left.
+  ``CUDA_VISIBLE_DEVICES``) indexes what is left. ROCr's parser (ROCR-Runtime
+  ``amd_filter_device.cpp``, ``RvdFilter``): entries upper-cased and trimmed; one beginning
+  with ``G`` is a UUID (``GPU-`` + 16 hex digits, :func:`repro.host.amd.rocr_uuid`) matched
+  as a unique prefix; any other is a number (``strtol`` base 0); an unknown, ambiguous,
+  out-of-range or repeated entry ends the list.
 - ``NVIDIA_VISIBLE_DEVICES`` is read by the NVIDIA Container Toolkit only, when a container
   starts: inside one, NVML already lists just those GPUs, so it is recorded, not applied.
 
@@ -145,6 +149,22 @@ def _one_mig(chosen: list[Gpu], notes: list[str]) -> list[Gpu]:
     return [g for g in chosen if g.mig_parent is None or g is migs[0]]
 
 
+def _rocr_entry(gpus: Sequence[Gpu], item: str) -> Gpu | None:
+    """One ``ROCR_VISIBLE_DEVICES`` entry as ROCr reads it (see the module docstring)."""
+    token = item.strip().upper()
+    if token.startswith("G"):
+        found = [g for g in gpus if g.uuid and g.uuid.upper().startswith(token)]
+        return found[0] if len(found) == 1 else None
+    try:
+        index = int(token, 0)
+    except ValueError:
+        try:  # strtol base 0 reads a leading 0 as octal ("010" is 8)
+            index = int(token, 8)
+        except ValueError:
+            return None
+    return gpus[index] if 0 <= index < len(gpus) else None
+
+
 def _resolve_rocm(gpus: Sequence[Gpu], environ: Mapping[str, str], notes: list[str]) -> list[Gpu]:
     chosen = list(gpus)
     for name in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
@@ -154,12 +174,17 @@ def _resolve_rocm(gpus: Sequence[Gpu], environ: Mapping[str, str], notes: list[s
             continue  # HIP_VISIBLE_DEVICES wins over its alias
         picked: list[Gpu] = []
         for item in entries(environ[name]):
-            if not (item.isdigit() and int(item) < len(chosen)) or chosen[int(item)] in picked:
+            if name == "ROCR_VISIBLE_DEVICES":
+                gpu = _rocr_entry(chosen, item)
+            else:
+                gpu = chosen[int(item)] if item.isdigit() and int(item) < len(chosen) else None
+            if gpu is None or gpu in picked:
+                what = "an index or UUID" if name == "ROCR_VISIBLE_DEVICES" else "an index"
                 notes.append(
-                    f"{name} entry {item!r} is not an index of the GPUs left: ignored with the rest"
+                    f"{name} entry {item!r} is not {what} of the GPUs left: ignored with the rest"
                 )
                 break
-            picked.append(chosen[int(item)])
+            picked.append(gpu)
         chosen = picked
     return chosen
 

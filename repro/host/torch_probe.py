@@ -90,16 +90,42 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def _init_error(torch, count: int, available: bool, said: list, errors: list) -> str | None:
-    """CUDA's (HIP's) own words when the accelerator does not initialise although NVML (which
-    ``torch.cuda.device_count()`` asks first) counts ``count`` devices; None when it works.
+#: How torch words a failing ``cudaGetDeviceCount()`` inside ``torch.cuda.is_available()``: a
+#: warning "CUDA initialization: <error>" (c10/cuda/CUDAFunctions.cpp, ``device_count()``). No
+#: driver and no device are silent there (count 0, no warning), so the warning means a driver is
+#: installed and CUDA fails on it.
+CUDA_INIT_WARNING = "CUDA initialization:"
+#: The one such warning that is not an initialisation failure of the host but an old driver for
+#: this build ("The NVIDIA driver on your system is too old"): signature ``driver_too_old``.
+_DRIVER_TOO_OLD = "driver on your system is too old"
 
-    NVML answering while ``cudaGetDeviceCount()`` fails is the signature of Fabric Manager not
-    running (Error 802), a driver/library mismatch (803), forward compatibility on unsupported
-    hardware (804), or every GPU held in exclusive-process mode (field reports F7-1..F7-4): a
-    one-element tensor on the device makes CUDA create a context and say which."""
+
+def _uncounted_error(said: list) -> str | None:
+    """CUDA's error when torch counts no device because NVML fails as well: after a driver
+    upgrade without a reboot NVML says "Failed to initialize NVML: Driver/library version
+    mismatch" (pytorch/pytorch#45109; nvidia-smi exits 18), ``torch.cuda.device_count()`` falls
+    back to ``cudaGetDeviceCount()``, which fails with Error 803, and torch only warns
+    ("CUDA initialization: Unexpected error from cudaGetDeviceCount() ... Error 803: system has
+    unsupported display driver / cuda driver combination", easydiffusion/easydiffusion#379)."""
+    for text in said:
+        line = _first_line(text)
+        if line.startswith(CUDA_INIT_WARNING) and _DRIVER_TOO_OLD not in line:
+            return line
+    return None
+
+
+def _init_error(torch, count: int, available: bool, said: list, errors: list) -> str | None:
+    """CUDA's (HIP's) own words when the accelerator does not initialise; None when it works
+    (or when there is no driver or device at all).
+
+    NVML (which ``torch.cuda.device_count()`` asks first) counting ``count`` devices while
+    ``cudaGetDeviceCount()`` fails is the signature of Fabric Manager not running (Error 802), a
+    driver/library mismatch (803), forward compatibility on unsupported hardware (804), or every
+    GPU held in exclusive-process mode (field reports F7-1..F7-4): a one-element tensor on the
+    device makes CUDA create a context and say which. With no device counted, the error is
+    ``is_available()``'s warning (:func:`_uncounted_error`)."""
     if count < 1:
-        return None
+        return None if available else _uncounted_error(said)
     try:
         torch.zeros(1, device="cuda")
     except Exception as exc:  # the error itself is the fact this probe exists to record

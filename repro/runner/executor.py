@@ -31,6 +31,7 @@ import psutil
 
 from repro import proctree, scenarios
 from repro.errors import ConfigError
+from repro.host import fork_check
 from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS, xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import protocol, verdict, watchdog, zygote_pool
@@ -118,6 +119,9 @@ class RunContext:
     timeout_scale: float = 1.0
     #: The run's zygote (``repro.runner.zygote_pool``), made on first use; None until then.
     zygotes: ZygotePool | None = field(default=None, repr=False, compare=False)
+    #: The zygote's premise checked once on an accelerator lane (:func:`accelerator_lane`)
+    #: before the first zygote starts; None until then, or on a CPU lane.
+    fork_check: fork_check.ForkCheck | None = field(default=None, repr=False, compare=False)
     case_threads: int | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -300,15 +304,47 @@ def prepare_zygote(ctx: RunContext, case: Case) -> None:
 
 
 def plan_zygote(ctx: RunContext, cases: list[Case]) -> None:
-    """Decide once per run whether a zygote pays (``repro.runner.zygote_pool.MIN_CASES``):
-    under ``auto``, fewer eligible ``cases`` than that run fresh, said in ``run.json``."""
-    if ctx.isolation != "auto":
+    """Decide once per run whether a zygote pays and may be used: under ``auto``, fewer
+    eligible ``cases`` than ``repro.runner.zygote_pool.MIN_CASES`` run fresh; on an accelerator
+    lane, a failed :func:`check_fork` makes the whole run fresh. Either reason is said in
+    ``run.json`` and in each case log that wanted a zygote."""
+    if ctx.isolation == "fresh":
         return
     eligible = sum(1 for case in cases if wants_zygote(ctx, case))
-    if eligible < zygote_pool.MIN_CASES:
+    if ctx.isolation == "auto" and eligible < zygote_pool.MIN_CASES:
         ctx.pool().give_up(
             f"{eligible} zygote-eligible case(s): a zygote pays from {zygote_pool.MIN_CASES}"
         )
+        return
+    if eligible:
+        unsafe = check_fork(ctx, zygote_modules(), ctx.pool().env)
+        if unsafe is not None:
+            ctx.pool().give_up(unsafe)
+
+
+def accelerator_lane(ctx: RunContext) -> bool:
+    """Whether the run's cases may touch a CUDA/ROCm device: a GPU variant
+    (``ctx.expect_accelerator``) or GPUs in the host's fingerprint."""
+    return ctx.expect_accelerator or bool(ctx.fingerprint.get("gpus"))
+
+
+def check_fork(ctx: RunContext, modules: list[str], env: dict[str, str]) -> str | None:
+    """On an accelerator lane, once per run: does a CUDA/ROCm op work in a child forked from
+    ``ctx.python`` after importing torch, ``torch._dynamo`` and ``modules``
+    (:func:`repro.host.fork_check.run`, the ``fork_cuda`` check of ``repro doctor --deep``)?
+    Records the answer in ``ctx.fork_check`` and ``run.json`` (``fork_check``); returns why the
+    zygote must not be used, or None (ok, n/a, a CPU lane, or already checked and fine)."""
+    if ctx.fork_check is None and accelerator_lane(ctx):
+        found = fork_check.run(ctx.python, ["torch._dynamo", *modules], env=env)
+        ctx.fork_check = found
+        ctx.run_info["fork_check"] = {
+            "status": found.status,
+            "reason": found.reason,
+            "duration_s": found.duration_s,
+        }
+    if ctx.fork_check is not None and not ctx.fork_check.fork_is_safe:
+        return f"fork check failed: {ctx.fork_check.reason}"
+    return None
 
 
 def _start_harness(

@@ -34,8 +34,11 @@ SAMPLES = 64
 BATCH = 8
 FEATURES = 10
 #: oom_halving: the first batch size tried, the hidden width, and how much device memory beyond
-#: what is already reserved the capped allocator allows (bytes). 65536 x 1024 fp32 inputs alone
-#: are 256 MiB, so the first attempts must fail and about 1024 must fit.
+#: what a batch-1 step reserved the capped allocator allows (bytes, activations only). 65536 x
+#: 1024 fp32 inputs alone are 256 MiB, so the first attempts must fail and a few hundred fit.
+#: The batch-1 step comes first because weights (16 MiB), gradients (16 MiB) and cuBLAS's
+#: workspace, which torch takes from the same caching allocator (32 MiB per handle on Hopper:
+#: pytorch/pytorch#89027), would otherwise fill a 64 MiB headroom before any activation.
 OOM_START_BATCH = 65536
 OOM_WIDTH = 1024
 OOM_HEADROOM_BYTES = 64 * 2**20
@@ -86,14 +89,19 @@ def _oom_halving(device, rank: int) -> tuple[int, int]:
     the others inside an all-reduce); the ranks then agree (all_reduce MIN of "it fit") and all
     halve together. Returns (final batch, retries); the caller takes the real DDP step.
     """
-    total = torch.cuda.get_device_properties(device).total_memory
-    allowed = torch.cuda.memory_reserved(device) + OOM_HEADROOM_BYTES
-    torch.cuda.set_per_process_memory_fraction(min(1.0, allowed / total), device)
     probe = torch.nn.Sequential(
         torch.nn.Linear(OOM_WIDTH, 4 * OOM_WIDTH),
         torch.nn.ReLU(),
         torch.nn.Linear(4 * OOM_WIDTH, 1),
     ).to(device)
+    # Weights, gradients and the cuBLAS workspace are reserved by a batch-1 step before the cap,
+    # so the headroom is the activations' alone (OOM_HEADROOM_BYTES).
+    probe(torch.randn(1, OOM_WIDTH, device=device)).square().mean().backward()
+    probe.zero_grad(set_to_none=False)  # gradients stay allocated, inside the reserved bytes
+    torch.cuda.synchronize(device)
+    total = torch.cuda.get_device_properties(device).total_memory
+    allowed = torch.cuda.memory_reserved(device) + OOM_HEADROOM_BYTES
+    torch.cuda.set_per_process_memory_fraction(min(1.0, allowed / total), device)
     batch, retries = OOM_START_BATCH, 0
     while batch >= 1:
         fitted = 1
@@ -103,7 +111,7 @@ def _oom_halving(device, rank: int) -> tuple[int, int]:
         except torch.cuda.OutOfMemoryError:
             fitted = 0
         inputs = None
-        probe.zero_grad(set_to_none=True)
+        probe.zero_grad(set_to_none=False)
         torch.cuda.empty_cache()
         agreed = torch.tensor([fitted], device=device)
         dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
