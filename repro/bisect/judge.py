@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from repro.bisect.search import Verdict
-from repro.signatures.named import UNKNOWN
+from repro.signatures.table import UNKNOWN
 
 INFRA_PREFIX = "infra."
 _TRACEBACK = "Traceback (most recent call last):"
