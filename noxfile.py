@@ -79,10 +79,17 @@ def repro_host(session: nox.Session) -> None:
     venv_site = session.run("python", "-c", PURELIB, silent=True).strip()
     Path(venv_site, "zz_repro_under_test.pth").write_text(under_test + "\n")
     # `repro run` exits 1 when a reproduction reproduced (red cases): still build the matrix.
-    session.run("repro", "run", "--results", RESULTS, *session.posargs, success_codes=[0, 1])
+    session.run("repro", "run", "--results-dir", RESULTS, *session.posargs, success_codes=[0, 1])
     # Expected reproductions show as expected; one host covers one variant, so no coverage noise.
     session.run(
-        "repro", "report", RESULTS, "--output", RESULTS, "--config", "matrix.yaml", "--no-coverage"
+        "repro",
+        "report",
+        RESULTS,
+        "--output-dir",
+        RESULTS,
+        "--config",
+        "matrix.yaml",
+        "--no-coverage",
     )
 
 
@@ -91,7 +98,7 @@ def matrix(session: nox.Session) -> None:
     """Merge every JUnit file under results/ (or the given paths) into results/matrix.*."""
     session.install("-e", ".")
     inputs = session.posargs or [RESULTS]
-    session.run("repro", "report", *inputs, "--output", RESULTS, "--config", "matrix.yaml")
+    session.run("repro", "report", *inputs, "--output-dir", RESULTS, "--config", "matrix.yaml")
 
 
 @nox.session

@@ -112,7 +112,7 @@ _MEASURE = textwrap.dedent(
         out, err, rc = proc.stdout.read(), b"", proc.wait()
         written_lines = written // len(line)
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"rc": rc, "rss_mb": rss_mb, "out": json.loads(out), "err": err.decode(),
+    print(json.dumps({"rc": rc, "rss_mb": rss_mb, "out": json.loads(out)["logs"][0], "err": err.decode(),
                       "lines": written_lines}))
     """
 )

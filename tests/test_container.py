@@ -162,10 +162,10 @@ def test_least_privilege_holds_for_every_host_kind(host_name, accelerator):
     assert kwargs["volumes"]["/home/me/project"] == {"bind": "/repro/config", "mode": "ro"}
     command = kwargs["command"]
     assert command[:4] == ["python", "-m", "repro", "run"]
-    assert command[command.index("--host-fingerprint") + 1] == "/repro/host/fingerprint.json"
+    assert command[command.index("--fingerprint") + 1] == "/repro/host/fingerprint.json"
     assert command[command.index("--run-dir") + 1] == f"/results/{RUN_ID}"
-    assert "--results" not in command
-    assert command[command.index("--variant") + 1] == "cu128-torch2.8"
+    assert "--results-dir" not in command and "--results" not in command
+    assert command[command.index("--as-variant") + 1] == "cu128-torch2.8"
     assert command[command.index("-k") + 1] == "dataloader"
     assert "variant.image=sha256:abc" in command
 
@@ -509,6 +509,7 @@ def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, 
     code = repro_main(
         [
             "docker-run",
+            "--variant",
             "cu128-torch2.8",
             "--config",
             str(matrix),
@@ -527,7 +528,7 @@ def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, 
     )
     assert command.startswith("docker run --rm -it --init") and "--gpus all" in command
     assert (
-        "python -m repro run --config /repro/config/matrix.yaml --variant cu128-torch2.8" in err
+        "python -m repro run --config /repro/config/matrix.yaml --as-variant cu128-torch2.8" in err
         and "-k noop" in err
     )
 

@@ -12,6 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.cli import options
 from repro.compat import check as check_mod
 from repro.compat import pip_command
 from repro.compat.results import FAIL
@@ -32,22 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "here, 2 bad input."
         ),
     )
-    parser.add_argument(
-        "command",
-        nargs="?",
-        metavar="PIP_COMMAND",
-        help='a pip install command line (quoted), e.g. "pip install torch==2.7.0+cu121" or '
-        '"pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu126"',
-    )
-    parser.add_argument("--torch", metavar="VERSION", help="torch version, e.g. 2.7.0")
-    parser.add_argument("--runtime", metavar="TAG", help="runtime tag, e.g. cu121, rocm6.4, cpu")
-    parser.add_argument(
-        "--fingerprint",
-        metavar="FILE",
-        type=Path,
-        help="answer for the host of this fingerprint.json instead of this machine",
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    options.add(parser, "command", "torch", "runtime", "fingerprint", "json")
     parser.set_defaults(handler=run)
 
 
@@ -100,14 +86,14 @@ def _print(result: check_mod.CheckResult, host: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the answer; 1 when it is ``fail``, else 0. Raises ConfigError for bad input."""
     request = _request(args)
-    fp = read_fingerprint(args.fingerprint) if args.fingerprint else fingerprint_mod.collect()
+    fp = read_fingerprint(Path(args.fingerprint)) if args.fingerprint else fingerprint_mod.collect()
     props = fingerprint_mod.to_properties(fp)
     result = check_mod.check(request, props)
     host = props.get("host.key") or "this host"
     if args.fingerprint:
         host += f" (fingerprint {args.fingerprint})"
     if args.json:
-        print(json.dumps({"host": host, **result.to_json()}, indent=2, sort_keys=True))
+        options.print_json({"host": host, **result.to_json()})
     else:
         _print(result, host)
     return EXIT_CASES_FAILED if result.outcome == FAIL else EXIT_OK

@@ -14,12 +14,12 @@ the log came from (:mod:`repro.signatures.hostfacts`); without them the verdict 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
 from typing import Any
 
+from repro.cli import options
 from repro.errors import EXIT_OK, ConfigError
 from repro.signatures import engine
 from repro.signatures.hostfacts import HostFacts
@@ -27,20 +27,12 @@ from repro.signatures.hostfacts import HostFacts
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``classify`` subcommand to ``subparsers`` (an ``add_subparsers()`` result), with
-    ``handler`` set to :func:`run`."""
+    ``handler`` set to :func:`run`; options from :mod:`.options`."""
     parser = subparsers.add_parser(
         "classify", help="classify a training log: signature, public source, workaround"
     )
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    host = parser.add_mutually_exclusive_group()
-    host.add_argument(
-        "--fingerprint",
-        metavar="FILE",
-        help="the fingerprint.json of the host the log came from (WSL2 vs native causes)",
-    )
-    host.add_argument("--wsl2", action="store_true", help="the log came from a WSL2 host")
-    host.add_argument("--native", action="store_true", help="the log came from a native Linux host")
+    options.add(parser, "logs", "json")
+    options.add(parser.add_mutually_exclusive_group(), "fingerprint", "wsl2", "native")
     parser.set_defaults(handler=run)
     return parser
 
@@ -100,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
                 "notes": list(found.notes),
             }
         )
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+    if args.json:  # one shape for one log or many
+        options.print_json({"logs": out})
         return EXIT_OK
     for item in out:
         where = f" (line {item['line']})" if item["line"] else ""

@@ -104,12 +104,12 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
 
 def fingerprint_host(options: RunOptions) -> dict[str, Any]:
     """The fingerprint of the interpreter under test, keyed by the real host when a
-    ``--host-fingerprint`` file (collected outside the container) is given."""
+    ``--fingerprint`` file (collected outside the container) is given."""
     from repro.host import fingerprint
 
     fp = fingerprint.collect(python=options.python).to_json()
     if options.host_fingerprint:
-        host_fp = fingerprint.read_file(options.host_fingerprint, "--host-fingerprint")
+        host_fp = fingerprint.read_file(options.host_fingerprint, "--fingerprint")
         fp = merge_host_fingerprint(host_fp, fp)
     return fp
 
@@ -138,7 +138,7 @@ def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) ->
 def pick_variant(
     config: matrix_mod.Matrix, options: RunOptions, fp: dict[str, Any]
 ) -> dict[str, Any]:
-    """The variant the results are recorded as: ``--variant`` from matrix.yaml (inside its
+    """The variant the results are recorded as: ``--as-variant`` from matrix.yaml (inside its
     image), else derived from the interpreter's torch build (:func:`host_variant`)."""
     if options.variant:
         return dict(config.variant(options.variant).as_dict(), source="matrix")
