@@ -503,6 +503,13 @@ OPTIONS: Mapping[str, Option] = {
             "(a single-host run covers one variant)",
             action="store_false",
         ),
+        Option(
+            "github_annotations",
+            ("--github-annotations",),
+            "also print one GitHub Actions ::error line per red cell, with its signatures "
+            "(a workflow step's annotations; not with --json)",
+            action="store_true",
+        ),
         Option("base", (), "baseline matrix.json or results directory", metavar="BASE"),
         Option("cand", (), "candidate matrix.json or results directory", metavar="CAND"),
         Option(

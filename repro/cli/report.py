@@ -18,6 +18,7 @@ from repro.cli import options
 from repro.errors import EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
+from repro.report.annotations import github_annotations
 from repro.report.history import archive_previous, load_history, read_matrix
 from repro.report.merge import build_report, totals_line
 from repro.report.outputs import write_outputs
@@ -50,7 +51,7 @@ def register(subparsers: Any) -> None:
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, "inputs")
     options.add(parser, "output_dir", default=".")
-    options.add(parser, "config", "history", "predict", "coverage", "json")
+    options.add(parser, "config", "history", "predict", "coverage", "json", "github_annotations")
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +82,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     Raises ConfigError (bad input) or FatalError (outputs not writable).
     """
+    if args.json and args.github_annotations:
+        raise ConfigError("--github-annotations: not with --json (both print to standard output)")
     config = _load_config(args.config)
     args.inputs = [Path(p) for p in args.inputs]
     args.output = Path(args.output_dir)
@@ -128,6 +131,9 @@ def run_report(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     print(totals_line(report))
+    if args.github_annotations:
+        for line in github_annotations(report):
+            print(line)
     return EXIT_OK
 
 

@@ -23,6 +23,7 @@ from repro.junit.files import is_under
 from repro.outcomes import SEVERITY_RANK, Outcome
 from repro.report.labels import (
     LEGEND,
+    RED_STATES,
     case_label,
     cell_label,
     cell_marks,
@@ -57,10 +58,6 @@ HTML_MAX_OPEN = 60
 HTML_MAX_CASE_BYTES = 64 * 1024 * 1024
 #: Matrix table cells (hosts x variants) shown; further host rows are left out.
 HTML_MAX_TABLE_CELLS = 50_000
-#: The red states: a reproduced bug or a broken run (failed, error, crashed, hung).
-RED_STATES = frozenset(
-    o.value for o in (Outcome.FAILED, Outcome.ERROR, Outcome.CRASHED, Outcome.HUNG)
-)
 #: Signatures offered in the filter's list.
 HTML_MAX_SIGNATURES = 1000
 #: Markup around one case row, beyond its texts (bytes; about 250 measured on the template).
