@@ -347,6 +347,12 @@ def test_overrides_command_line_wins_over_environment_wins_over_matrix():
     assert described["python"] == "3.12  [matrix.yaml]"
 
 
+def test_the_images_python_from_the_command_line_is_named_by_its_flag():
+    overrides = Overrides.collect({"python": "3.11"}, {})
+    described = dict(build_settings.settings_for(VARIANT, overrides, repo="r").describe())
+    assert described["python"] == "3.11  [--image-python]"  # --python is the interpreter
+
+
 def test_wheelhouse_override_must_be_a_directory(tmp_path):
     with pytest.raises(ConfigError, match="not a directory"):
         build_settings.settings_for(

@@ -23,6 +23,14 @@ OVERRIDE_ENV = {
     "wheelhouse": "REPRO_WHEELHOUSE",
     "python": "REPRO_PYTHON",
 }
+#: override name -> its command-line flag (repro/cli/options.py; the image's Python is
+#: ``--image-python``, ``--python`` being the interpreter under test)
+OVERRIDE_FLAG = {
+    "base_image": "--base-image",
+    "index_url": "--index-url",
+    "wheelhouse": "--wheelhouse",
+    "python": "--image-python",
+}
 #: Overrides that replace a Variant field (``wheelhouse`` is not one: it replaces the index).
 VARIANT_FIELDS = ("base_image", "index_url", "python")
 
@@ -30,7 +38,7 @@ VARIANT_FIELDS = ("base_image", "index_url", "python")
 @dataclass(frozen=True)
 class Overrides:
     """Values that replace the matrix's (name -> value) and where each came from
-    (name -> ``--base-image`` or ``$REPRO_BASE_IMAGE``)."""
+    (name -> ``--base-image`` or ``$REPRO_BASE_IMAGE``, see :data:`OVERRIDE_FLAG`)."""
 
     values: Mapping[str, str]
     sources: Mapping[str, str]
@@ -45,7 +53,7 @@ class Overrides:
         values, sources = {}, {}
         for name, env_name in OVERRIDE_ENV.items():
             if cli.get(name):
-                values[name], sources[name] = str(cli[name]), f"--{name.replace('_', '-')}"
+                values[name], sources[name] = str(cli[name]), OVERRIDE_FLAG[name]
             elif environ.get(env_name):
                 values[name], sources[name] = environ[env_name], f"${env_name}"
         return cls(values, sources)
