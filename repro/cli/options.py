@@ -193,7 +193,8 @@ OPTIONS: Mapping[str, Option] = {
             "variants",
             ("--variant",),
             "variant id or glob, e.g. 'cu12*-torch2.8' (repeatable; * and ?, brackets are "
-            "literal; default: every variant)",
+            "literal); plan and host default to every variant, build, docker-run and "
+            "wheelhouse need one",
             metavar="GLOB",
             action="append",
             type=variant_glob,
