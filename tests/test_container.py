@@ -475,7 +475,7 @@ def test_wheelhouse_commands_pin_the_runtime_build(tmp_path):
     assert torch_cmd[-1] == "torch==2.13.0+cpu"
     assert torch_cmd[torch_cmd.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
     assert torch_cmd[torch_cmd.index("--python-version") + 1] == "3.12"
-    assert "--only-binary=:all:" in deps_cmd and "pyyaml>=6" in deps_cmd
+    assert "--only-binary=:all:" in deps_cmd and "pyyaml>=6.0.1" in deps_cmd
 
 
 def test_dockerfile_passes_hadolint():
@@ -494,7 +494,15 @@ def test_build_context_dir_is_written_for_a_manual_docker_build(tmp_path, capsys
         'version: 1\nvariants:\n  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\nscenarios:\n  noop: {}\n'
     )
     code = repro_main(
-        ["build", "cpu-torch2.13", "--config", str(matrix), "--context-dir", str(tmp_path / "ctx")]
+        [
+            "build",
+            "--variant",
+            "cpu-torch2.13",
+            "--config",
+            str(matrix),
+            "--context-dir",
+            str(tmp_path / "ctx"),
+        ]
     )
     assert code == 0
     out = capsys.readouterr().out
