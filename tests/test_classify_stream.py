@@ -131,6 +131,7 @@ def _measure(size: int, source: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_classify_streams_a_big_log_from_stdin_in_bounded_memory():
     # 256 MB here (a few seconds); 1 GB measured by hand: see the report / benchmarks.
     measured = _measure(256 << 20, "pipe")
