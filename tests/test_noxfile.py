@@ -62,6 +62,25 @@ def test_bare_nox_lists_the_generated_sessions_without_touching_its_interpreter(
     assert "pyyaml" not in before
 
 
+@pytest.mark.slow
+def test_bare_nox_lists_json_with_pip_quiet(bare_nox):
+    """nox's script mode runs pip before listing and pip prints to stdout: the README's
+    ``PIP_QUIET=1 nox -l --json`` is only JSON."""
+    import json
+    import os
+
+    root, python = bare_nox
+    done = subprocess.run(
+        [str(python), "-m", "nox", "-l", "--json", "-f", str(REPO / "noxfile.py"),
+         "--envdir", str(root / "envs")],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+        env=dict(os.environ, PIP_QUIET="1"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    sessions = {s["session"] for s in json.loads(done.stdout)}
+    assert {"tests", "lint"} <= sessions
+
+
 @pytest.fixture(scope="module")
 def noxfile():
     """``(module, {session name: func})``: the noxfile executed once with nox's registry emptied
