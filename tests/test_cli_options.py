@@ -281,3 +281,11 @@ def test_run_json_of_a_finished_run_validates_and_names_each_case(project):
         "planted[kind=pass]": ("planted", "passed"),
         "planted[kind=fail]": ("planted", "failed"),
     }
+
+
+def test_wheelhouse_shows_its_dir_and_still_parses_the_old_positional_variant():
+    new = parse(["wheelhouse", "--variant", "cpu-torch2.13", "wh", "--image-python", "3.11"])
+    assert (new.variants, new.old_variant, new.dest) == (["cpu-torch2.13"], None, "wh")
+    old = parse(["wheelhouse", "cpu-torch2.13", "wh", "--python", "3.11"])
+    assert (old.old_variant, old.dest, old.image_python) == ("cpu-torch2.13", "wh", "3.11")
+    assert "DIR" in _commands()["wheelhouse"].format_usage()

@@ -88,8 +88,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "wheelhouse",
         help="download the wheels a variant needs into DIR (pip download) for offline builds",
     )
-    wheelhouse_cmd.add_argument("old_variant_and_dest", nargs="+", help=argparse.SUPPRESS)
-    options.add(wheelhouse_cmd, "variants")
+    # The old `wheelhouse VARIANT DIR` still parses (a note names --variant); DIR stays shown.
+    wheelhouse_cmd.add_argument("old_variant", nargs="?", help=argparse.SUPPRESS)
+    options.add(wheelhouse_cmd, "dest", "variants")
     options.add(wheelhouse_cmd, "config", default=matrix_mod.DEFAULT_FILE)
     options.add(wheelhouse_cmd, "json")
     _add_overrides(wheelhouse_cmd)
@@ -172,11 +173,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_wheelhouse(args: argparse.Namespace) -> int:
-    positionals = list(args.old_variant_and_dest)
-    if len(positionals) > 2:
-        raise ConfigError("wheelhouse: expected --variant ID DIR (one directory)")
-    dest = positionals.pop()
-    args.old_variant = positionals
+    dest = args.dest
     config = matrix_mod.load(args.config)
     variants = config.select_variants(_selectors(args, "old_variant", "wheelhouse"))
     if len(variants) != 1:
