@@ -289,3 +289,16 @@ def test_wheelhouse_shows_its_dir_and_still_parses_the_old_positional_variant():
     old = parse(["wheelhouse", "cpu-torch2.13", "wh", "--python", "3.11"])
     assert (old.old_variant, old.dest, old.image_python) == ("cpu-torch2.13", "wh", "3.11")
     assert "DIR" in _commands()["wheelhouse"].format_usage()
+
+
+def test_wheelhouse_json_stdout_holds_no_pip_output(project):
+    """pip prints "Looking in indexes: ..." to its stdout for a non-default index; the command's
+    stdout stays for its own JSON (here: nothing, pip fails on an index that does not exist)."""
+    done = run_cli(
+        "wheelhouse", "--config", str(REPO / "matrix.yaml"), "--variant", "cpu-torch2.13",
+        str(project / "wheels"), "--index-url", (project / "no-index").as_uri(), "--json",
+        cwd=project, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "pip download failed" in done.stderr
+    assert done.stdout == ""
