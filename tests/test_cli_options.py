@@ -231,6 +231,8 @@ def test_json_outputs_validate_against_their_schemas(tmp_path, capsys, monkeypat
         ("host", ["host", "--json", "--fixture", HOST_FIXTURE]),
         ("docker-run", ["docker-run", "--variant", "cpu-torch2.13", "--dry-run", "--json",
                         "--fixture", HOST_FIXTURE, "--results-dir", str(tmp_path / "r")]),
+        ("build", ["build", "--variant", "cpu-torch2.13", "--context-dir", str(tmp_path / "ctx"),
+                   "--json"]),
         ("report", ["report", str(junit / "pytest.xml"), "-o", str(tmp_path / "a"), "--json"]),
         ("report", ["report", str(junit / "gtest.xml"), "-o", str(tmp_path / "b"), "--json"]),
         ("compare", ["compare", str(tmp_path / "a" / "matrix.json"),

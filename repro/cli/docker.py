@@ -151,7 +151,11 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"--build-arg {k}={json.dumps(v) if ' ' in v or not v else v}"
             for k, v in build_args.items()
         )
-        print(f"docker build {flags} -t {all_settings[0].tag} {dest}")
+        command = f"docker build {flags} -t {all_settings[0].tag} {dest}"
+        if args.json:
+            options.print_json({"images": [], "context_dir": str(dest), "command": command})
+        else:
+            print(command)
         return EXIT_OK
     client = images.client()
     records = []
