@@ -304,3 +304,12 @@ def test_wheelhouse_json_stdout_holds_no_pip_output(project):
     assert done.returncode == 3, done.stderr
     assert "pip download failed" in done.stderr
     assert done.stdout == ""
+
+
+def test_as_variant_is_checked_against_matrix_yaml_before_anything_runs(capsys):
+    code = main(["run", "--config", str(REPO / "matrix.yaml"), "--list", "--as-variant",
+                 "cpu-torch2.1"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no variant with id 'cpu-torch2.1' (did you mean 'cpu-torch2.15'" in err
+    assert "fingerprinting" not in err

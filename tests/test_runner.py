@@ -322,7 +322,7 @@ def test_a_gpu_variant_without_a_visible_device_fails_loudly_instead_of_skipping
             'variants:\n  - {runtime: cu128, torch: "2.8.0", base_image: "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"}\n',
         )
     )
-    done = run_cli("run", "--variant", "cu128-torch2.8", cwd=project)
+    done = run_cli("run", "--as-variant", "cu128-torch2.8", cwd=project)
     assert done.returncode == 1, done.stderr
     cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
     gpu_case, gpu = cases["cuda_basic[device=cuda]"]

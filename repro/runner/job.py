@@ -84,10 +84,13 @@ class RunSummary:
 def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     """Load matrix.yaml, select the cases, apply ``--timeout-scale`` and check every timeout.
 
-    Raises ConfigError for a bad file, a selector matching nothing, a scale that is not a
-    finite positive number, or a case timeout that is not (NaN would disable the watchdog).
+    Raises ConfigError for a bad file, an ``--as-variant`` id the file does not define (with
+    "did you mean", before anything is probed), a selector matching nothing, a scale that is not
+    a finite positive number, or a case timeout that is not (NaN would disable the watchdog).
     """
     config = matrix_mod.load(options.config)
+    if options.variant:
+        config.variant(options.variant)
     cases = matrix_mod.select_cases(config.cases(), options.patterns)
     scale = options.timeout_scale
     if scale is not None:
