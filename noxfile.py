@@ -146,7 +146,8 @@ def tests_fast(session: nox.Session) -> None:
 @nox.session(name="tests-lowest", venv_backend="uv", tags=["tests"])
 def tests_lowest(session: nox.Session) -> None:
     """The fast lane on the lowest direct dependency versions pyproject.toml allows (uv
-    --resolution lowest-direct): the floors there are what this session tests."""
+    --resolution lowest-direct): the floors there are what this session tests. Needs uv
+    (`pip install 'nox[uv]'`)."""
     session.install(*TORCH_SPEC)
     session.install("--resolution", "lowest-direct", "-e", ".[dev]")
     session.run("python", "-m", "pytest", "-m", FAST_LANE, *(session.posargs or ["-q", "-ra"]))
