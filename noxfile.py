@@ -148,7 +148,8 @@ def tests_lowest(session: nox.Session) -> None:
     """The fast lane on the lowest direct dependency versions pyproject.toml allows (uv
     --resolution lowest-direct): the floors there are what this session tests. Needs uv
     (`pip install 'nox[uv]'`)."""
-    session.install(*TORCH_SPEC)
+    # pip too: a uv venv has none, and field scenarios install packages with `python -m pip`.
+    session.install("pip", *TORCH_SPEC)
     session.install("--resolution", "lowest-direct", "-e", ".[dev]")
     session.run("python", "-m", "pytest", "-m", FAST_LANE, *(session.posargs or ["-q", "-ra"]))
 
