@@ -5,8 +5,10 @@
 
     nox -s repro-host   the main job: run the scenarios on this interpreter, then build the matrix
     nox -s matrix       rebuild results/matrix.{json,md,html} from everything under results/
-    nox -s tests        the test suite (installs a torch build into the session's venv)
-    nox -s lint         ruff
+    nox -s tests        the whole test suite (installs a torch build into the session's venv)
+    nox -s tests-fast   the fast lane for daily work: every test not marked slow
+    nox -s tests-lowest the fast lane on the lowest versions pyproject.toml allows (uv)
+    nox -s lint         ruff (pinned); `nox -t lint` also runs lint-workflows
     nox -s build-<runtime> / repro-<runtime> / venv-<runtime>
                         generated from matrix.yaml (repro/containers/nox_sessions.py): build the runtime's
                         images / run the cases inside them with this host's GPU passthrough,
@@ -46,6 +48,18 @@ RESULTS = os.environ.get("REPRO_RESULTS", "results")
 
 
 PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+#: The ruff the lint session runs (keep in step with pyproject.toml's dev extra).
+RUFF = "ruff==0.17.6"
+#: Pass-through arguments after which `repro run` only prints (help, a list, the version):
+#: `nox -s repro-host -- --help` prints the help and skips the report step.
+PRINT_ONLY = frozenset({"-h", "--help", "--list", "--version"})
+#: pytest's marker expression of the fast lane (pyproject.toml declares the marker).
+FAST_LANE = "not slow"
+
+
+def prints_only(posargs: list[str]) -> bool:
+    """Whether the pass-through arguments make `repro run` print and exit without running."""
+    return any(arg in PRINT_ONLY for arg in posargs)
 
 
 def interpreter_under_test() -> str:
@@ -79,10 +93,19 @@ def repro_host(session: nox.Session) -> None:
     venv_site = session.run("python", "-c", PURELIB, silent=True).strip()
     Path(venv_site, "zz_repro_under_test.pth").write_text(under_test + "\n")
     # `repro run` exits 1 when a reproduction reproduced (red cases): still build the matrix.
-    session.run("repro", "run", "--results", RESULTS, *session.posargs, success_codes=[0, 1])
+    session.run("repro", "run", "--results-dir", RESULTS, *session.posargs, success_codes=[0, 1])
+    if prints_only(session.posargs):
+        return  # nothing ran, so there is no matrix to build
     # Expected reproductions show as expected; one host covers one variant, so no coverage noise.
     session.run(
-        "repro", "report", RESULTS, "--output", RESULTS, "--config", "matrix.yaml", "--no-coverage"
+        "repro",
+        "report",
+        RESULTS,
+        "--output-dir",
+        RESULTS,
+        "--config",
+        "matrix.yaml",
+        "--no-coverage",
     )
 
 
@@ -91,7 +114,7 @@ def matrix(session: nox.Session) -> None:
     """Merge every JUnit file under results/ (or the given paths) into results/matrix.*."""
     session.install("-e", ".")
     inputs = session.posargs or [RESULTS]
-    session.run("repro", "report", *inputs, "--output", RESULTS, "--config", "matrix.yaml")
+    session.run("repro", "report", *inputs, "--output-dir", RESULTS, "--config", "matrix.yaml")
 
 
 @nox.session
@@ -104,23 +127,42 @@ def compare(session: nox.Session) -> None:
     session.run("repro", "compare", *session.posargs)
 
 
-@nox.session
+@nox.session(tags=["tests"])
 def tests(session: nox.Session) -> None:
-    """The test suite, with real subprocesses, real crashes/hangs and a real 2-rank gloo DDP."""
+    """The whole test suite, with real subprocesses, real crashes/hangs and a real 2-rank gloo DDP."""
     session.install(*TORCH_SPEC)
     session.install("-e", ".[dev]")
     session.run("python", "-m", "pytest", *(session.posargs or ["-q", "-ra"]))
 
 
-@nox.session
+@nox.session(name="tests-fast", tags=["tests"])
+def tests_fast(session: nox.Session) -> None:
+    """The fast lane for daily work: every test not marked slow (no real scenario cases)."""
+    session.install(*TORCH_SPEC)
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "pytest", "-m", FAST_LANE, *(session.posargs or ["-q", "-ra"]))
+
+
+@nox.session(name="tests-lowest", venv_backend="uv", tags=["tests"])
+def tests_lowest(session: nox.Session) -> None:
+    """The fast lane on the lowest direct dependency versions pyproject.toml allows (uv
+    --resolution lowest-direct): the floors there are what this session tests. Needs uv
+    (`pip install 'nox[uv]'`)."""
+    # pip too: a uv venv has none, and field scenarios install packages with `python -m pip`.
+    session.install("pip", *TORCH_SPEC)
+    session.install("--resolution", "lowest-direct", "-e", ".[dev]")
+    session.run("python", "-m", "pytest", "-m", FAST_LANE, *(session.posargs or ["-q", "-ra"]))
+
+
+@nox.session(tags=["lint"])
 def lint(session: nox.Session) -> None:
     """ruff lint and format check."""
-    session.install("ruff>=0.5")
+    session.install(RUFF)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
 
-@nox.session(name="lint-workflows")
+@nox.session(name="lint-workflows", tags=["lint"])
 def lint_workflows(session: nox.Session) -> None:
     """actionlint and zizmor on .github/workflows (both run offline).
 

@@ -50,7 +50,7 @@ def run(
     isolation: str, jobs: int, results: Path, config: str, patterns: list[str]
 ) -> tuple[float, float, Path]:
     """``(wall seconds, CPU seconds of the whole process tree, junit.xml)`` of one run."""
-    argv = [sys.executable, "-m", "repro", "run", "--config", config, "--results", str(results)]
+    argv = [sys.executable, "-m", "repro", "run", "--config", config, "--results-dir", str(results)]
     argv += ["--isolation", isolation, "-j", str(jobs)]
     for pattern in patterns:
         argv += ["-k", pattern]

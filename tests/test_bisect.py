@@ -333,8 +333,8 @@ def _run_bisect(tmp_path: Path, index: Path, *extra: str) -> dict:
     done = run_cli(
         "bisect", "--package", PACKAGE, "--good", VERSIONS[0], "--bad", VERSIONS[-1],
         "-k", "demo_probe", "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
-        "--index-url", (index / "simple").as_uri(), "--python", sys.executable,
-        "--env-cache", str(tmp_path / "envs"), "--results", str(tmp_path / "out"), "--json", *extra,
+        "--index-url", (index / "simple").as_uri(), "--env-python", sys.executable,
+        "--env-cache", str(tmp_path / "envs"), "--results-dir", str(tmp_path / "out"), "--json", *extra,
         cwd=project, timeout=900,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr[-3000:]
@@ -448,8 +448,8 @@ def test_bisect_from_a_wheelhouse_runs_offline(tmp_path):
         [sys.executable, "-m", "repro",
          "bisect", "--package", PACKAGE, "--good", "1.4", "--bad", "1.7", "--repeat", "1",
          "-k", "demo_probe", "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
-         "--wheelhouse", str(house), "--python", sys.executable,
-         "--env-cache", str(tmp_path / "envs"), "--results", str(tmp_path / "out"), "--json"],
+         "--wheelhouse", str(house), "--env-python", sys.executable,
+         "--env-cache", str(tmp_path / "envs"), "--results-dir", str(tmp_path / "out"), "--json"],
         cwd=project, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

@@ -142,24 +142,28 @@ def test_every_malformed_number_is_exit_2_one_line_naming_file_and_key(
         (["run", "--list", "-j", "0"], "-j/--jobs"),
         (["run", "--list", "--rerun-failures", "-1"], "--rerun-failures"),
         (["run", "--list", "--rerun-failures", "1" + "0" * 400], "--rerun-failures"),
-        (["docker-run", "cpu-*", "--timeout", "nan"], "--timeout"),
-        (["docker-run", "cpu-*", "--timeout", "1e400"], "--timeout"),
-        (["docker-run", "cpu-*", "--timeout", "-5"], "--timeout"),
-        (["docker-run", "cpu-*", "--timeout-scale", "-1"], "--timeout-scale"),
-        (["docker-run", "cpu-*", "--shm-size", "0"], "--shm-size"),
-        (["docker-run", "cpu-*", "--shm-size", "9" * 30 + "g"], "--shm-size"),
-        (["docker-run", "cpu-*", "--gpus", "0,1024"], "--gpus"),
-        (["docker-run", "cpu-*", "--gpus", "9" * 5000], "--gpus"),
-        (["docker-run", "cpu-*", "--gpus", "0:" + "1" * 400], "--gpus"),
-        (["docker-run", "cpu-*", "--user", "1" + "0" * 400 + ":0"], "--user"),
-        (["docker-run", "cpu-*", "--user", "1000:4294967295"], "--user"),
+        (["docker-run", "--variant", "cpu-*", "--timeout", "nan"], "--timeout"),
+        (["docker-run", "--variant", "cpu-*", "--timeout", "1e400"], "--timeout"),
+        (["docker-run", "--variant", "cpu-*", "--timeout", "-5"], "--timeout"),
+        (["docker-run", "--variant", "cpu-*", "--timeout-scale", "-1"], "--timeout-scale"),
+        (["docker-run", "--variant", "cpu-*", "--shm-size", "0"], "--shm-size"),
+        (["docker-run", "--variant", "cpu-*", "--shm-size", "9" * 30 + "g"], "--shm-size"),
+        (["docker-run", "--variant", "cpu-*", "--gpus", "0,1024"], "--gpus"),
+        (["docker-run", "--variant", "cpu-*", "--gpus", "9" * 5000], "--gpus"),
+        (["docker-run", "--variant", "cpu-*", "--gpus", "0:" + "1" * 400], "--gpus"),
+        (["docker-run", "--variant", "cpu-*", "--user", "1" + "0" * 400 + ":0"], "--user"),
+        (["docker-run", "--variant", "cpu-*", "--user", "1000:4294967295"], "--user"),
         (["compare", "a", "b", "--threshold", "nan"], "--threshold"),
         (["compare", "a", "b", "--threshold", "100"], "--threshold"),
     ],
 )
 def test_every_bad_command_line_number_is_exit_2_one_line(tmp_dir, capsys, argv, option):
     path = _write(tmp_dir)
-    code = main([*argv[:1], "--config", str(path), *argv[1:]] if argv[0] != "compare" else argv)
+    argv = [*argv[:1], "--config", str(path), *argv[1:]] if argv[0] != "compare" else argv
+    try:  # checked where it is parsed (argparse, repro.cli.options) or by its command
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
     err = capsys.readouterr().err.splitlines()
     assert code == 2, err
     assert len(err) == 1 and option in err[0] and "Traceback" not in err[0], err
@@ -177,7 +181,7 @@ def test_every_bad_command_line_number_is_exit_2_one_line(tmp_dir, capsys, argv,
 )
 def test_good_docker_run_numbers_pass_the_checks(tmp_dir, capsys, args):
     path = _write(tmp_dir)
-    code = main(["docker-run", "--config", str(path), "cpu-*", *args, "--dry-run"])
+    code = main(["docker-run", "--config", str(path), "--variant", "cpu-*", *args, "--dry-run"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert "expected" not in err

@@ -129,7 +129,7 @@ def byor_run(tmp_path_factory):
     elsewhere = root / "elsewhere"
     elsewhere.mkdir()
     done = run_cli(
-        "run", "--no-doctor", "--config", str(config), "--results", str(root / "results"),
+        "run", "--no-doctor", "--config", str(config), "--results-dir", str(root / "results"),
         cwd=elsewhere, timeout=120,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # red cases: exit 1, not 2 or 3

@@ -265,6 +265,7 @@ def test_batch_guard_checks_integer_fields_and_skips_absent_ones():
 # -- DBNet -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dbnet_output_shapes_in_train_and_eval():
     torch.manual_seed(0)
     model = _dbnet.DBNet()

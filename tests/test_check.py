@@ -463,7 +463,7 @@ def test_a_conda_cudatoolkit_the_channel_never_built_installs_the_cpu_build(tmp_
     """pytorch#69202: 'There is no version 11.3 at all, so installer get you CPU only version'."""
     line = "conda install -c pytorch pytorch=1.9.0 torchvision cudatoolkit=11.3"
     fp = str(fingerprint(tmp_path))
-    code, out, _ = run_check(capsys, line, "--fingerprint", fp, "--python", "3.8")
+    code, out, _ = run_check(capsys, line, "--fingerprint", fp, "--python-version", "3.8")
     assert code == 1 and "answer: installs a CPU-only build: the GPU stays unused" in out
     assert "no pytorch 1.9.0 build for CUDA 11.3 (its builds: CUDA 10.2, 11.1)" in out
     assert "the line that works: conda install pytorch==1.9.0 cudatoolkit=11.1 -c pytorch" in out
@@ -479,7 +479,7 @@ def test_a_wheel_url_is_judged_by_its_python_tag_and_its_cuda(tmp_path, capsys):
     code, out, _ = run_check(capsys, f"pip3 install {url}", "--fingerprint", str(fp))
     assert code == 1 and "answer: installs but will not run" in out
     assert "fail: driver 390.116 is older than 410.48, the minimum for CUDA 10.x (linux)" in out
-    code, out, _ = run_check(capsys, url, "--fingerprint", str(fp), "--python", "3.6")
+    code, out, _ = run_check(capsys, url, "--fingerprint", str(fp), "--python-version", "3.6")
     assert code == 1 and "the wheel is for Python 3.5; the host has Python 3.6" in out
     assert f"the line that works: pip install {url.replace('cp35-cp35m', 'cp36-cp36m')}" in out
 
@@ -707,11 +707,11 @@ def test_this_host_runs_lists_only_builds_for_its_python(tmp_path, capsys):
         tmp_path, driver="570.133.07", gpu="NVIDIA GeForce RTX 5090", capability="12.0"
     )
     code, out, _ = run_check(
-        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python", "3.8"
+        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python-version", "3.8"
     )
     assert code == 1 and "this host runs" not in out
     code, out, _ = run_check(
-        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python", "3.10"
+        capsys, "torch==2.1.2+cu118", "--fingerprint", str(fp), "--python-version", "3.10"
     )
     assert code == 1 and "this host runs: torch 2.7.1+cu128" in out
 

@@ -80,16 +80,28 @@ def _one_error_line(stderr: str) -> str:
 BAD_INPUT = [
     ("plan", ("plan", "--config", "nope.yaml"), "nope.yaml: file not found"),
     ("env", ("env", "--jsn"), "unrecognized arguments: --jsn"),
-    ("doctor", ("doctor", "--python", "/no/such/python"), "--python /no/such/python"),
+    (
+        "doctor",
+        ("doctor", "--python", "/no/such/python"),
+        "--python: /no/such/python: no such file",
+    ),
     ("run", ("run", "-k", "no_such_case"), "'no_such_case' matches no case"),
-    ("run-option", ("run", "--timeout-scale", "fast"), "--timeout-scale: invalid float"),
+    (
+        "run-option",
+        ("run", "--timeout-scale", "fast"),
+        "--timeout-scale: expected a positive number",
+    ),
     ("report", ("report", "no-such-dir", "-o", "out"), "no-such-dir"),
     ("compare", ("compare", "junit", "junit", "--threshold", "0"), "--threshold"),
     ("classify", ("classify", "no-such.log"), "no-such.log: cannot read"),
-    ("build", ("build", "cu999-*"), "'cu999-*' matches no variant"),
+    ("build", ("build", "--variant", "cu999-*"), "'cu999-*' matches no variant"),
     ("host", ("host", "--config", "nope.yaml", "--variant", "x"), "nope.yaml: file not found"),
-    ("docker-run", ("docker-run", "cu999-torch9.9"), "matches no variant"),
-    ("wheelhouse", ("wheelhouse", "cu999-torch9.9", "wheels"), "no variant with id"),
+    ("docker-run", ("docker-run", "--variant", "cu999-torch9.9"), "matches no variant"),
+    (
+        "wheelhouse",
+        ("wheelhouse", "--variant", "cu999-torch9.9", "wheels"),
+        "matches no variant id",
+    ),
 ]
 
 
@@ -108,11 +120,16 @@ CANNOT_GO_ON = [
     ("classify", ("classify", "junit/junit.xml"), FULL, "No space left on device"),
     ("compare", ("compare", "junit", "junit"), FULL, "No space left on device"),
     ("host", ("host", "--json"), FULL, "No space left on device"),
-    ("run", ("run", "-k", "noop", "--results", "a-file/results"), None, "cannot create a run"),
+    ("run", ("run", "-k", "noop", "--results-dir", "a-file/results"), None, "cannot create a run"),
     ("report", ("report", "junit", "-o", "a-file/out"), None, "a-file"),
-    ("build", ("build", "cpu-*"), None, "docker daemon unreachable"),
-    ("docker-run", ("docker-run", "cpu-torch2.13"), None, "docker daemon unreachable"),
-    ("wheelhouse", ("wheelhouse", "cpu-torch2.13", "a-file"), None, "a-file: File exists"),
+    ("build", ("build", "--variant", "cpu-*"), None, "docker daemon unreachable"),
+    ("docker-run", ("docker-run", "--variant", "cpu-torch2.13"), None, "docker daemon unreachable"),
+    (
+        "wheelhouse",
+        ("wheelhouse", "--variant", "cpu-torch2.13", "a-file"),
+        None,
+        "a-file: File exists",
+    ),
 ]
 
 
@@ -128,13 +145,22 @@ def test_cannot_go_on_exits_3_with_one_line(project, name, args, stdout, expecte
 
 
 def test_without_the_docker_sdk_build_says_so_in_one_line(project):
-    done = repro("build", "cpu-*", cwd=project, no_sdk=True)
+    done = repro("build", "--variant", "cpu-*", cwd=project, no_sdk=True)
     assert done.returncode == EXIT_FATAL
     assert "docker Python SDK is not installed" in _one_error_line(done.stderr)
 
 
 def test_docker_run_dry_run_prints_the_spec_without_sdk_or_daemon(project):
-    done = repro("docker-run", "cpu-torch2.13", "--dry-run", "-k", "noop", cwd=project, no_sdk=True)
+    done = repro(
+        "docker-run",
+        "--variant",
+        "cpu-torch2.13",
+        "--dry-run",
+        "-k",
+        "noop",
+        cwd=project,
+        no_sdk=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     command = next(ln.strip() for ln in done.stderr.splitlines() if "docker run " in ln)
@@ -199,7 +225,7 @@ def test_every_command_sets_a_handler():
     parser = cli_main.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     expected = {"plan", "check", "env", "doctor", "run", "report", "compare", "classify"}
-    expected |= {"build", "host", "docker-run", "wheelhouse", "venv-run", "bisect"}
+    expected |= {"build", "host", "docker-run", "wheelhouse", "venv-run", "bisect", "completion"}
     assert set(sub.choices) == expected
     for name, command in sub.choices.items():
         assert callable(command.get_default("handler")), name

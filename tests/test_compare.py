@@ -265,10 +265,12 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path, capsys, make
 
 def test_threshold_out_of_range_is_bad_input(tmp_path, capsys):
     good = write_results(tmp_path / "good", baseline())
-    assert main([str(good), str(good), "--threshold", "0"]) == 2
-    assert (
-        capsys.readouterr().err
-        == "repro: error: --threshold: expected a percentage between 0 and 100, got 0\n"
+    with pytest.raises(SystemExit) as stop:  # checked where it is parsed (repro.cli.options)
+        main([str(good), str(good), "--threshold", "0"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (
+        "repro compare: error: argument --threshold: expected a percentage between 0 and 100, "
+        "got 0; see repro compare --help\n"
     )
 
 

@@ -162,10 +162,10 @@ def test_least_privilege_holds_for_every_host_kind(host_name, accelerator):
     assert kwargs["volumes"]["/home/me/project"] == {"bind": "/repro/config", "mode": "ro"}
     command = kwargs["command"]
     assert command[:4] == ["python", "-m", "repro", "run"]
-    assert command[command.index("--host-fingerprint") + 1] == "/repro/host/fingerprint.json"
+    assert command[command.index("--fingerprint") + 1] == "/repro/host/fingerprint.json"
     assert command[command.index("--run-dir") + 1] == f"/results/{RUN_ID}"
-    assert "--results" not in command
-    assert command[command.index("--variant") + 1] == "cu128-torch2.8"
+    assert "--results-dir" not in command and "--results" not in command
+    assert command[command.index("--as-variant") + 1] == "cu128-torch2.8"
     assert command[command.index("-k") + 1] == "dataloader"
     assert "variant.image=sha256:abc" in command
 
@@ -347,6 +347,12 @@ def test_overrides_command_line_wins_over_environment_wins_over_matrix():
     assert described["python"] == "3.12  [matrix.yaml]"
 
 
+def test_the_images_python_from_the_command_line_is_named_by_its_flag():
+    overrides = Overrides.collect({"python": "3.11"}, {})
+    described = dict(build_settings.settings_for(VARIANT, overrides, repo="r").describe())
+    assert described["python"] == "3.11  [--image-python]"  # --python is the interpreter
+
+
 def test_wheelhouse_override_must_be_a_directory(tmp_path):
     with pytest.raises(ConfigError, match="not a directory"):
         build_settings.settings_for(
@@ -469,7 +475,7 @@ def test_wheelhouse_commands_pin_the_runtime_build(tmp_path):
     assert torch_cmd[-1] == "torch==2.13.0+cpu"
     assert torch_cmd[torch_cmd.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
     assert torch_cmd[torch_cmd.index("--python-version") + 1] == "3.12"
-    assert "--only-binary=:all:" in deps_cmd and "pyyaml>=6" in deps_cmd
+    assert "--only-binary=:all:" in deps_cmd and "pyyaml>=6.0.1" in deps_cmd
 
 
 def test_dockerfile_passes_hadolint():
@@ -488,7 +494,15 @@ def test_build_context_dir_is_written_for_a_manual_docker_build(tmp_path, capsys
         'version: 1\nvariants:\n  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\nscenarios:\n  noop: {}\n'
     )
     code = repro_main(
-        ["build", "cpu-torch2.13", "--config", str(matrix), "--context-dir", str(tmp_path / "ctx")]
+        [
+            "build",
+            "--variant",
+            "cpu-torch2.13",
+            "--config",
+            str(matrix),
+            "--context-dir",
+            str(tmp_path / "ctx"),
+        ]
     )
     assert code == 0
     out = capsys.readouterr().out
@@ -509,6 +523,7 @@ def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, 
     code = repro_main(
         [
             "docker-run",
+            "--variant",
             "cu128-torch2.8",
             "--config",
             str(matrix),
@@ -527,7 +542,7 @@ def test_shell_dry_run_prints_the_docker_command_with_the_passthrough(tmp_path, 
     )
     assert command.startswith("docker run --rm -it --init") and "--gpus all" in command
     assert (
-        "python -m repro run --config /repro/config/matrix.yaml --variant cu128-torch2.8" in err
+        "python -m repro run --config /repro/config/matrix.yaml --as-variant cu128-torch2.8" in err
         and "-k noop" in err
     )
 

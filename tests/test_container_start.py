@@ -133,8 +133,8 @@ def _only_case(xml: JUnitXml):
 def test_cu130_on_a_570_consumer_gpu_is_one_error_case_naming_580(tmp_path, host_fp, capsys):
     results = tmp_path / "results"
     code = repro_main(
-        ["docker-run", "cu130-torch2.9", "--config", str(_matrix(tmp_path)),
-         "--results", str(results), "--fixture", R570]
+        ["docker-run", "--variant", "cu130-torch2.9", "--config", str(_matrix(tmp_path)),
+         "--results-dir", str(results), "--fixture", R570]
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1, err
@@ -159,7 +159,7 @@ def test_the_report_shows_the_cell_red_not_missing(tmp_path, host_fp, capsys):
     config = _matrix(tmp_path)
     results = tmp_path / "results"
     repro_main(
-        ["docker-run", "cu130-torch2.9", "--config", str(config), "--results", str(results),
+        ["docker-run", "--variant", "cu130-torch2.9", "--config", str(config), "--results-dir", str(results),
          "--fixture", R570]
     )  # fmt: skip
     out = tmp_path / "report"
@@ -201,7 +201,7 @@ def test_three_variants_with_the_middle_one_refused_still_run_the_third(
     docker.install(monkeypatch)
     results = tmp_path / "results"
     code = repro_main(
-        ["docker-run", "cu1*", "--config", str(_matrix(tmp_path)), "--results", str(results),
+        ["docker-run", "--variant", "cu1*", "--config", str(_matrix(tmp_path)), "--results-dir", str(results),
          "--fixture", R570]
     )  # fmt: skip
     capsys.readouterr()
@@ -235,7 +235,7 @@ def test_a_parity_probe_docker_refuses_is_a_red_cell_and_the_next_variant_runs(
     docker.install(monkeypatch)
     results = tmp_path / "results"
     code = repro_main(
-        ["docker-run", "cu12*", "--config", str(_matrix(tmp_path)), "--results", str(results),
+        ["docker-run", "--variant", "cu12*", "--config", str(_matrix(tmp_path)), "--results-dir", str(results),
          "--fixture", R570]
     )  # fmt: skip
     err = capsys.readouterr().err
@@ -284,7 +284,7 @@ def test_a_cpu_variant_that_docker_refuses_is_container_start_failed():
 def test_dry_run_reports_the_driver_verdict_and_writes_nothing(tmp_path, capsys):
     results = tmp_path / "results"
     code = repro_main(
-        ["docker-run", "cu130-torch2.9", "--config", str(_matrix(tmp_path)), "--results",
+        ["docker-run", "--variant", "cu130-torch2.9", "--config", str(_matrix(tmp_path)), "--results-dir",
          str(results), "--fixture", R570, "--dry-run"]
     )  # fmt: skip
     err = capsys.readouterr().err

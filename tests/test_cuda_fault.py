@@ -95,7 +95,7 @@ def test_the_runner_skips_it_on_the_cpu_lane_with_the_reason(tmp_path):
     matrix.write_text("version: 1\nscenarios:\n  cuda_fault: {}\n")
     results = tmp_path / "results"
     done = subprocess.run(
-        [sys.executable, "-m", "repro", "run", "--config", str(matrix), "--results",
+        [sys.executable, "-m", "repro", "run", "--config", str(matrix), "--results-dir",
          str(results), "--no-doctor"],
         cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip

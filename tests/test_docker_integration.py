@@ -208,6 +208,7 @@ def lane(tmp_path_factory):
         mark = time.monotonic()
         done = _cli(
             "wheelhouse",
+            "--variant",
             VARIANT,
             str(wheelhouse),
             "--index-url",
@@ -219,6 +220,7 @@ def lane(tmp_path_factory):
         mark = time.monotonic()
         done = _cli(
             "build",
+            "--variant",
             VARIANT,
             "--wheelhouse",
             str(wheelhouse),
@@ -252,6 +254,7 @@ def _docker_run(
 ) -> subprocess.CompletedProcess:
     return _cli(
         "docker-run",
+        "--variant",
         VARIANT,
         "--wheelhouse",
         str(lane["wheelhouse"]),
@@ -259,7 +262,7 @@ def _docker_run(
         str(lane["source"]),
         "--image-repo",
         IMAGE_REPO,
-        "--results",
+        "--results-dir",
         str(results),
         *args,
         cwd=lane["project"],
@@ -316,6 +319,7 @@ def test_image_is_built_offline_labelled_and_records_the_installed_build(lane):
 def test_second_build_reuses_the_image_without_building(lane):
     done = _cli(
         "build",
+        "--variant",
         VARIANT,
         "--wheelhouse",
         str(lane["wheelhouse"]),
@@ -423,10 +427,11 @@ def test_gpu_variant_stops_in_preflight_before_building_or_writing(lane, tmp_pat
     (results / "earlier").mkdir()
     done = _cli(
         "docker-run",
+        "--variant",
         CUDA_VARIANT,
-        "--results",
+        "--results-dir",
         str(results),
-        "--report",
+        "--output-dir",
         str(results),
         cwd=lane["project"],
     )

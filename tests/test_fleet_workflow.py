@@ -3,10 +3,10 @@
 plan (``repro plan --github --tier pr``) -> two ``repro`` jobs on the CPU lane, each writing its
 own ``results/`` folder (one with a planted flaky case, one with a planted regression) -> the
 report job as the workflow does it: every job's artifact downloaded into ``matrix/``, the previous
-matrix.json copied in, ``repro report matrix --output matrix --config matrix.yaml --history
+matrix.json copied in, ``repro report matrix --output-dir matrix --config matrix.yaml --history
 matrix/history``, then ``repro compare baseline.json matrix/matrix.json``.
 
-The CPU lane runs ``repro run --variant ID`` (what the planned ``repro docker-run`` runs inside
+The CPU lane runs ``repro run --as-variant ID`` (what the planned ``repro docker-run`` runs inside
 its image) so the test needs no Docker.
 """
 
@@ -68,10 +68,10 @@ def repro_job(cwd: Path, variant: str, results: Path, env: dict[str, str]) -> in
     done = repro(
         "run",
         "--no-doctor",
-        "--variant",
+        "--as-variant",
         variant,
         "--allow-variant-mismatch",  # one interpreter stands in for both torch pins
-        "--results",
+        "--results-dir",
         str(results),
         "--rerun-failures",
         "2",
@@ -112,7 +112,7 @@ def test_workflow_steps_plan_two_jobs_report_compare(tmp_path):
         env = {"REPRO_PLANTED_STATE": str(passing_state)}
         assert repro_job(tmp_path, variant, base_results, env) == 1  # kind=fail is red by design
     done = repro(
-        "report", str(base_results), "--output", "previous", "--config", "matrix.yaml",
+        "report", str(base_results), "--output-dir", "previous", "--config", "matrix.yaml",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -137,7 +137,7 @@ def test_workflow_steps_plan_two_jobs_report_compare(tmp_path):
     shutil.copy(tmp_path / "previous" / "matrix.json", matrix / "matrix.json")
     shutil.copy(tmp_path / "previous" / "matrix.json", tmp_path / "baseline.json")
     done = repro(
-        "report", "matrix", "--output", "matrix", "--config", "matrix.yaml",
+        "report", "matrix", "--output-dir", "matrix", "--config", "matrix.yaml",
         "--history", "matrix/history", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

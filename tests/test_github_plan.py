@@ -85,7 +85,7 @@ def test_tier_scenarios_become_case_selectors_and_variant_glob_narrows(tmp_path)
     jobs = github_plan.plan_github(matrix, "pr", ["cpu-*"])["include"]
     assert [(j["variant"], j["kind"]) for j in jobs] == [("cpu-torch2.13", "cpu")]
     assert "-k 'ddp[*'" in jobs[0]["command"] and jobs[0]["command"].startswith(
-        "repro docker-run cpu-torch2.13 "
+        "repro docker-run --variant cpu-torch2.13 "
     )
     with pytest.raises(ConfigError, match="matches no variant of tier 'pr'"):
         github_plan.plan_github(matrix, "pr", ["cu126-*"])

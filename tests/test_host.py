@@ -196,10 +196,11 @@ def test_docker_run_stops_in_preflight_with_one_line_and_writes_nothing(tmp_path
     code = repro_main(
         [
             "docker-run",
+            "--variant",
             "cu128-torch2.8",
             "--config",
             str(_matrix(tmp_path)),
-            "--results",
+            "--results-dir",
             str(results),
             "--fixture",
             str(HOSTS / "nvidia-linux-no-runtime"),

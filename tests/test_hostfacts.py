@@ -105,10 +105,10 @@ def test_repro_classify_reads_the_host_from_a_fingerprint_file(tmp_path, capsys)
         fp_file = tmp_path / f"{tree}.json"
         fp_file.write_text(json.dumps(_fingerprint(tree).to_json()))
         assert repro_main(["classify", "--json", "--fingerprint", str(fp_file), str(log)]) == 0
-        verdicts[tree] = json.loads(capsys.readouterr().out)["signature"]
+        verdicts[tree] = json.loads(capsys.readouterr().out)["logs"][0]["signature"]
     assert verdicts == {"wsl2": "wsl_gpu_unavailable", "native": "cuda_init_failed"}
     assert repro_main(["classify", "--json", "--native", str(log)]) == 0
-    assert json.loads(capsys.readouterr().out)["signature"] == "cuda_init_failed"
+    assert json.loads(capsys.readouterr().out)["logs"][0]["signature"] == "cuda_init_failed"
 
 
 @pytest.mark.parametrize(

@@ -195,7 +195,7 @@ def test_classify_cli_reads_a_users_log(project):
     )
     done = run_cli("classify", str(log), "--json", cwd=project, timeout=60)
     assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = json.loads(done.stdout)["logs"][0]
     assert (found["signature"], found["line"]) == ("cudnn_execution_failed", 4)
     assert "O1" in found["source"]
 

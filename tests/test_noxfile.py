@@ -14,8 +14,6 @@ import venv
 import pytest
 from conftest import REPO
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def bare_nox(tmp_path_factory):
@@ -38,6 +36,7 @@ def _site_packages(python) -> set[str]:
     return {line.split("==")[0].lower() for line in out.splitlines()}
 
 
+@pytest.mark.slow
 def test_bare_nox_lists_the_generated_sessions_without_touching_its_interpreter(bare_nox):
     root, python = bare_nox
     before = _site_packages(python)
@@ -63,24 +62,68 @@ def test_bare_nox_lists_the_generated_sessions_without_touching_its_interpreter(
     assert "pyyaml" not in before
 
 
-def test_no_session_runs_on_the_interpreter_running_nox():
+@pytest.mark.slow
+def test_bare_nox_lists_json_with_pip_quiet(bare_nox):
+    """nox's script mode runs pip before listing and pip prints to stdout: the README's
+    ``PIP_QUIET=1 nox -l --json`` is only JSON."""
+    import json
+    import os
+
+    root, python = bare_nox
+    done = subprocess.run(
+        [str(python), "-m", "nox", "-l", "--json", "-f", str(REPO / "noxfile.py"),
+         "--envdir", str(root / "envs")],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+        env=dict(os.environ, PIP_QUIET="1"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    sessions = {s["session"] for s in json.loads(done.stdout)}
+    assert {"tests", "lint"} <= sessions
+
+
+@pytest.fixture(scope="module")
+def noxfile():
+    """``(module, {session name: func})``: the noxfile executed once with nox's registry emptied
+    and restored afterwards (``nox.registry.get()`` is a copy, so the dict itself is patched)."""
+    import importlib.util
+    from unittest import mock
+
     import nox.registry
 
     sys.path.insert(0, str(REPO))
     try:
-        nox.registry.get().clear()
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("noxfile_under_test", REPO / "noxfile.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sessions = nox.registry.get()
-        assert "repro-host" in sessions and any(name.startswith("repro-cu") for name in sessions)
-        backends = {name: func.venv_backend for name, func in sessions.items()}
-        assert not [name for name, backend in backends.items() if backend == "none"], backends
-        # the venv lane: one session per runtime, parametrised by pin, its venv made by uv
-        assert backends["venv-cpu"] == "uv|virtualenv"
-        assert [str(pin) for pin in sessions["venv-cpu"].parametrize] == ["2.13.0", "2.15.0"]
+        with mock.patch.dict(nox.registry._REGISTRY, clear=True):
+            spec = importlib.util.spec_from_file_location("noxfile_under_test", REPO / "noxfile.py")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            yield module, nox.registry.get()
     finally:
-        nox.registry.get().clear()
         sys.path.remove(str(REPO))
+
+
+def test_no_session_runs_on_the_interpreter_running_nox(noxfile):
+    _module, sessions = noxfile
+    assert "repro-host" in sessions and any(name.startswith("repro-cu") for name in sessions)
+    backends = {name: func.venv_backend for name, func in sessions.items()}
+    assert not [name for name, backend in backends.items() if backend == "none"], backends
+
+
+def test_lanes_and_lint_are_tagged_and_ruff_is_pinned_in_one_version(noxfile):
+    import tomllib
+
+    module, sessions = noxfile
+    tags = {name: set(func.tags) for name, func in sessions.items()}
+    assert {n for n, t in tags.items() if "lint" in t} == {"lint", "lint-workflows"}
+    assert {n for n, t in tags.items() if "tests" in t} == {"tests", "tests-fast", "tests-lowest"}
+    assert sessions["tests-lowest"].venv_backend == "uv"
+    dev = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert module.RUFF in dev["optional-dependencies"]["dev"]
+    assert module.RUFF.startswith("ruff==")
+    assert module.prints_only(["-k", "shm", "--help"]) and module.prints_only(["--list"])
+    assert not module.prints_only(["-k", "help"])
+
+
+def test_the_venv_lane_has_one_uv_session_per_runtime_parametrised_by_pin(noxfile):
+    _module, sessions = noxfile
+    assert sessions["venv-cpu"].venv_backend == "uv|virtualenv"
+    assert [str(pin) for pin in sessions["venv-cpu"].parametrize] == ["2.13.0", "2.15.0"]

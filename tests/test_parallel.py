@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import cases_by_name, cli_env, only_run_dir, run_cli, write_matrix
 from junitparser import JUnitXml
 
@@ -29,6 +30,7 @@ def _overlap(a: dict, b: dict) -> bool:
     return a["start"] < b["end"] and b["start"] < a["end"]
 
 
+@pytest.mark.slow
 def test_j2_runs_cases_side_by_side_exclusive_ones_alone_and_reports_in_catalogue_order(tmp_path):
     project, state = tmp_path / "p", tmp_path / "state"
     project.mkdir()
@@ -58,6 +60,7 @@ def test_j2_runs_cases_side_by_side_exclusive_ones_alone_and_reports_in_catalogu
     assert indexes == sorted(indexes) and set(indexes) == set(range(1, 7)), done.stderr
 
 
+@pytest.mark.slow
 def test_j1_runs_one_case_at_a_time(tmp_path):
     project, state = tmp_path / "p", tmp_path / "state"
     project.mkdir()

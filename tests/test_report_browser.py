@@ -1,7 +1,7 @@
 """matrix.html in a real browser (issue 12): Chromium from apt, driven by Playwright.
 
 The page is built from the golden inputs (tests/fixtures/junit/golden/inputs) and opened at
-1400 and 800 px: the grid starts in the first viewport, nothing scrolls sideways at 800 px, a red
+1400 and 800 px (and, with the project's matrix.yaml as ``--config``, at 390 px too): the grid starts in the first viewport, nothing scrolls sideways at 800 px, a red
 cell shows its signature without hovering, clicking a cell shows its cases with a log link that
 resolves to a file, and the hung case's excerpt holds the watchdog's stack dump. Screenshots go
 to ``$REPRO_ARTIFACTS`` (default: the test's tmp dir) for CI to upload.
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from repro import config as matrix_config
 from repro.config import Expectation
 from repro.report.merge import build_report
 from repro.report.outputs import write_outputs
@@ -130,5 +131,52 @@ def test_matrix_html_as_a_person_sees_it(browser, site, artifacts, width):
         page.screenshot(path=str(artifacts / f"matrix-{width}-hung-case.png"))
         after = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         assert after[0] <= after[1], f"the open drill-down scrolls sideways at {width}px: {after}"
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def site_with_config(tmp_path_factory) -> Path:
+    """The golden inputs reported with the project's matrix.yaml (``repro report --config``):
+    12 ``expect:`` entries, 40-odd coverage warnings."""
+    out = tmp_path_factory.mktemp("site-config")
+    shutil.copytree(GOLDEN_INPUTS, out / "inputs")
+    config = matrix_config.load(Path(__file__).parent.parent / "matrix.yaml")
+    write_outputs(build_report([out / "inputs"], config=config), out)
+    return out
+
+
+@pytest.mark.parametrize("width", [1400, 800, 390])
+def test_with_config_red_cells_come_first_on_the_first_screen(
+    browser, site_with_config, artifacts, width
+):
+    page = browser.new_page(viewport={"width": width, "height": VIEWPORT_HEIGHT})
+    try:
+        page.goto((site_with_config / "matrix.html").as_uri())
+        page.screenshot(path=str(artifacts / f"matrix-config-{width}.png"))
+
+        # Every red cell of the grid lies inside the first screen, without scrolling.
+        red = page.locator("td.cell.s-failed, td.cell.s-error, td.cell.s-crashed, td.cell.s-hung")
+        assert red.count() >= 2
+        for i in range(red.count()):
+            box = red.nth(i).bounding_box()
+            assert box["y"] < VIEWPORT_HEIGHT and box["x"] < width, (i, box)
+        # ... because rows and columns with a red cell come first.
+        first_row = page.locator("table.matrix tbody tr").first
+        assert first_row.locator("td.cell.s-hung").count() == 1
+        first_column = page.locator("table.matrix tbody tr td.cell:first-of-type")
+        states = [first_column.nth(i).get_attribute("data-state") for i in range(2)]
+        assert states[0] == "hung", states
+
+        # The expectations table is folded into one line below the grid.
+        folded = page.locator("details.expectations")
+        assert folded.count() == 1 and not folded.evaluate("d => d.open")
+        assert folded.locator("summary").inner_text().startswith("12 expected reproductions")
+        assert folded.bounding_box()["y"] > red.first.bounding_box()["y"]
+
+        # Nothing scrolls the page sideways, even with every fold open.
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1], f"page scrolls sideways at {width}px: {widths}"
     finally:
         page.close()

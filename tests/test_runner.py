@@ -324,7 +324,7 @@ def test_a_gpu_variant_without_a_visible_device_fails_loudly_instead_of_skipping
     )
     # This interpreter's torch is not the variant's: the flag records it there all the same,
     # as a cu128 image whose driver is broken would.
-    done = run_cli("run", "--variant", "cu128-torch2.8", "--allow-variant-mismatch", cwd=project)
+    done = run_cli("run", "--as-variant", "cu128-torch2.8", "--allow-variant-mismatch", cwd=project)
     assert done.returncode == 1, done.stderr
     cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
     gpu_case, gpu = cases["cuda_basic[device=cuda]"]

@@ -289,7 +289,9 @@ def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(pr
         project,
         "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, error]}}\n",
     )
-    done = run_cli("run", "--no-doctor", "--results", str(small_mount), cwd=project, timeout=120)
+    done = run_cli(
+        "run", "--no-doctor", "--results-dir", str(small_mount), cwd=project, timeout=120
+    )
     assert done.returncode == 3, done.stderr
     assert "No space left on device" in _one_fatal_line(done.stderr)
     junit = only_run_dir(small_mount) / "junit.xml"
@@ -335,7 +337,7 @@ def test_a_results_directory_made_read_only_mid_run_is_one_line_exit_3(project, 
         "planted: {module: planted, timeout_s: 3, params: {kind: [pass, slow, error]}}\n",
     )
     runner = subprocess.Popen(
-        [sys.executable, "-m", "repro", "run", "--no-doctor", "--results", str(small_mount)],
+        [sys.executable, "-m", "repro", "run", "--no-doctor", "--results-dir", str(small_mount)],
         cwd=project, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip

@@ -108,8 +108,8 @@ def test_venv_lane_runs_losses_with_its_own_torch_and_reuses_the_environment(tmp
     base = [
         "venv-run", "cpu-torch2.13", "--config", str(REPO / "matrix.yaml"),
         "--find-links", wheels, "--index-url", "https://pypi.org/simple",
-        "--python", "3.11", "--env-cache", str(tmp_path / "envs"),
-        "-k", "losses[device=cpu", "--results", str(results), "--", "--no-doctor",
+        "--env-python", "3.11", "--env-cache", str(tmp_path / "envs"),
+        "-k", "losses[device=cpu", "--results-dir", str(results), "--", "--no-doctor",
     ]  # fmt: skip
     first = run_cli(*base, cwd=tmp_path, timeout=900)
     assert first.returncode in (0, 1), first.stderr[-3000:]
@@ -242,9 +242,9 @@ def test_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_cuda_cases_and_runs
     results = tmp_path / "results"
     done = run_cli(
         "venv-run", "cu130-torch2.13", "--config", str(REPO / "matrix.yaml"), "--find-links", wheels,
-        "--index-url", "https://pypi.org/simple", "--python", "3.11",
+        "--index-url", "https://pypi.org/simple", "--env-python", "3.11",
         "--env-cache", str(tmp_path / "envs"), "-k", "losses[*,case=normal,*",
-        "--results", str(results), "--", "--no-doctor", "--allow-variant-mismatch",
+        "--results-dir", str(results), "--", "--no-doctor", "--allow-variant-mismatch",
         cwd=tmp_path, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

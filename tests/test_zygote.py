@@ -130,6 +130,7 @@ def run(ctx, params):
 """
 
 
+@pytest.mark.slow
 def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
     (tmp_path / "zygote_probe.py").write_text(PROBE)
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
@@ -185,6 +186,7 @@ PARITY = [
 ]
 
 
+@pytest.mark.slow
 def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and_forked(tmp_path):
     cases = [c for name, params in PARITY for c in expand(name, params=params)]
     verdicts = {}
@@ -200,6 +202,7 @@ def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and
     assert {v[1] for v in verdicts["fresh"]} >= {"passed", "failed"}  # both kinds compared
 
 
+@pytest.mark.slow
 def test_auto_forks_eligible_cases_and_starts_fresh_ones_fresh(tmp_path):
     ctx = _ctx(tmp_path, "auto")
     (arch_case,) = expand("arch", params={"device": ["cpu"]})
@@ -236,6 +239,7 @@ signal.setitimer(signal.ITIMER_REAL, 0.3)
 """
 
 
+@pytest.mark.slow
 def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
     (tmp_path / "zygote_hazard.py").write_text(HAZARD)
     env = {**cli_env(tmp_path), "REPRO_RUNNER_PID": str(os.getpid())}
@@ -253,6 +257,7 @@ def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
         zygote.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_kill_9_of_the_runner_under_the_zygote_leaves_no_case_behind(tmp_path, jobs):
     write_matrix(

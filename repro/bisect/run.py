@@ -154,7 +154,7 @@ def run_command(plan: Plan, python: str, env_key: str, version: str, run_dir: Pa
     if plan.variant:
         # each step installs another version than the variant's pin on purpose: the label
         # names the columns' lane, not the build (the step's version is its own property)
-        command += ["--variant", plan.variant, ALLOW_MISMATCH_FLAG]
+        command += ["--as-variant", plan.variant, ALLOW_MISMATCH_FLAG]
     if plan.no_accelerator:
         command += ["--no-expect-accelerator"]
     if plan.timeout_scale:

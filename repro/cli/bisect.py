@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from repro import config as matrix_mod
+from repro.cli import options
 from repro.cli import venv as venv_cli
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 
@@ -29,57 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for infrastructure (install failure, no wheel for this Python, infra.* signatures), "
         "flaky when its runs disagree, 'other' for another failure: none of those decide.",
     )
-    parser.add_argument(
-        "--good",
-        required=True,
-        metavar="VERSION",
-        help="a version that works, or a nightly's date (YYYYMMDD) on a nightly index",
-    )
-    parser.add_argument(
-        "--bad",
-        required=True,
-        metavar="VERSION",
-        help="a version that fails, or a nightly's date (YYYYMMDD) on a nightly index",
-    )
-    parser.add_argument(
-        "--package", default="torch", help="the package to bisect (default: %(default)s)"
-    )
-    matrix_mod.add_config_argument(parser)
-    matrix_mod.add_case_selector_argument(parser)
-    parser.add_argument(
-        "--variant",
-        metavar="ID",
-        help="matrix.yaml variant whose Python and index the environments use and whose id the "
-        "steps are recorded as (required for a package other than torch)",
-    )
-    parser.add_argument(
-        "--with",
-        dest="with_",
-        action="append",
-        default=[],
-        metavar="REQ",
-        help="another requirement in every environment, e.g. torch==2.13.0 when bisecting "
-        "numpy (repeatable)",
-    )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=2,
-        metavar="N",
-        help="runs per version; runs that disagree make the step flaky (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--results",
-        metavar="DIR",
-        help=f"where every step's runs, bisect.json and bisect.md go (default: {DEFAULT_ROOT}/<time>-<package>)",
-    )
-    parser.add_argument(
-        "--timeout-scale", type=float, metavar="X", help="multiply every case timeout by X"
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="print the versions and the plan; run nothing"
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    options.add(parser, "good", "bad", required=True)
+    options.add(parser, "package")
+    options.add(parser, "config", default=matrix_mod.DEFAULT_FILE)
+    options.add(parser, "patterns", "variants", "with_", "repeat", "results_dir")
+    options.add(parser, "timeout_scale", "dry_run", "json")
     venv_cli.add_source_arguments(parser)
     parser.set_defaults(handler=cmd_bisect)
 
@@ -104,10 +58,11 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     overrides = venv_cli.overrides_from(args)
     options = venv_cli.source_options(args)
     package = args.package.strip()
+    args.variant = _one_variant(config, args.variants)
     if package.lower() != "torch" and not args.variant:
         raise ConfigError(
             f"repro bisect --package {package}: name the variant the steps are recorded as "
-            "(--variant ID); add --with torch==PIN to hold torch at a pin"
+            "(--variant ID_OR_GLOB); add --with torch==PIN to hold torch at a pin"
         )
     no_accelerator = None
     if args.variant:
@@ -121,7 +76,7 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     served = versions.served_versions(package, source)
     chosen = [str(v) for v in versions.between(served, args.good, args.bad)]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    results = Path(args.results or Path(DEFAULT_ROOT) / f"{stamp}-{package}").resolve()
+    results = Path(args.results_dir or Path(DEFAULT_ROOT) / f"{stamp}-{package}").resolve()
     base = EnvSpec(
         python=python, pinned=(), source=source, **project_spec_fields(Path(SOURCE_ROOT).resolve())
     )  # type: ignore[arg-type]
@@ -142,6 +97,20 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     )
 
 
+def _one_variant(config: matrix_mod.Matrix, selectors: list[str] | None) -> str | None:
+    """The one matrix.yaml variant id ``--variant`` selects (ids or globs), None when not given.
+    ConfigError when they match none (with "did you mean") or more than one."""
+    if not selectors:
+        return None
+    variants = config.select_variants(selectors)
+    if len(variants) != 1:
+        raise ConfigError(
+            f"bisect: --variant must select exactly one variant ({len(variants)} matched: "
+            f"{', '.join(v.id for v in variants)})"
+        )
+    return variants[0].id
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     """0 when the first bad version was found, 1 when the search could not decide (or stopped
     at the ends), 2 for bad input, 3 when it cannot go on."""
@@ -159,7 +128,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         return EXIT_OK
     if plan.results.exists() and any(plan.results.iterdir()):
         raise ConfigError(
-            f"--results {plan.results}: not empty; a bisect writes into a fresh directory"
+            f"--results-dir {plan.results}: not empty; a bisect writes into a fresh directory"
         )
     plan.results.mkdir(parents=True, exist_ok=True)
     venv_cli.say(
@@ -170,5 +139,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     data = render.to_json(result)
     text = render.markdown(result)
     bisect_run.write_result(result, data, text)
-    sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.json else text)
+    if args.json:
+        options.print_json(data)
+    else:
+        sys.stdout.write(text)
     return EXIT_OK if data["found"] else EXIT_CASES_FAILED

@@ -12,9 +12,9 @@ Exit status: 0 installs and runs (``unknown`` included: nothing known to fail), 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from repro.cli import options
 from repro.compat import check as check_mod
 from repro.compat import install_check, install_line, pip_command
 from repro.compat.results import FAIL
@@ -31,38 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             'Examples: repro check "pip install torch==2.7.0+cu121"; '
             'repro check "conda install pytorch==1.9.0 cudatoolkit=11.3 -c pytorch" '
-            "--python 3.8 --platform windows; "
+            "--python-version 3.8 --platform windows; "
             "repro check --torch 2.13.0 --runtime cu130 --fingerprint results/x/fingerprint.json. "
             "Exit status: 0 installs and runs (or nothing known to fail), 1 it will not "
             "(each reason named), 2 not an install command or bad input."
         ),
     )
-    parser.add_argument(
-        "command",
-        nargs="?",
-        metavar="INSTALL_LINE",
-        help="an install line (quoted): pip/uv pip/uv add/conda/mamba install, a wheel URL or "
-        "file name, requirements lines; -r FILE is read relative to the current directory",
-    )
-    parser.add_argument(
-        "--python",
-        metavar="X.Y",
-        help="check for this Python instead of the host's (e.g. 3.10)",
-    )
-    parser.add_argument(
-        "--platform",
-        choices=("linux", "windows", "macos"),
-        help="check for this platform instead of the host's",
-    )
-    parser.add_argument("--torch", metavar="VERSION", help="torch version, e.g. 2.7.0")
-    parser.add_argument("--runtime", metavar="TAG", help="runtime tag, e.g. cu121, rocm6.4, cpu")
-    parser.add_argument(
-        "--fingerprint",
-        metavar="FILE",
-        type=Path,
-        help="answer for the host of this fingerprint.json instead of this machine",
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    options.add(parser, "command", "check_python", "platform", "torch", "runtime")
+    options.add(parser, "fingerprint", "json")
     parser.set_defaults(handler=run)
 
 
@@ -118,7 +94,7 @@ def _python(text: str | None) -> str | None:
         return None
     parts = text.strip().split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
-        raise ConfigError(f"check: --python {text!r}: expected a version like 3.10")
+        raise ConfigError(f"check: --python-version {text!r}: expected a version like 3.10")
     return f"{int(parts[0])}.{int(parts[1])}"
 
 
@@ -143,10 +119,10 @@ def run(args: argparse.Namespace) -> int:
     """Print the answer; 1 when it is ``fail``, else 0. Raises ConfigError for bad input."""
     if args.command and (args.torch or args.runtime):
         raise ConfigError("check: give an install line or --torch/--runtime, not both")
-    python = _python(args.python)
+    python = _python(args.check_python)
     line = install_line.parse(args.command, _read_requirements) if args.command else None
     request = None if line else _request(args)
-    fp = read_fingerprint(args.fingerprint) if args.fingerprint else fingerprint_mod.collect()
+    fp = read_fingerprint(Path(args.fingerprint)) if args.fingerprint else fingerprint_mod.collect()
     props = fingerprint_mod.to_properties(fp)
     if python:
         props["host.python"] = python
@@ -156,14 +132,14 @@ def run(args: argparse.Namespace) -> int:
     if line is not None:
         answer = install_check.check_line(line, props, python, args.platform)
         if args.json:
-            print(json.dumps({"host": host, **answer.to_json()}, indent=2, sort_keys=True))
+            options.print_json({"host": host, **answer.to_json()})
         else:
             _print_line(answer, host)
         return EXIT_CASES_FAILED if answer.outcome == FAIL else EXIT_OK
     assert request is not None
     result = check_mod.check(request, props)
     if args.json:
-        print(json.dumps({"host": host, **result.to_json()}, indent=2, sort_keys=True))
+        options.print_json({"host": host, **result.to_json()})
     else:
         _print(result, host)
     return EXIT_CASES_FAILED if result.outcome == FAIL else EXIT_OK

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from typing import Any, BinaryIO
 
+from repro.cli import options
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.files import InputRefused, open_capped
 from repro.signatures import engine, table
@@ -55,27 +55,12 @@ class _Head:
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``classify`` subcommand to ``subparsers`` (an ``add_subparsers()`` result), with
-    ``handler`` set to :func:`run`."""
+    ``handler`` set to :func:`run`; options from :mod:`.options`."""
     parser = subparsers.add_parser(
         "classify", help="classify a training log: signature, public source, workaround"
     )
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="log files ('-' for standard input)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument(
-        "--signatures",
-        metavar="FILE",
-        action="append",
-        default=[],
-        help="extra signature rows (same schema as repro/data/signatures.yaml); repeatable",
-    )
-    host = parser.add_mutually_exclusive_group()
-    host.add_argument(
-        "--fingerprint",
-        metavar="FILE",
-        help="the fingerprint.json of the host the log came from (WSL2 vs native causes)",
-    )
-    host.add_argument("--wsl2", action="store_true", help="the log came from a WSL2 host")
-    host.add_argument("--native", action="store_true", help="the log came from a native Linux host")
+    options.add(parser, "logs", "json", "signatures")
+    options.add(parser.add_mutually_exclusive_group(), "fingerprint", "wsl2", "native")
     parser.set_defaults(handler=run)
     return parser
 
@@ -155,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         EXIT_CASES_FAILED if any(item["verdict"] == engine.UNKNOWN for item in out) else EXIT_OK
     )
     if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+        options.print_json({"logs": out})  # one shape for one log or many
         return status
     for item in out:
         if item["signature"] is None:

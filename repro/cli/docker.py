@@ -6,9 +6,9 @@
 are ``ConfigError`` (exit 2) or ``FatalError`` (exit 3) and reach the one boundary in
 ``repro.cli.main``.
 
-``repro docker-run VARIANT`` = detect the host, pre-flight (nothing is built or written when the
+``repro docker-run --variant GLOB`` = detect the host, pre-flight (nothing is built or written when the
 host cannot run the variant), build the image if needed, fingerprint the host, run ``repro run``
-inside with the host's passthrough, and optionally refresh the matrix (``--report DIR``).
+inside with the host's passthrough, and optionally refresh the matrix (``--output-dir DIR``).
 ``--shell`` drops into the same image with the same passthrough instead and prints the exact
 ``docker run`` command used; ``--dry-run`` prints it without the Docker SDK or a daemon.
 Never imports torch.
@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from repro import bounds
 from repro import config as matrix_mod
+from repro.cli import options
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import builder as builder_mod
 from repro.containers import hostkind as host_mod
-from repro.containers import spec as container_mod
 from repro.errors import EXIT_OK, ConfigError
 
 PROG = "repro"
@@ -46,177 +45,46 @@ def _show(command: str) -> None:
 
 def _add_overrides(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "overrides (else $REPRO_BASE_IMAGE, $REPRO_INDEX_URL, $REPRO_WHEELHOUSE, $REPRO_PYTHON, else matrix.yaml)"
+        "overrides (command line > $REPRO_BASE_IMAGE, $REPRO_INDEX_URL, $REPRO_WHEELHOUSE, "
+        "$REPRO_PYTHON > matrix.yaml)"
     )
-    group.add_argument(
-        "--base-image",
-        metavar="IMAGE",
-        help="base image instead of the variant's (a local image works offline)",
-    )
-    group.add_argument(
-        "--index-url",
-        metavar="URL",
-        help="torch wheel index instead of the variant's ({runtime} is replaced)",
-    )
-    group.add_argument(
-        "--wheelhouse",
-        metavar="DIR",
-        help="install from the wheels in DIR only, no index and no network (see `repro wheelhouse`)",
-    )
-    group.add_argument(
-        "--python", metavar="X.Y", help="the base image's Python version (the build checks it)"
-    )
-    group.add_argument(
-        "--source",
-        metavar="DIR",
-        help="build from the repro-matrix checkout in DIR (default: the one this repro runs from)",
-    )
-    group.add_argument(
-        "--image-repo",
-        default=os.environ.get("REPRO_IMAGE_REPO", build_settings.DEFAULT_REPO),
-        metavar="NAME",
-        help="image repository; tags are NAME:<variant-id> (default: %(default)s)",
-    )
-
-
-def _add_builder(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--builder",
-        choices=builder_mod.BUILDERS,
-        default=os.environ.get(builder_mod.ENV_VAR, builder_mod.AUTO),
-        help="image builder: buildkit (the Docker CLI's buildx, or DOCKER_BUILDKIT=1 on a CLI "
-        "before 23; one pip cache shared by every variant), classic (the SDK's deprecated "
-        f"builder), auto: buildkit when usable (default: ${builder_mod.ENV_VAR}, else auto)",
-    )
+    options.add(group, "base_image", "index_url", "wheelhouse", "image_python", "source")
+    options.add(group, "image_repo")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``build``, ``host``, ``docker-run`` and ``wheelhouse`` to the ``repro`` parser."""
+    """Add ``build``, ``host``, ``docker-run`` and ``wheelhouse`` to the ``repro`` parser;
+    options from :mod:`.options`. Old positional variant ids still work, with a note."""
     build = subparsers.add_parser(
         "build", help="build (or reuse) the image of each selected variant"
     )
-    build.add_argument(
-        "variants",
-        nargs="+",
-        metavar="VARIANT_GLOB",
-        help="variant id globs, e.g. 'cu128-*' or cpu-torch2.13",
-    )
-    matrix_mod.add_config_argument(build)
+    build.add_argument("old_variants", nargs="*", help=argparse.SUPPRESS)
+    options.add(build, "variants")
+    options.add(build, "config", default=matrix_mod.DEFAULT_FILE)
     _add_overrides(build)
-    build.add_argument(
-        "--force",
-        action="store_true",
-        help="build even when the image is up to date (docker's layer cache still applies)",
-    )
-    build.add_argument("--no-cache", action="store_true", help="build without docker's layer cache")
-    _add_builder(build)
-    build.add_argument(
-        "--json",
-        action="store_true",
-        help="print the image records (tag, id, labels, installed versions) as JSON",
-    )
+    options.add(build, "force", "no_cache", "builder", "json", "context_dir")
     build.set_defaults(handler=cmd_build)
-    build.add_argument(
-        "--context-dir",
-        metavar="DIR",
-        help="only write the build context (and build-args.json) to DIR, for a manual `docker build`",
-    )
 
     host = subparsers.add_parser(
         "host",
         help="detect the host kind (NVIDIA, NVIDIA-WSL2, ROCm, ROCm-WSL2, CPU) and pre-flight each variant",
     )
-    matrix_mod.add_config_argument(host)
-    host.add_argument(
-        "--variant",
-        action="append",
-        metavar="GLOB",
-        help="pre-flight only these variants (repeatable)",
-    )
-    host.add_argument("--json", action="store_true", help="print JSON")
-    host.add_argument("--fixture", metavar="DIR", help=argparse.SUPPRESS)
+    options.add(host, "config", default=matrix_mod.DEFAULT_FILE)
+    options.add(host, "variants", "json", "fixture")
     host.set_defaults(handler=cmd_host)
 
     run = subparsers.add_parser(
         "docker-run",
         help="run the scenario cases inside a variant's image with this host's GPU passthrough",
     )
-    run.add_argument(
-        "variant", metavar="VARIANT", help="variant id (or a glob: every match runs in turn)"
+    run.add_argument("old_variant", nargs="?", help=argparse.SUPPRESS)
+    options.add(run, "variants")
+    options.add(run, "config", default=matrix_mod.DEFAULT_FILE)
+    options.add(run, "patterns", "results_dir", "output_dir", "shell", "keep_container")
+    options.add(
+        run, "dry_run", "json", "no_build", "builder", "timeout", "timeout_scale", "shm_size", "ipc"
     )
-    matrix_mod.add_config_argument(run)
-    matrix_mod.add_case_selector_argument(run)
-    run.add_argument(
-        "--results",
-        metavar="DIR",
-        help="results root on the host; each run's own results/<run-id> is the only writable mount (default: defaults.results_dir)",
-    )
-    run.add_argument(
-        "--report",
-        metavar="DIR",
-        help="afterwards merge every run under --results into DIR/matrix.* (even after a timeout)",
-    )
-    run.add_argument(
-        "--shell",
-        action="store_true",
-        help="open a shell in the image with the same passthrough and mounts instead of running the cases",
-    )
-    run.add_argument(
-        "--keep-container", action="store_true", help="do not remove the container afterwards"
-    )
-    run.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print the effective settings and the docker command, start nothing",
-    )
-    run.add_argument("--no-build", action="store_true", help="use the existing image, never build")
-    _add_builder(run)
-    run.add_argument(
-        "--timeout",
-        type=float,
-        metavar="S",
-        help=f"hard timeout for the whole container in seconds (default: the sum of the case timeouts + {job.TIMEOUT_MARGIN_S:g})",
-    )
-    run.add_argument(
-        "--timeout-scale",
-        type=float,
-        metavar="X",
-        help="multiply every case timeout by X (passed to `repro run`)",
-    )
-    run.add_argument(
-        "--shm-size",
-        metavar="SIZE",
-        help="/dev/shm size instead of the variant's shm_size ('64m' is Docker's default)",
-    )
-    run.add_argument(
-        "--ipc",
-        choices=("host", "private", "shareable"),
-        help="IPC namespace (host: the host's /dev/shm)",
-    )
-    run.add_argument(
-        "--network",
-        default="none",
-        metavar="MODE",
-        help="container network (default: none; loopback is enough for DDP)",
-    )
-    run.add_argument(
-        "--gpus",
-        default="all",
-        metavar="LIST",
-        help="all, indices '0,1' or CDI names 'nvidia.com/gpu=0' (default: all)",
-    )
-    run.add_argument(
-        "--gpu-mode",
-        default="auto",
-        choices=container_mod.GPU_MODES,
-        help="how NVIDIA GPUs are passed (default: auto)",
-    )
-    run.add_argument(
-        "--user",
-        metavar="UID:GID",
-        help="container user (default: your uid:gid, so results are yours; as root the image's unprivileged user, never 0:0)",
-    )
-    run.add_argument("--fixture", metavar="DIR", help=argparse.SUPPRESS)
+    options.add(run, "network", "gpus", "gpu_mode", "user", "fixture")
     _add_overrides(run)
     run.set_defaults(handler=cmd_docker_run)
 
@@ -224,11 +92,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "wheelhouse",
         help="download the wheels a variant needs into DIR (pip download) for offline builds",
     )
-    wheelhouse_cmd.add_argument("variant", metavar="VARIANT", help="variant id")
-    wheelhouse_cmd.add_argument("dest", metavar="DIR", help="directory for the wheels")
-    matrix_mod.add_config_argument(wheelhouse_cmd)
+    # The old `wheelhouse VARIANT DIR` still parses (a note names --variant); DIR stays shown.
+    wheelhouse_cmd.add_argument("old_variant", nargs="?", help=argparse.SUPPRESS)
+    options.add(wheelhouse_cmd, "dest", "variants")
+    options.add(wheelhouse_cmd, "config", default=matrix_mod.DEFAULT_FILE)
+    options.add(wheelhouse_cmd, "json")
     _add_overrides(wheelhouse_cmd)
     wheelhouse_cmd.set_defaults(handler=cmd_wheelhouse)
+
+
+def _selectors(args: argparse.Namespace, old: str, command: str) -> list[str]:
+    """``--variant`` globs plus the deprecated positional ones; ConfigError when none."""
+    selectors = list(args.variants or []) + options.deprecated_positional(
+        args, old, "--variant GLOB"
+    )
+    if not selectors:
+        raise ConfigError(f"{command}: select variants with --variant GLOB (repeatable)")
+    return selectors
 
 
 def _source(args: argparse.Namespace) -> Path | None:
@@ -239,9 +119,9 @@ def _source(args: argparse.Namespace) -> Path | None:
 
 
 def _overrides(args: argparse.Namespace) -> matrix_mod.Overrides:
-    return matrix_mod.Overrides.collect(
-        {name: getattr(args, name, None) for name in matrix_mod.OVERRIDE_ENV}
-    )
+    cli = {name: getattr(args, name, None) for name in matrix_mod.OVERRIDE_ENV}
+    cli["python"] = getattr(args, "image_python", None)  # --image-python X.Y
+    return matrix_mod.Overrides.collect(cli)
 
 
 def _print_settings(
@@ -259,7 +139,7 @@ def _print_settings(
 
 def cmd_build(args: argparse.Namespace) -> int:
     config = matrix_mod.load(args.config)
-    variants = config.select_variants(args.variants)
+    variants = config.select_variants(_selectors(args, "old_variants", "build"))
     overrides = _overrides(args)
     all_settings = [
         build_settings.settings_for(v, overrides, args.image_repo, _source(args)) for v in variants
@@ -275,7 +155,11 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"--build-arg {k}={json.dumps(v) if ' ' in v or not v else v}"
             for k, v in build_args.items()
         )
-        print(f"docker build {flags} -t {all_settings[0].tag} {dest}")
+        command = f"docker build {flags} -t {all_settings[0].tag} {dest}"
+        if args.json:
+            options.print_json({"images": [], "context_dir": str(dest), "command": command})
+        else:
+            print(command)
         return EXIT_OK
     builder = builder_mod.choose(args.builder)  # before the daemon: a bad value is exit 2
     client = images.client()
@@ -288,7 +172,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             )
         )
     if args.json:
-        print(json.dumps([r.as_dict() for r in records], indent=2, sort_keys=True))
+        options.print_json({"images": [r.as_dict() for r in records]})
     else:
         for record in records:
             state = "built" if record.built else "up to date"
@@ -300,8 +184,15 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_wheelhouse(args: argparse.Namespace) -> int:
+    dest = args.dest
     config = matrix_mod.load(args.config)
-    variant = config.variant(args.variant)
+    variants = config.select_variants(_selectors(args, "old_variant", "wheelhouse"))
+    if len(variants) != 1:
+        raise ConfigError(
+            f"wheelhouse: --variant must select exactly one variant ({len(variants)} matched: "
+            f"{', '.join(v.id for v in variants)})"
+        )
+    variant = variants[0]
     overrides = _overrides(args)
     settings = build_settings.settings_for(
         variant,
@@ -310,10 +201,16 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
         ),
     )
     wheels = wheelhouse.download_wheelhouse(
-        settings, Path(args.dest), index_url=overrides.values.get("index_url")
+        settings, Path(dest), index_url=overrides.values.get("index_url")
     )
+    if args.json:
+        options.print_json(
+            {"variant": variant.id, "dir": str(dest), "wheels": [str(w) for w in wheels]}
+        )
+        return EXIT_OK
     print(
-        f"{len(wheels)} wheels in {args.dest}; build offline with: repro build {variant.id} --wheelhouse {args.dest}"
+        f"{len(wheels)} wheels in {dest}; build offline with: "
+        f"repro build --variant {variant.id} --wheelhouse {dest}"
     )
     return EXIT_OK
 
@@ -331,17 +228,11 @@ def _detect(args: argparse.Namespace) -> host_mod.Host:
 def cmd_host(args: argparse.Namespace) -> int:
     host = _detect(args)
     variants: list[matrix_mod.Variant] = []
-    if Path(args.config).exists() or args.variant:
-        variants = matrix_mod.load(args.config).select_variants(args.variant)
+    if Path(args.config).exists() or args.variants:
+        variants = matrix_mod.load(args.config).select_variants(args.variants)
     checks = [host_mod.preflight(host, v.id, v.accelerator) for v in variants]
     if args.json:
-        print(
-            json.dumps(
-                {"host": host.as_dict(), "preflight": [c.as_dict() for c in checks]},
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        options.print_json({"host": host.as_dict(), "preflight": [c.as_dict() for c in checks]})
         return EXIT_OK
     print(f"host kind     {host.kind}{' (WSL2)' if host.wsl2 else ''}")
     for line in host.evidence or ("no GPU device nodes, no WSL2 GPU paravirtualisation",):
@@ -419,22 +310,43 @@ def _check_numbers(args: argparse.Namespace) -> None:
             bounds.decimal(part, bounds.USER_ID, "--user")
 
 
+class _JsonOutput:
+    """``docker-run --dry-run --json``: the same events, collected into one JSON object."""
+
+    def __init__(self) -> None:
+        self.payload: dict[str, list[Any]] = {"settings": [], "commands": [], "lines": []}
+
+    def line(self, text: str) -> None:
+        self.payload["lines"].append(text)
+
+    def command(self, text: str) -> None:
+        self.payload["commands"].append(text)
+
+    def settings(self, settings: build_settings.BuildSettings) -> None:
+        self.payload["settings"].append(
+            {"variant": settings.variant.id, **{k: str(v) for k, v in settings.describe()}}
+        )
+
+
 def cmd_docker_run(args: argparse.Namespace) -> int:
     _check_numbers(args)
     config = matrix_mod.load(args.config)
-    variants = config.select_variants([args.variant])
+    selectors = _selectors(args, "old_variant", "docker-run")
+    variants = config.select_variants(selectors)
     if args.shell and len(variants) != 1:
         raise ConfigError(
-            f"--shell: {args.variant!r} matches {len(variants)} variants; name one ({', '.join(v.id for v in variants)})"
+            f"--shell: {' '.join(selectors)!r} matches {len(variants)} variants; name one ({', '.join(v.id for v in variants)})"
         )
+    if args.json and not args.dry_run:
+        raise ConfigError("docker-run: --json only with --dry-run (a run's results are junit.xml)")
     cases = matrix_mod.select_cases(config.cases(), args.patterns)
     overrides = _overrides(args)
     all_settings = [
         build_settings.settings_for(v, overrides, args.image_repo, _source(args)) for v in variants
     ]
-    options = job.JobOptions(
+    run_options = job.JobOptions(
         config_file=Path(args.config),
-        results=Path(args.results or config.results_dir).resolve(),
+        results=Path(args.results_dir or config.results_dir).resolve(),
         patterns=tuple(args.patterns or ()),
         timeout_s=args.timeout,
         timeout_scale=args.timeout_scale,
@@ -449,7 +361,12 @@ def cmd_docker_run(args: argparse.Namespace) -> int:
         no_build=args.no_build,
         builder=args.builder,
         shell=args.shell,
-        report_dir=args.report,
+        report_dir=args.output_dir,
     )
     scale = args.timeout_scale or config.timeout_scale
-    return job.docker_run(all_settings, _detect(args), cases, scale, options, _StderrOutput())
+    if args.json:
+        collected = _JsonOutput()
+        code = job.docker_run(all_settings, _detect(args), cases, scale, run_options, collected)
+        options.print_json(collected.payload)
+        return code
+    return job.docker_run(all_settings, _detect(args), cases, scale, run_options, _StderrOutput())

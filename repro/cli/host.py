@@ -9,29 +9,22 @@ one boundary.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
-import sys
 from typing import Any
 
+from repro.cli import options
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.host import deep, doctor, fingerprint
 
 
 def register(subparsers: Any) -> None:
     """Add the ``env`` and ``doctor`` subcommands to ``subparsers`` (an ``add_subparsers()``
-    result), with ``handler`` set to :func:`run_env` and :func:`run_doctor`."""
+    result), with ``handler`` set to :func:`run_env` and :func:`run_doctor`; options from
+    :mod:`.options`."""
     env = subparsers.add_parser(
         "env",
         help="print the host and runtime fingerprint (GPUs, driver, torch build, WSL2, container)",
     )
-    env.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
-    env.add_argument(
-        "--python",
-        default=sys.executable,
-        help="interpreter whose torch is probed (default: this one)",
-    )
+    options.add(env, "json", "python")
     env.set_defaults(handler=run_env)
 
     check = subparsers.add_parser(
@@ -40,19 +33,7 @@ def register(subparsers: Any) -> None:
         description="Health pre-flight: nvidia-smi, NVML, ROCm SMI, /dev/shm, driver vs runtime. "
         "Exit 1 when a check fails.",
     )
-    check.add_argument("--json", action="store_true", help="print the findings as JSON")
-    check.add_argument(
-        "--python",
-        default=sys.executable,
-        metavar="PATH",
-        help="interpreter whose torch build is checked against the driver (default: this one)",
-    )
-    check.add_argument(
-        "--deep",
-        action="store_true",
-        help="also exercise the accelerator: every NVML query, a CUDA op after fork (the zygote's "
-        "premise), CUDA/cuDNN/NCCL smoke, a /dev/shm write, Fabric Manager (seconds to minutes)",
-    )
+    options.add(check, "json", "python", "deep")
     check.set_defaults(handler=run_doctor)
 
 
@@ -61,25 +42,19 @@ def run_env(args: argparse.Namespace) -> int:
     layout). A missing or broken interpreter is reported in the fingerprint, not raised."""
     fp = fingerprint.collect(python=args.python)
     if args.json:
-        print(json.dumps(fp.to_json(), indent=2, sort_keys=True))
+        options.print_json(fp.to_json())
     else:
         print(fingerprint.format_text(fp))
     return EXIT_OK
 
 
 def interpreter(python: str) -> str:
-    """``--python`` checked: an existing executable file or a command on PATH (resolved).
-    Raises ConfigError naming the option otherwise."""
-    if os.sep in python or (os.altsep and os.altsep in python):
-        if not os.path.isfile(python):
-            raise ConfigError(f"--python {python}: no such file")
-        if not os.access(python, os.X_OK):
-            raise ConfigError(f"--python {python}: not executable")
-        return python
-    resolved = shutil.which(python)
-    if resolved is None:
-        raise ConfigError(f"--python {python}: not found on PATH")
-    return resolved
+    """``--python`` checked (:func:`repro.cli.options.interpreter_path`): an existing executable
+    file or a command on PATH (resolved). Raises ConfigError naming the option otherwise."""
+    try:
+        return options.interpreter_path(python)
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(f"--python {exc}") from None
 
 
 def run_doctor(args: argparse.Namespace) -> int:
@@ -96,7 +71,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             "failed": doctor.failed(findings),
             "findings": [f.to_json() for f in findings],
         }
-        print(json.dumps(out, indent=2))
+        options.print_json(out)
     else:
         print(f"host   {fingerprint.host_key(fp)}")
         print(f"python {python} (torch {fp.runtime.torch or '-'} [{fingerprint.runtime_tag(fp)}])")

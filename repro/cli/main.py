@@ -18,12 +18,15 @@ import contextlib
 import os
 import sys
 import threading
-from typing import NoReturn
+from typing import Any, NoReturn
+
+import argcomplete
 
 import repro
 from repro.cli import bisect as bisect_cmd
 from repro.cli import check as check_cmd
 from repro.cli import classify as classify_cmd
+from repro.cli import completion as completion_cmd
 from repro.cli import docker
 from repro.cli import host as host_cmd
 from repro.cli import plan as plan_cmd
@@ -39,6 +42,7 @@ from repro.errors import (
     ReproError,
     unexpected,
 )
+from repro.suggest import did_you_mean
 
 PROG = "repro"
 #: Set to 1 to get the traceback of an unexpected exception instead of its one line.
@@ -61,11 +65,38 @@ def _cut(line: str) -> str:
 
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error (``repro run: error: ...``) and exit status 2,
-    like every other bad input; subparsers inherit it."""
+    like every other bad input, and "did you mean" for a mistyped command or choice;
+    subparsers inherit it."""
 
     def error(self, message: str) -> NoReturn:
         message = _cut(" ".join(message.splitlines()))
         self.exit(EXIT_CONFIG, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            known = [str(c) for c in action.choices]
+            hint = did_you_mean(str(value), known)
+            raise argparse.ArgumentError(
+                action,
+                f"invalid choice: {value!r} ({hint + ' ' if hint else ''}"
+                f"choose from {', '.join(known)})",
+            )
+
+    def unrecognized(self, extras: list[str]) -> NoReturn:
+        """Error for arguments no option of this parser takes, naming the closest flags."""
+        flags = [
+            flag
+            for action in self._actions
+            if action.help != argparse.SUPPRESS
+            for flag in action.option_strings
+        ]
+        hints = []
+        for extra in extras:
+            if extra.startswith("-"):
+                hint = did_you_mean(extra.split("=", 1)[0], flags)
+                if hint:
+                    hints.append(f"{extra}: {hint}")
+        self.error(f"unrecognized arguments: {' '.join(extras)}" + "".join(f"; {h}" for h in hints))
 
 
 def _epilog() -> str:
@@ -87,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"repro-matrix {repro.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.subcommands = sub.choices  # name -> parser, for "did you mean" on flags
     # One register() per command module; the commands still defined below keep theirs here.
     plan_cmd.register(sub)
     check_cmd.register(sub)
@@ -97,7 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
     docker.register(sub)
     venv_cmd.register(sub)
     bisect_cmd.register(sub)
+    completion_cmd.register(sub)
+    for name, command in sub.choices.items():
+        command.set_defaults(subcommand=name)
     return parser
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse ``argv`` (argcomplete answers a TAB here and exits); an unknown flag is a usage
+    error of its subcommand with the closest known flags (exit 2)."""
+    parser = build_parser()
+    argcomplete.autocomplete(parser)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.subcommands.get(getattr(args, "subcommand", ""), parser).unrecognized(extras)
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,7 +191,7 @@ def _leave_lingering_threads(code: int) -> None:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     try:
         code = args.handler(args)
         _flush_stdout()  # a full disk under `> out.json` fails here, inside the boundary

@@ -13,34 +13,19 @@ import sys
 from typing import Any
 
 from repro import config
+from repro.cli import options
 from repro.compat import check as compat_check
 from repro.config import github_plan
 from repro.errors import EXIT_OK, ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``plan`` subcommand (handler :func:`run`)."""
+    """Add the ``plan`` subcommand (handler :func:`run`); options from :mod:`.options`."""
     plan = subparsers.add_parser(
         "plan", help="print the selected variants, cases and effective settings"
     )
-    config.add_config_argument(plan)
-    plan.add_argument(
-        "--variant",
-        action="append",
-        metavar="GLOB",
-        help="variant id glob, e.g. 'cu12*-torch2.8' (repeatable; * and ?, brackets are literal)",
-    )
-    plan.add_argument("--json", action="store_true", help="machine-readable output")
-    plan.add_argument(
-        "--github",
-        action="store_true",
-        help="print the GitHub Actions job matrix (one line of JSON: one job per variant x runner kind)",
-    )
-    plan.add_argument(
-        "--tier",
-        metavar="NAME",
-        help="with --github: the tier from matrix.yaml's tiers: (e.g. pr, nightly, full); default: everything",
-    )
+    options.add(plan, "config", default=config.DEFAULT_FILE)
+    options.add(plan, "variants", "json", "github", "tier")
     plan.set_defaults(handler=run)
 
 
@@ -86,14 +71,14 @@ def run(args: argparse.Namespace) -> int:
     if args.tier and not args.github:
         raise ConfigError("--tier: only with --github (the tier picks the CI jobs)")
     if args.github:
-        jobs = github_plan.plan_github(matrix, args.tier, args.variant)
+        jobs = github_plan.plan_github(matrix, args.tier, args.variants)
         warn_stale_pins(matrix)
         print(json.dumps(jobs))
         return EXIT_OK
-    plan = build(matrix, args.variant)
+    plan = build(matrix, args.variants)
     warn_stale_pins(matrix)
     if args.json:
-        print(json.dumps(plan, indent=2, sort_keys=True))
+        options.print_json(plan)
         return EXIT_OK
     print(f"matrix: {matrix.path}")
     print("defaults: " + ", ".join(f"{k}={v}" for k, v in sorted(matrix.defaults.items())))

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
@@ -16,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds
+from repro.cli import options
 from repro.errors import EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
+from repro.report.annotations import github_annotations
 from repro.report.history import archive_previous, load_history
 from repro.report.merge import build_report, totals_line
 from repro.report.outputs import write_outputs
@@ -50,82 +51,15 @@ def register(subparsers: Any) -> None:
 
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "inputs",
-        nargs="+",
-        type=Path,
-        metavar="DIR_OR_FILE",
-        help="results directories or JUnit XML files",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        default=Path("."),
-        metavar="DIR",
-        help="output directory (default: .)",
-    )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="PATH",
-        help="matrix.yaml: show its `expect:` entries as expected failures and warn about "
-        "variants, runtimes and torch pins without results",
-    )
-    parser.add_argument(
-        "--history",
-        type=Path,
-        metavar="DIR",
-        help="keep the previous matrix.json in DIR and mark what changed since then",
-    )
-    parser.add_argument(
-        "--no-predict",
-        dest="predict",
-        action="store_false",
-        help="do not predict cells from the compatibility facts",
-    )
-    parser.add_argument(
-        "--no-coverage",
-        dest="coverage",
-        action="store_false",
-        help="with --config: do not warn about variants, runtimes and pins without results "
-        "(a single-host run covers one variant)",
-    )
+    options.add(parser, "inputs")
+    options.add(parser, "output_dir", default=".")
+    options.add(parser, "config", "history", "predict", "coverage", "json", "github_annotations")
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "base", type=Path, metavar="BASE", help="baseline matrix.json or results directory"
-    )
-    parser.add_argument(
-        "cand", type=Path, metavar="CAND", help="candidate matrix.json or results directory"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print the comparison as JSON instead of Markdown"
-    )
-    parser.add_argument(
-        "--markdown",
-        type=Path,
-        metavar="PATH",
-        help="also write the Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)",
-    )
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=compare_mod.DEFAULT_THRESHOLD * 100,
-        metavar="PCT",
-        help="report a rate metric (metric.*_per_s) that drops by more than PCT percent "
-        "(default: %(default)g)",
-    )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="PATH",
-        help="matrix.yaml whose `expect:` entries apply to results directories",
-    )
-    parser.add_argument(
-        "--fail-on-throughput", action="store_true", help="exit 1 on a throughput drop too"
-    )
+    options.add(parser, "base", "cand", "json", "markdown")
+    options.add(parser, "threshold", default=compare_mod.DEFAULT_THRESHOLD * 100)
+    options.add(parser, "config", "fail_on_throughput")
 
 
 def _load_config(path: Path | None) -> Any:
@@ -150,10 +84,14 @@ def run_report(args: argparse.Namespace) -> int:
 
     Raises ConfigError (bad input) or FatalError (outputs not writable).
     """
+    if args.json and args.github_annotations:
+        raise ConfigError("--github-annotations: not with --json (both print to standard output)")
     config = _load_config(args.config)
+    args.inputs = [Path(p) for p in args.inputs]
+    args.output = Path(args.output_dir)
     history, previous, notes = None, None, []
     if args.history is not None:
-        history, notes = load_history(args.history)
+        history, notes = load_history(Path(args.history))
         previous_path = args.output / "matrix.json"
         if previous_path.is_file():
             try:
@@ -180,14 +118,27 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"repro report: warning: {line}", file=sys.stderr)
     try:
         if previous is not None:
-            archive_previous(args.output, args.history, previous)
+            archive_previous(args.output, Path(args.history), previous)
         written = write_outputs(report, args.output)
     except OSError as exc:
         where = exc.filename or args.output
         raise FatalError(f"cannot write {where}: {exc.strerror or exc}") from None
+    if args.json:
+        options.print_json(
+            {
+                "written": [str(p) for p in written],
+                "totals": totals_line(report),
+                "problems": [{"path": str(p), "reason": r} for p, r in report.problems],
+                "warnings": notes + list(report.warnings),
+            }
+        )
+        return EXIT_OK
     for path in written:
         print(path)
     print(totals_line(report))
+    if args.github_annotations:
+        for line in github_annotations(report):
+            print(line)
     return EXIT_OK
 
 
@@ -199,6 +150,7 @@ def run_compare(args: argparse.Namespace) -> int:
     """
     bounds.THRESHOLD_PCT.check(args.threshold, "--threshold")
     config = _load_config(args.config)
+    args.base, args.cand = Path(args.base), Path(args.cand)
     try:
         base = compare_mod.load_side(args.base, config)
         cand = compare_mod.load_side(args.cand, config)
@@ -216,13 +168,12 @@ def run_compare(args: argparse.Namespace) -> int:
         compare_mod.render_markdown(result) if args.markdown is not None or not args.json else ""
     )
     if args.json:
-        json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)  # streamed
-        print()
+        options.print_json(result)  # written as it is encoded
     else:
         print(markdown, end="")
     if args.markdown is not None:
         try:
-            args.markdown.write_text(markdown, encoding="utf-8")
+            Path(args.markdown).write_text(markdown, encoding="utf-8")
         except OSError as exc:
             raise FatalError(f"cannot write {args.markdown}: {exc.strerror or exc}") from None
     return compare_mod.exit_code(result, fail_on_throughput=args.fail_on_throughput)

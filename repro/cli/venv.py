@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from repro import config as matrix_mod
+from repro.cli import options
 from repro.envs import lane
 
 PROG = "repro"
@@ -15,54 +16,24 @@ PROG = "repro"
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the pinned wheels come from and which Python: ``--index-url``, ``--wheelhouse``
-    and ``--python`` are the override cascade's (``REPRO_INDEX_URL``, ``REPRO_WHEELHOUSE``,
-    ``REPRO_PYTHON`` when not given); ``--extra-index-url`` and ``--find-links`` add sources."""
+    and ``--env-python`` are the override cascade's (``REPRO_INDEX_URL``, ``REPRO_WHEELHOUSE``,
+    ``REPRO_PYTHON`` when not given); ``--extra-index-url`` and ``--find-links`` add sources.
+    Options from :mod:`repro.cli.options`."""
     group = parser.add_argument_group(
         "environment (else $REPRO_INDEX_URL, $REPRO_WHEELHOUSE, $REPRO_PYTHON, else matrix.yaml)"
     )
-    group.add_argument(
-        "--index-url",
-        metavar="URL",
-        help="wheel index of the pinned package ({runtime} is replaced)",
-    )
-    group.add_argument(
-        "--extra-index-url",
-        dest="extra_index_urls",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="another index for the pinned package and its dependencies (repeatable)",
-    )
-    group.add_argument(
-        "--find-links",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a directory (or page) of wheels beside the index (repeatable)",
-    )
-    group.add_argument(
-        "--wheelhouse",
-        metavar="DIR",
-        help="install from the wheels in DIR only: no index, no network (see `repro wheelhouse`)",
-    )
-    group.add_argument(
-        "--python",
-        metavar="X.Y",
-        help="the environment's Python (a version or a path; uv downloads one the host lacks)",
-    )
-    group.add_argument(
-        "--env-cache",
-        metavar="DIR",
-        help="where environments are kept (default: $REPRO_ENV_CACHE, else ~/.cache/repro-matrix/envs)",
-    )
+    options.add(group, "index_url", "extra_index_urls", "find_links", "wheelhouse")
+    options.add(group, "env_python", "env_cache")
 
 
 def overrides_from(args: argparse.Namespace) -> matrix_mod.Overrides:
     """The override cascade for ``--index-url``, ``--wheelhouse`` and ``--python``."""
-    names = ("index_url", "wheelhouse", "python")
-    return matrix_mod.Overrides.collect(
-        {name: getattr(args, name, None) for name in names}, python_path=True
-    )
+    cli = {
+        "index_url": getattr(args, "index_url", None),
+        "wheelhouse": getattr(args, "wheelhouse", None),
+        "python": getattr(args, "env_python", None),
+    }
+    return matrix_mod.Overrides.collect(cli, python_path=True, flags={"python": "--env-python"})
 
 
 def source_options(args: argparse.Namespace) -> lane.SourceOptions:
@@ -82,24 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "project, then run `repro run` with its interpreter; results are recorded as the "
         "variant with variant.lane=venv. Arguments after -- go to `repro run`.",
     )
-    run.add_argument("variant", metavar="VARIANT", help="variant id in matrix.yaml")
-    matrix_mod.add_config_argument(run)
-    matrix_mod.add_case_selector_argument(run)
-    run.add_argument(
-        "--results", metavar="DIR", help="results root (default: defaults.results_dir)"
-    )
+    options.add(run, "variant_id")
+    options.add(run, "config", default=matrix_mod.DEFAULT_FILE)
+    options.add(run, "patterns", "results_dir")
     add_source_arguments(run)
-    run.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print the environment's settings and key and the `repro run` command; make nothing",
-    )
-    run.add_argument(
-        "run_args",
-        nargs=argparse.REMAINDER,
-        metavar="-- RUN_ARGS",
-        help="more `repro run` options, e.g. -- --timeout-scale 2 -j 1",
-    )
+    options.add(run, "dry_run", "run_args")
     run.set_defaults(handler=cmd_venv_run, own_parser=run)
 
 
@@ -112,20 +70,20 @@ def split_remainder(args: argparse.Namespace) -> list[str]:
     own, after = rest[:cut], rest[cut + 1 :]
     if own:
         args.run_args = []
-        args.own_parser.parse_args([*own, args.variant], namespace=args)
+        args.own_parser.parse_args([*own, args.variant_id], namespace=args)
     return after
 
 
 def run_args_from(
     args: argparse.Namespace, after: list[str], no_accelerator: str | None = None
 ) -> list[str]:
-    """``-k`` and ``--results`` as `repro run` options, ``--no-expect-accelerator`` when
+    """``-k`` and ``--results-dir`` as `repro run` options, ``--no-expect-accelerator`` when
     ``no_accelerator`` says why the host lacks the variant's GPU, then what came after ``--``."""
     out: list[str] = ["--no-expect-accelerator"] if no_accelerator else []
     for pattern in args.patterns or ():
         out += ["-k", pattern]
-    if args.results:
-        out += ["--results", args.results]
+    if args.results_dir:
+        out += ["--results-dir", args.results_dir]
     return out + after
 
 
@@ -136,7 +94,7 @@ def cmd_venv_run(args: argparse.Namespace) -> int:
 
     after = split_remainder(args)
     config = matrix_mod.load(args.config)
-    variant = config.variant(args.variant)
+    variant = config.variant(args.variant_id)
     overrides = overrides_from(args)
     spec = lane.spec_for_variant(variant, overrides, source_options(args))
     for name, value in spec.describe():

@@ -71,7 +71,7 @@ def selectors(scenarios: Sequence[str]) -> list[str]:
 
 def job_command(variant_id: str, scenarios: Sequence[str]) -> str:
     """The shell command a job runs (quoted for ``bash -c``)."""
-    argv = ["repro", "docker-run", variant_id, "--results", RESULTS_DIR]
+    argv = ["repro", "docker-run", "--variant", variant_id, "--results-dir", RESULTS_DIR]
     return shlex.join(argv + selectors(scenarios))
 
 

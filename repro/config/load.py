@@ -32,6 +32,7 @@ from repro.config.scripts import inline_expectations, is_script_entry, parse_scr
 from repro.config.select import DEFAULT_FILE
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
+from repro.suggest import did_you_mean
 
 SCHEMA_VERSION = 1
 ACCELERATORS = ("cuda", "rocm", "cpu")
@@ -110,8 +111,9 @@ class _Problems:
         for name in mapping:
             if name not in allowed:
                 where = f"{key}.{_shown(name)}" if key else _shown(name)
+                hint = did_you_mean(str(name), allowed)
                 self.lines.append(
-                    f"{self.path}: {where}: unknown key (expected one of: {', '.join(sorted(allowed))})"
+                    f"{self.path}: {where}: unknown key ({hint + ' ' if hint else ''}expected one of: {', '.join(sorted(allowed))})"
                 )
 
 
@@ -476,8 +478,11 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
             problems.add(f"{where}.module", "an importable module path", module)
             continue
         if module is None and name not in scenarios.BUILTIN:
+            hint = did_you_mean(str(name), scenarios.BUILTIN)
             problems.add(
-                where, f"a built-in scenario ({', '.join(scenarios.BUILTIN)}) or a `module:` path"
+                where,
+                f"a built-in scenario ({', '.join(scenarios.BUILTIN)}) or a `module:` path"
+                + (f"; {hint}" if hint else ""),
             )
             continue
         try:

@@ -18,6 +18,7 @@ from repro.config.select import glob_match, select_variants
 from repro.config.tiers import Tier
 from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
+from repro.suggest import did_you_mean
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
@@ -215,7 +216,10 @@ class Matrix:
             if variant.id == variant_id:
                 return variant
         known = ", ".join(v.id for v in self.variants)
-        raise ConfigError(f"{self.path}: no variant with id {variant_id!r} (known: {known})")
+        hint = did_you_mean(variant_id, [v.id for v in self.variants])
+        raise ConfigError(
+            f"{self.path}: no variant with id {variant_id!r} ({hint + ' ' if hint else ''}known: {known})"
+        )
 
     def select_variants(self, selectors: Sequence[str] | None) -> list[Variant]:
         """Variants whose id matches any glob (see :func:`repro.config.select.select_variants`)."""

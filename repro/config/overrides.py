@@ -36,6 +36,14 @@ _CHECKS = {
     "wheelhouse": (None, "a folder of wheels (a path)"),
     "python": (PYTHON_RE, 'a Python version like "3.12"'),
 }
+#: override name -> its command-line flag (repro/cli/options.py; the image's Python is
+#: ``--image-python``, ``--python`` being the interpreter under test)
+OVERRIDE_FLAG = {
+    "base_image": "--base-image",
+    "index_url": "--index-url",
+    "wheelhouse": "--wheelhouse",
+    "python": "--image-python",
+}
 #: Overrides that replace a Variant field (``wheelhouse`` is not one: it replaces the index).
 VARIANT_FIELDS = ("base_image", "index_url", "python")
 
@@ -43,7 +51,7 @@ VARIANT_FIELDS = ("base_image", "index_url", "python")
 @dataclass(frozen=True)
 class Overrides:
     """Values that replace the matrix's (name -> value) and where each came from
-    (name -> ``--base-image`` or ``$REPRO_BASE_IMAGE``)."""
+    (name -> ``--base-image`` or ``$REPRO_BASE_IMAGE``, see :data:`OVERRIDE_FLAG`)."""
 
     values: Mapping[str, str]
     sources: Mapping[str, str]
@@ -54,16 +62,22 @@ class Overrides:
         cli: Mapping[str, str | None],
         environ: Mapping[str, str] | None = None,
         python_path: bool = False,
+        flags: Mapping[str, str] | None = None,
     ) -> Overrides:
         """The cascade: non-empty ``cli`` values, else non-empty ``environ`` (default
         ``os.environ``) values of :data:`OVERRIDE_ENV`; anything else stays the matrix's.
         ``python_path``: ``python`` may also be an interpreter's path (the venv lane: uv's
-        ``--python`` takes either), not only a version. Raises ConfigError as :func:`check`."""
+        ``--python`` takes either), not only a version. ``flags``: the command's own spelling of an
+        override where it differs from :data:`OVERRIDE_FLAG` (venv-run's ``--env-python``).
+        Raises ConfigError as :func:`check`."""
         environ = os.environ if environ is None else environ
         values, sources = {}, {}
         for name, env_name in OVERRIDE_ENV.items():
             if cli.get(name):
-                values[name], sources[name] = str(cli[name]), f"--{name.replace('_', '-')}"
+                values[name], sources[name] = (
+                    str(cli[name]),
+                    {**OVERRIDE_FLAG, **(flags or {})}[name],
+                )
             elif environ.get(env_name):
                 values[name], sources[name] = environ[env_name], f"${env_name}"
             if name in values:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from repro.errors import ConfigError
+from repro.suggest import did_you_mean
 
 DEFAULT_FILE = "matrix.yaml"
 WILDCARDS = "*?"
@@ -62,8 +63,12 @@ def select_cases(cases: Sequence[C], patterns: Sequence[str] | None) -> list[C]:
         return list(cases)
     unmatched = [p for p in patterns if not any(case_matches(p, c.case_id) for c in cases)]
     if unmatched:
+        # "did you mean" against the scenario names (``-k dataloder``), then whole case ids
+        names = {c.case_id.split("[", 1)[0] for c in cases} | {c.case_id for c in cases}
+        hints = [h for h in (did_you_mean(p, names) for p in unmatched) if h]
         raise ConfigError(
-            f"case selector {', '.join(repr(p) for p in unmatched)} matches no case",
+            f"case selector {', '.join(repr(p) for p in unmatched)} matches no case"
+            + "".join(f"; {h}" for h in hints),
             hint="`repro run --list` shows the case ids; globs use * and ?, brackets are literal (quote them for the shell)",
         )
     return [c for c in cases if any(case_matches(p, c.case_id) for p in patterns)]
@@ -81,30 +86,28 @@ def select_variants(
         return list(variants)
     unmatched = [s for s in selectors if not any(glob_match(s, v.id) for v in variants)]
     if unmatched:
-        known = ", ".join(v.id for v in variants)
+        ids = [v.id for v in variants]
+        known = ", ".join(ids)
+        hints = [h for h in (did_you_mean(s, ids) for s in unmatched) if h]
         raise ConfigError(
-            f"{where}: variant selector {', '.join(repr(s) for s in unmatched)} matches no variant id",
+            f"{where}: variant selector {', '.join(repr(s) for s in unmatched)} matches no variant id"
+            + "".join(f"; {h}" for h in hints),
             hint=f"ids are <runtime>-torch<major.minor>; known: {known} (globs use * and ?, brackets are literal)",
         )
     return [v for v in variants if any(glob_match(s, v.id) for s in selectors)]
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``--config PATH`` option every command that reads matrix.yaml takes."""
-    parser.add_argument(
-        "--config",
-        default=DEFAULT_FILE,
-        metavar="PATH",
-        help="matrix file (default: %(default)s)",
-    )
+    """Kept for command modules written before :mod:`repro.cli.options`: the same as
+    ``options.add(parser, "config", default="matrix.yaml")`` (declared there, once)."""
+    from repro.cli import options
+
+    options.add(parser, "config", default=DEFAULT_FILE)
 
 
 def add_case_selector_argument(parser: argparse.ArgumentParser) -> None:
-    """The repeatable ``-k PATTERN`` option whose values :func:`select_cases` applies."""
-    parser.add_argument(
-        "-k",
-        dest="patterns",
-        action="append",
-        metavar="PATTERN",
-        help="run only cases whose id contains PATTERN or matches the glob (* and ?; brackets are literal; repeatable)",
-    )
+    """Kept for command modules written before :mod:`repro.cli.options`: the same as
+    ``options.add(parser, "patterns")`` (the repeatable ``-k PATTERN``, declared there)."""
+    from repro.cli import options
+
+    options.add(parser, "patterns")

@@ -298,7 +298,7 @@ def _image_id(client, settings: build_settings.BuildSettings, opts: JobOptions, 
         if image is None and not opts.dry_run:
             raise FatalError(
                 f"--no-build: image {settings.tag} does not exist",
-                hint=f"repro build {settings.variant.id}",
+                hint=f"repro build --variant {settings.variant.id}",
             )
         return image.id if image is not None else settings.tag
     out.settings(settings)

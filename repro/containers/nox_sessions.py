@@ -10,7 +10,7 @@ Each is parametrised by torch pin (``nox -s "repro-cu128(2.8.0)"`` runs one pin,
 repro-cu128`` all) and tagged with the accelerator, the runtime and ``docker`` (``nox -t cuda``);
 GPU sessions are ``default=False``. Arguments after ``--`` go to ``repro docker-run`` (or
 ``repro build``): ``nox -s repro-cpu -- -k shm --shm-size 64m``, ``nox -s repro-cu128 -- -k CASE
---shell``. Overrides: ``--base-image/--index-url/--wheelhouse/--python`` there, or
+--shell``. Overrides: ``--base-image/--index-url/--wheelhouse/--image-python`` there, or
 ``REPRO_BASE_IMAGE``/``REPRO_INDEX_URL``/``REPRO_WHEELHOUSE``/``REPRO_PYTHON``; the command prints
 the effective settings. Each session installs repro-matrix with the docker SDK into its own venv
 (``.nox/<session>``), never into the interpreter running nox.
@@ -32,13 +32,16 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
         session.install("--quiet", "-e", ".[docker,nvidia]")
         variant_id = variant_ids[torch]
         if not run:
-            session.run("repro", "build", variant_id, "--config", config_path, *session.posargs)
+            session.run(
+                "repro", "build", "--variant", variant_id, "--config", config_path,
+                *session.posargs,
+            )  # fmt: skip
             return
         # docker-run exits 1 when a reproduction reproduced (red cases): still a completed run.
-        # --report refreshes results/matrix.* even when the container hit its timeout.
+        # --output-dir refreshes results/matrix.* even when the container hit its timeout.
         session.run(
-            "repro", "docker-run", variant_id, "--config", config_path,
-            "--results", RESULTS, "--report", RESULTS, *session.posargs,
+            "repro", "docker-run", "--variant", variant_id, "--config", config_path,
+            "--results-dir", RESULTS, "--output-dir", RESULTS, *session.posargs,
             success_codes=[0, 1],
         )  # fmt: skip
 
@@ -52,10 +55,10 @@ def _venv_body(config_path: str, variant_ids: dict[str, str]) -> Callable[..., N
         session.install("--quiet", "-e", ".[venv,nvidia]")
         session.run(
             "repro", "venv-run", variant_ids[torch], "--config", config_path,
-            "--results", RESULTS, *session.posargs, success_codes=[0, 1],
+            "--results-dir", RESULTS, *session.posargs, success_codes=[0, 1],
         )  # fmt: skip
         session.run(
-            "repro", "report", RESULTS, "--output", RESULTS, "--config", config_path,
+            "repro", "report", RESULTS, "--output-dir", RESULTS, "--config", config_path,
             "--no-coverage",
         )  # fmt: skip
 
@@ -99,12 +102,14 @@ def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:
         tags = list(dict.fromkeys([accelerator, runtime, "docker"] + (["gpu"] if gpu else [])))
         for kind, run in (("build", False), ("repro", True)):
             body = _session_body(config_path, ids, run)
-            what = (
-                "Build (if out of date)"
+            # One description that is true of each parametrization (nox copies it to every
+            # pin): the session's own variant is the pin in parentheses.
+            body.__doc__ = (
+                f"Build the {runtime} image of the torch pin in parentheses if out of date."
                 if not run
-                else "Build if needed, run every case inside, refresh results/matrix.* for"
+                else f"Run every case in the {runtime} image of the torch pin in parentheses "
+                "(built if needed); refresh results/matrix.*."
             )
-            body.__doc__ = f"{what} {', '.join(ids.values())} [{runtime}, docker]."
             body.__name__ = body.__qualname__ = f"{kind}_{runtime.replace('.', '_')}"
             name = f"{kind}-{runtime}"
             parametrized = nox.parametrize("torch", pins, ids=pins)(body)

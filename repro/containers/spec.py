@@ -234,11 +234,11 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
             "run",
             "--config",
             f"{CONTAINER_CONFIG_DIR}/{Path(options.config_file).name}",
-            "--variant",
+            "--as-variant",
             options.variant_id,
             "--run-dir",
             container_run_dir,
-            "--host-fingerprint",
+            "--fingerprint",
             CONTAINER_HOST_FP,
         ]
         for pattern in options.patterns:

@@ -79,12 +79,15 @@ def wheelhouse_commands(
 def download_wheelhouse(
     settings: BuildSettings, dest: Path, index_url: str | None = None, out: IO[str] | None = None
 ) -> list[str]:
-    """Run :func:`wheelhouse_commands`; returns the wheel names in ``dest``. FatalError on failure."""
+    """Run :func:`wheelhouse_commands`; returns the wheel names in ``dest``. FatalError on failure.
+
+    pip's progress goes to standard error (file descriptor 2), so standard output carries only
+    what the command prints itself (``repro wheelhouse --json``)."""
     out = out or sys.stderr
     dest.mkdir(parents=True, exist_ok=True)
     for command in wheelhouse_commands(settings, dest, index_url=index_url):
         print("repro: " + " ".join(command), file=out, flush=True)
-        done = subprocess.run(command, stdin=subprocess.DEVNULL)
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=2)
         if done.returncode != 0:
             raise FatalError(
                 f"pip download failed (exit status {done.returncode}) for {settings.variant.id}"

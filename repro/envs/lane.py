@@ -148,9 +148,9 @@ def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str 
 def run_command(
     env: Env, variant_id: str, config: str, run_args: Sequence[str], properties: Sequence[str] = ()
 ) -> list[str]:
-    """``<env python> -m repro run --config C --variant ID --property variant.lane=venv ...``
+    """``<env python> -m repro run --config C --as-variant ID --property variant.lane=venv ...``
     followed by ``run_args`` (``-k``, ``--results``...; the runner's own options)."""
-    command = [env.python, "-m", "repro", "run", "--config", config, "--variant", variant_id]
+    command = [env.python, "-m", "repro", "run", "--config", config, "--as-variant", variant_id]
     for prop in (f"{LANE_PROPERTY}={LANE}", f"{ENV_KEY_PROPERTY}={env.key}", *properties):
         command += ["--property", prop]
     return [*command, *run_args]

@@ -510,5 +510,5 @@ class Fingerprint:
 
 def as_fingerprint(fp: Fingerprint | Mapping[str, Any]) -> Fingerprint:
     """``fp`` itself, or ``Fingerprint.from_json(fp)`` for fingerprint JSON (a dict read from
-    ``fingerprint.json`` or ``--host-fingerprint``)."""
+    ``fingerprint.json`` or ``--fingerprint``)."""
     return fp if isinstance(fp, Fingerprint) else Fingerprint.from_json(fp)

@@ -23,6 +23,7 @@ from repro.junit.files import is_under
 from repro.outcomes import SEVERITY_RANK, Outcome
 from repro.report.labels import (
     LEGEND,
+    RED_STATES,
     case_label,
     cell_label,
     cell_marks,
@@ -183,9 +184,32 @@ def _signatures(cell: Cell | None) -> str:
     return " ".join(sorted({c.signature for c in cell.cases if c.signature}))
 
 
+def attention_rank(state: str) -> int:
+    """0 for a red state, 1 for an expected reproduction (blue), 2 for anything else: the page
+    shows red, then blue cells first (rows, columns and drill-downs, otherwise in the report's
+    order), so they are on the first screen at any width."""
+    return 0 if state in RED_STATES else 1 if state == STATE_EXPECTED else 2
+
+
+def _red_and_blue_first(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(hosts, variants)`` of ``report``, each stably sorted by its most urgent cell."""
+    rank: dict[tuple[str, str], int] = {
+        (cell.host, cell.variant): attention_rank(cell_label(cell)[0]) for cell in report.cells
+    }
+    host_rank: dict[str, int] = {}
+    variant_rank: dict[str, int] = {}
+    for (host, variant), value in rank.items():
+        host_rank[host] = min(value, host_rank.get(host, 2))
+        variant_rank[variant] = min(value, variant_rank.get(variant, 2))
+    hosts = sorted(report.hosts, key=lambda h: host_rank.get(h["key"], 2))
+    variants = sorted(report.variants, key=lambda v: variant_rank.get(v["id"], 2))
+    return hosts, variants
+
+
 def render_html(report: Report, out_dir: Path) -> str:
     """``matrix.html``: one self-contained page (inline CSS/JS/SVG, links to logs relative to
-    out_dir): sticky headers, filters by state/signature/flag, per-cell drill-down."""
+    out_dir): sticky headers, filters by state/signature/flag, per-cell drill-down; red, then
+    blue (expected) cells first (:func:`attention_rank`), the expectations table folded."""
     import jinja2
     import markupsafe
 
@@ -201,11 +225,12 @@ def render_html(report: Report, out_dir: Path) -> str:
         (cell.host, cell.variant): f"cell-{index}" for index, cell in enumerate(report.cells)
     }
     cuts: list[str] = []
-    variants = report.variants[:HTML_MAX_TABLE_CELLS]
+    all_hosts, all_variants = _red_and_blue_first(report)  # a cut never drops a red one first
+    variants = all_variants[:HTML_MAX_TABLE_CELLS]
     if len(variants) < len(report.variants):
         cuts.append(f"{len(report.variants) - len(variants)} variant columns left out of the table")
     variant_ids = [v["id"] for v in variants]
-    hosts = report.hosts[: max(1, HTML_MAX_TABLE_CELLS // max(1, len(variant_ids)))]
+    hosts = all_hosts[: max(1, HTML_MAX_TABLE_CELLS // max(1, len(variant_ids)))]
     if len(hosts) < len(report.hosts):
         cuts.append(f"{len(report.hosts) - len(hosts)} host rows left out of the table")
     invalid: dict[tuple[str, str], list[str]] = {}
@@ -237,7 +262,7 @@ def render_html(report: Report, out_dir: Path) -> str:
         )
     details = []
     budget, omitted_cases, omitted_cells = HTML_MAX_CASE_BYTES, 0, 0
-    for cell in report.cells:
+    for cell in sorted(report.cells, key=lambda c: attention_rank(cell_label(c)[0])):
         budget -= _CASE_ROW_OVERHEAD + sum(len(f) + 40 for f in cell.files)
         if budget <= 0:
             omitted_cells += 1

@@ -20,6 +20,12 @@ from repro.report.model import (
     Report,
 )
 
+#: The red states of a cell: a reproduced bug or a broken run (failed, error, crashed, hung);
+#: ``expected`` (blue) is not among them.
+RED_STATES = frozenset(
+    o.value for o in (Outcome.FAILED, Outcome.ERROR, Outcome.CRASHED, Outcome.HUNG)
+)
+
 EMOJI = {
     Outcome.PASSED.value: "🟩",
     Outcome.FAILED.value: "🟥",

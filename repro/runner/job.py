@@ -34,7 +34,7 @@ from repro.signatures import table
 
 #: Where a step tells the user what it is doing (one line, no newline).
 Say = Callable[[str], None]
-#: The ``repro run`` flag that records results under a ``--variant`` whose torch pin is not the
+#: The ``repro run`` flag that records results under a ``--as-variant`` whose torch pin is not the
 #: interpreter's (``RunOptions.allow_variant_mismatch``); named in the refusal.
 ALLOW_MISMATCH_FLAG = "--allow-variant-mismatch"
 #: Testsuite property of a run recorded under a variant its interpreter does not match.
@@ -49,7 +49,7 @@ class RunOptions:
     ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
     ``rerun_failures``: reruns of each red case, to tell flaky from deterministic (issue 11).
     ``jobs``: cases at once (``-j``); None picks :func:`default_jobs`.
-    ``expect_accelerator``: False makes a ``--variant`` run's cuda/rocm cases skip when torch
+    ``expect_accelerator``: False makes a ``--as-variant`` run's cuda/rocm cases skip when torch
     sees no device instead of failing ``accelerator_unavailable`` (the venv lane on a host
     with no GPU of the variant's kind: nothing there to blame).
     """
@@ -96,8 +96,9 @@ class RunSummary:
 def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     """Load matrix.yaml, select the cases, apply ``--timeout-scale`` and check every timeout.
 
-    Raises ConfigError for a bad file, a selector matching nothing, a scale that is not a
-    finite positive number, or a case timeout that is not (NaN would disable the watchdog).
+    Raises ConfigError for a bad file, an ``--as-variant`` id the file does not define (with
+    "did you mean", before anything is probed), a selector matching nothing, a scale that is not
+    a finite positive number, or a case timeout that is not (NaN would disable the watchdog).
     """
     config = matrix_mod.load(options.config)
     if options.variant:
@@ -119,12 +120,12 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
 
 def fingerprint_host(options: RunOptions) -> dict[str, Any]:
     """The fingerprint of the interpreter under test, keyed by the real host when a
-    ``--host-fingerprint`` file (collected outside the container) is given."""
+    ``--fingerprint`` file (collected outside the container) is given."""
     from repro.host import fingerprint
 
     fp = fingerprint.collect(python=options.python).to_json()
     if options.host_fingerprint:
-        host_fp = fingerprint.read_file(options.host_fingerprint, "--host-fingerprint")
+        host_fp = fingerprint.read_file(options.host_fingerprint, "--fingerprint")
         fp = merge_host_fingerprint(host_fp, fp)
     return fp
 
@@ -153,10 +154,10 @@ def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) ->
 def pick_variant(
     config: matrix_mod.Matrix, options: RunOptions, fp: dict[str, Any]
 ) -> dict[str, Any]:
-    """The variant the results are recorded as: ``--variant`` from matrix.yaml (inside its
+    """The variant the results are recorded as: ``--as-variant`` from matrix.yaml (inside its
     image), else derived from the interpreter's torch build (:func:`host_variant`).
 
-    Raises ConfigError when ``--variant``'s torch pin or runtime is not the interpreter's
+    Raises ConfigError when ``--as-variant``'s torch pin or runtime is not the interpreter's
     (``repro.config.variant_mismatch``) unless ``allow_variant_mismatch``; then the returned
     dict carries the reason under ``mismatch`` (said and recorded by :func:`run_job`).
     """
@@ -167,7 +168,7 @@ def pick_variant(
     why = matrix_mod.variant_mismatch(variant.torch, variant.runtime, fp.get("runtime"))
     if why and not options.allow_variant_mismatch:
         raise ConfigError(
-            f"--variant {variant.id}: {why}",
+            f"--as-variant {variant.id}: {why}",
             hint=f"run it in that variant's image or venv, or pass {ALLOW_MISMATCH_FLAG} "
             "to record the results under it anyway",
         )

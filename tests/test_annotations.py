@@ -1,0 +1,71 @@
+"""``repro report --github-annotations``: one GitHub Actions ``::error`` line per red cell with
+its signatures, escaped as the runner expects, and the fleet workflow's merge step asks for them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+from conftest import REPO
+
+from repro.cli.main import main
+from repro.report import annotations
+from repro.report.merge import build_report
+
+GOLDEN_INPUTS = REPO / "tests" / "fixtures" / "junit" / "golden" / "inputs"
+
+
+def _report(tmp_path: Path, *names: str):
+    for name in names:
+        shutil.copytree(GOLDEN_INPUTS / name, tmp_path / name)
+    return build_report([tmp_path / name for name in names])
+
+
+def test_each_red_cell_is_one_error_with_its_signatures(tmp_path):
+    report = _report(tmp_path, "run-a", "run-b", "run-c", "run-d", "pytest-cpu", "broken")
+    lines = annotations.github_annotations(report)
+    red = [c for c in report.cells if c.effective_state in annotations.RED_STATES]
+    assert len(lines) == len(red) == 2
+    hung = next(line for line in lines if "cu128-torch2.8::" in line)
+    assert hung.startswith("::error title=NVIDIA GeForce RTX 4090 · driver 570.86.15")
+    assert "::hung: fork_after_thread_lock, sigbus" in hung
+    # The skipped, passed and invalid cells are not red: no annotation names them.
+    assert not [line for line in lines if "cpu-torch2.8" in line or "broken" in line]
+
+
+def test_a_report_without_red_cells_has_no_annotation(tmp_path):
+    assert annotations.github_annotations(_report(tmp_path, "run-d")) == []
+
+
+def test_messages_and_titles_are_escaped_for_the_runner():
+    assert annotations._data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert annotations._property("host: a, b") == "host%3A a%2C b"
+
+
+def test_past_the_limit_one_line_counts_the_rest(tmp_path):
+    report = _report(tmp_path, "run-a", "run-b", "run-c", "run-d", "pytest-cpu")
+    lines = annotations.github_annotations(report, limit=1)
+    assert (
+        len(lines) == 2
+        and lines[1] == "::error title=repro-matrix::1 more red cells (see matrix.md)"
+    )
+
+
+def test_the_cli_prints_them_after_the_totals_and_refuses_them_with_json(tmp_path, capsys):
+    for name in ("run-a", "pytest-cpu"):
+        shutil.copytree(GOLDEN_INPUTS / name, tmp_path / name)
+    args = ["report", str(tmp_path / "run-a"), str(tmp_path / "pytest-cpu"), "-o", str(tmp_path)]
+    assert main([*args, "--github-annotations"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].startswith("::error title=") and out[-1].startswith("::error title=")
+    assert main([*args, "--github-annotations", "--json"]) == 2
+    assert "not with --json" in capsys.readouterr().err
+
+
+def test_the_fleet_workflow_annotates_red_cells_in_its_merge_step():
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "gpu-matrix.yml").read_text())
+    steps = [s for job in workflow["jobs"].values() for s in job.get("steps", [])]
+    merge = next(s for s in steps if s.get("name") == "merge")
+    assert 'repro" report matrix' in merge["run"] and "--github-annotations" in merge["run"]
