@@ -292,7 +292,7 @@ def test_report_without_any_junit_input_is_exit_2_with_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-# ---- repro run --variant: the label must be the interpreter's ---------------------------------
+# ---- repro run --as-variant: the label must be the interpreter's ------------------------------
 
 TWO_PINS = """\
 version: 1
@@ -309,7 +309,7 @@ scenarios:
 def test_unknown_variant_is_exit_2_with_list_too(tmp_path):
     (tmp_path / "matrix.yaml").write_text(TWO_PINS)
     for args in (("--list",), ()):
-        done = run_cli("run", "--variant", "nope", *args, cwd=tmp_path)
+        done = run_cli("run", "--as-variant", "nope", *args, cwd=tmp_path)
         assert done.returncode == 2, done.stderr
         assert done.stderr.splitlines()[-1] == (
             "repro: error: matrix.yaml: no variant with id 'nope' "
@@ -324,11 +324,13 @@ def test_list_refuses_a_foreign_pin_as_a_run_would(tmp_path, monkeypatch, capsys
     (tmp_path / "matrix.yaml").write_text(TWO_PINS)
     config = str(tmp_path / "matrix.yaml")
     monkeypatch.setattr(job, "fingerprint_host", lambda options: FINGERPRINT)  # torch 2.13.0+cpu
-    listing = ["run", "--config", config, "--list", "--variant", "cpu-torch2.15"]
+    listing = ["run", "--config", config, "--list", "--as-variant", "cpu-torch2.15"]
     assert main(listing) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
-    assert err.startswith("repro: error: --variant cpu-torch2.15: it pins torch 2.15.0 (cpu) but ")
+    assert err.startswith(
+        "repro: error: --as-variant cpu-torch2.15: it pins torch 2.15.0 (cpu) but "
+    )
     assert main([*listing, "--allow-variant-mismatch"]) == 0
     out, err = capsys.readouterr()
     assert out == "noop[torch=0]\n"
@@ -336,7 +338,7 @@ def test_list_refuses_a_foreign_pin_as_a_run_would(tmp_path, monkeypatch, capsys
         "repro: WARNING: variant cpu-torch2.15: it pins torch 2.15.0 (cpu) but the interpreter "
         "has torch 2.13.0+cpu (cpu); a run records under it anyway\n"
     )
-    assert main(["run", "--config", config, "--list", "--variant", "cpu-torch2.13"]) == 0
+    assert main(["run", "--config", config, "--list", "--as-variant", "cpu-torch2.13"]) == 0
     assert capsys.readouterr() == ("noop[torch=0]\n", "")
 
 
@@ -366,7 +368,9 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
         return
     with pytest.raises(ConfigError) as refused:
         job.pick_variant(config, options, fp)
-    assert f"--variant {variant}: it pins torch" in str(refused.value) and why in str(refused.value)
+    assert f"--as-variant {variant}: it pins torch" in str(refused.value) and why in str(
+        refused.value
+    )
     assert job.ALLOW_MISMATCH_FLAG in refused.value.hint
     allowed = job.pick_variant(
         config, job.RunOptions(variant=variant, **{"allow_variant_mismatch": True}), fp
@@ -377,17 +381,22 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
 @pytest.mark.slow
 def test_cli_refuses_a_foreign_pin_and_records_it_loudly_with_the_flag(tmp_path):
     (tmp_path / "matrix.yaml").write_text(TWO_PINS)
-    refused = run_cli("run", "--no-doctor", "--variant", "cpu-torch2.15", cwd=tmp_path)
+    refused = run_cli("run", "--no-doctor", "--as-variant", "cpu-torch2.15", cwd=tmp_path)
     assert refused.returncode == 2
     error = refused.stderr.splitlines()[-1]
-    assert error.startswith("repro: error: --variant cpu-torch2.15: it pins torch 2.15.0 (cpu)")
+    assert error.startswith("repro: error: --as-variant cpu-torch2.15: it pins torch 2.15.0 (cpu)")
     assert "--allow-variant-mismatch" in error
-    listed = run_cli("run", "--list", "--variant", "cpu-torch2.15", cwd=tmp_path)
+    listed = run_cli("run", "--list", "--as-variant", "cpu-torch2.15", cwd=tmp_path)
     assert (listed.returncode, listed.stderr.splitlines()[-1]) == (2, error), listed.stderr
     assert not (tmp_path / "results").exists()
 
     done = run_cli(
-        "run", "--no-doctor", "--variant", "cpu-torch2.15", "--allow-variant-mismatch", cwd=tmp_path
+        "run",
+        "--no-doctor",
+        "--as-variant",
+        "cpu-torch2.15",
+        "--allow-variant-mismatch",
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     assert "WARNING: variant cpu-torch2.15: it pins torch 2.15.0" in done.stderr
