@@ -313,3 +313,33 @@ def test_as_variant_is_checked_against_matrix_yaml_before_anything_runs(capsys):
     err = capsys.readouterr().err
     assert "no variant with id 'cpu-torch2.1' (did you mean 'cpu-torch2.15'" in err
     assert "fingerprinting" not in err
+
+
+def test_check_json_of_an_install_line_and_of_a_build_validate(tmp_path, capsys):
+    """Both answers of ``repro check --json`` (an install line, ``--torch/--runtime``) have the
+    one schema; the fingerprint is a file, so no probe of this machine."""
+    fp = tmp_path / "fingerprint.json"
+    fp.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "host": {"os": "Ubuntu 24.04", "python": "3.12.3", "wsl2": False},
+                "gpus": [],
+                "driver": {"nvidia": "570.86.15"},
+                "runtime": {"torch": "2.13.0+cu130", "cuda": "13.0", "arch_list": ["sm_90"]},
+            }
+        )
+    )
+    main(["check", "pip install torch==2.7.0+cu121", "--fingerprint", str(fp), "--json"])
+    line = _validate("check", capsys.readouterr().out)
+    assert line["line"] == "pip install torch==2.7.0+cu121"
+    main(["check", "--torch", "2.13.0", "--runtime", "cu130", "--fingerprint", str(fp), "--json"])
+    _validate("check", capsys.readouterr().out)
+
+
+def test_classify_json_of_a_clean_log_validates_with_no_signature(tmp_path, capsys):
+    clean = tmp_path / "clean.log"
+    clean.write_text("epoch 1 loss 0.5\nepoch 2 loss 0.4\n")
+    assert main(["classify", str(clean), "--json"]) == 0
+    data = _validate("classify", capsys.readouterr().out)
+    assert data["logs"][0]["signature"] is None

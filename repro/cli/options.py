@@ -623,7 +623,9 @@ OPTIONS: Mapping[str, Option] = {
         Option("torch", ("--torch",), "torch version, e.g. 2.7.0", metavar="VERSION"),
         Option("runtime", ("--runtime",), "runtime tag, e.g. cu121, rocm6.4, cpu", metavar="TAG"),
         # -- venv-run / bisect -----------------------------------------------------------------
-        Option("variant_id", (), "variant id in matrix.yaml", metavar="VARIANT"),
+        Option(
+            "variant_id", (), "variant id in matrix.yaml", metavar="VARIANT", completer=_variant_ids
+        ),
         Option(
             "env_python",
             ("--env-python",),
