@@ -188,7 +188,7 @@ def test_a_bad_repro_builder_is_exit_2_naming_the_variable(tmp_path):
     )
     env = {**cli_env(), builder.ENV_VAR: "kaniko", "DOCKER_HOST": f"unix://{tmp_path}/absent"}
     done = subprocess.run(
-        [sys.executable, "-m", "repro", "build", "cpu-torch2.13"],
+        [sys.executable, "-m", "repro", "build", "--variant", "cpu-torch2.13"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

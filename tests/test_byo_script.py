@@ -394,14 +394,14 @@ def test_a_symlink_leading_outside_is_refused_unless_allowed_and_then_host_lane_
     os.symlink(outside, project / "link.py")
     with pytest.raises(ConfigError, match=r"scenarios\.my_bug\.script: expected a path inside"):
         load(config)
-    for lane in (("run", "--no-doctor"), ("docker-run", "cpu-torch2.13", "--dry-run")):
+    for lane in (("run", "--no-doctor"), ("docker-run", "--variant", "cpu-torch2.13", "--dry-run")):
         done = run_cli(*lane, "--config", str(config), cwd=tmp_path, timeout=60)
         assert done.returncode == 2, done.stdout + done.stderr
         assert "scenarios.my_bug.script: expected a path inside" in done.stderr
     config.write_text(HEADER + "  my_bug: {script: link.py, allow_outside: true}\n")
     [case] = load(config).cases()
     assert case.param_dict["script"] == str(project / "link.py")
-    done = run_cli("docker-run", "cpu-torch2.13", "--dry-run", "--config", str(config),
+    done = run_cli("docker-run", "--variant", "cpu-torch2.13", "--dry-run", "--config", str(config),
                    cwd=tmp_path, timeout=60)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     [line] = [x for x in done.stderr.splitlines() if x.strip()]

@@ -660,7 +660,15 @@ def test_build_refuses_a_bad_environment_override_with_exit_2(tmp_path, capsys, 
     )
     monkeypatch.setenv("REPRO_PYTHON", "3.12;id")
     code = repro_main(
-        ["build", "cpu-torch2.13", "--config", str(matrix), "--context-dir", str(tmp_path / "ctx")]
+        [
+            "build",
+            "--variant",
+            "cpu-torch2.13",
+            "--config",
+            str(matrix),
+            "--context-dir",
+            str(tmp_path / "ctx"),
+        ]
     )
     err = capsys.readouterr().err
     assert code == 2 and '$REPRO_PYTHON: expected a Python version like "3.12"' in err
