@@ -16,6 +16,10 @@ new options to :data:`OPTIONS` (one ``Option(...)`` each, alphabetical within it
 reuses the shared ones; a per-command ``default`` or ``required`` may be passed to :func:`add`,
 never another help text or metavar.
 
+Numbers are parsed by :func:`bounded` from the ranges of :mod:`repro.bounds` (the one range
+codec, shared with matrix.yaml): a bad one is a usage error of its command at parse time
+(``argument --timeout-scale: expected a positive number of at most 100, got 0``, exit 2).
+
 Deprecated spellings (``--results``, ``--host-fingerprint``, ``--output``, ``--report``, ``run
 --variant ID``, ``build --python X.Y``...) still parse into the same value and print one line on
 stderr naming the new flag; they are hidden from ``--help`` and from completion.
