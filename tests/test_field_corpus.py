@@ -218,7 +218,7 @@ def test_classify_says_no_failure_found_for_a_clean_log_and_exits_0():
     clean = _entry("afn-8-training-progress").path
     done = _classify_cli(clean)
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    [out] = json.loads(done.stdout)["logs"]
     assert (out["signature"], out["verdict"]) == (None, "no failure found")
 
 
@@ -233,7 +233,7 @@ def test_classify_exits_1_for_an_unrecognised_failure_with_its_decisive_line(tmp
     clean = _entry("afn-8-training-progress").path
     done = _classify_cli(log, clean)
     assert done.returncode == 1, done.stderr
-    unknown, ok = json.loads(done.stdout)
+    unknown, ok = json.loads(done.stdout)["logs"]
     assert (unknown["verdict"], unknown["message"]) == (
         "unknown",
         "ZeroDivisionError: division by zero",

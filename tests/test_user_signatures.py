@@ -127,9 +127,9 @@ def test_classify_reads_a_team_file_and_refuses_a_bad_one_with_exit_2(tmp_path):
     team = _write(tmp_path, TEAM_ROWS)
     done = _classify("--json", "--signatures", str(team), str(log))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["signature"] == "team_feature_store_timeout"
+    assert json.loads(done.stdout)["logs"][0]["signature"] == "team_feature_store_timeout"
     without = _classify("--json", str(log))
-    assert (without.returncode, json.loads(without.stdout)["verdict"]) == (1, "unknown")
+    assert (without.returncode, json.loads(without.stdout)["logs"][0]["verdict"]) == (1, "unknown")
     bad = _write(tmp_path, "version: 2\nsignatures: []\n", "bad.yaml")
     refused = _classify("--signatures", str(bad), str(log))
     assert refused.returncode == 2
