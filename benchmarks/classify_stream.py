@@ -44,7 +44,7 @@ def main() -> int:
         b"RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
     )
     proc.stdin.close()
-    found = json.loads(proc.stdout.read())
+    found = json.loads(proc.stdout.read())["logs"][0]
     proc.wait()
     elapsed = time.perf_counter() - started
     rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
