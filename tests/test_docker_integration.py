@@ -234,7 +234,7 @@ def lane(tmp_path_factory):
         )
         assert done.returncode == 0, done.stderr[-5000:]
         TIMINGS["build"] = time.monotonic() - mark
-        record = json.loads(done.stdout)[0]
+        record = json.loads(done.stdout)["images"][0]
         yield {
             "client": client,
             "project": project,
@@ -331,7 +331,7 @@ def test_second_build_reuses_the_image_without_building(lane):
         cwd=lane["project"],
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    record = json.loads(done.stdout)[0]
+    record = json.loads(done.stdout)["images"][0]
     assert record["built"] is False and record["id"] == lane["record"]["id"]
     assert "is up to date" in done.stderr and "Step 1/" not in done.stderr
 
