@@ -27,6 +27,7 @@ KILL_GRACE_S = 2.0
 #: prctl(2) options, from <linux/prctl.h>.
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -43,6 +44,19 @@ def become_subreaper() -> bool:
     orphans, ``setsid``'ed ones included, are re-parented to it instead of to init, so they stay
     in its tree. Returns False where that is not available."""
     return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def is_subreaper() -> bool:
+    """Whether the calling process is a child subreaper (PR_GET_CHILD_SUBREAPER, prctl(2)):
+    only then can a direct child be an adopted orphan rather than one it started."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        return libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and bool(
+            flag.value
+        )
+    except (OSError, AttributeError):
+        return False
 
 
 def set_parent_death_signal(sig: int) -> bool:
@@ -148,6 +162,8 @@ def adopted(other_tokens: Iterable[str] = ()) -> list[psutil.Process]:
     already died are reaped (no zombies pile up in a long run); own children never are."""
     others = set(other_tokens)
     found: list[psutil.Process] = []
+    if not is_subreaper():  # orphans go to init: every direct child is the caller's own
+        return found
     with _CHILDREN.lock:
         _CHILDREN.arm()
         ignore = set(_CHILDREN.counts) | (_CHILDREN.baseline or set())

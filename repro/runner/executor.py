@@ -584,13 +584,17 @@ def _leftovers(
     report_fd: int, token: str, other_tokens: set[str], log: CaseLog
 ) -> tuple[list[str], float | None]:
     """Every process the case left behind, killed: those the harness found in its subreaper
-    tree (its report), then those outside it: processes carrying the case's token, and orphans
-    this (subreaper) process adopted (``proctree.adopted``: never a child it started, never one
-    carrying another running case's token). Returns their descriptions and the harness's CPU
-    seconds (None without a report)."""
+    tree (its report), then those outside it: processes carrying the case's token and, when the
+    harness died without a report, the orphans this (subreaper) process adopted
+    (``proctree.adopted``: never a child it started, never one carrying another running case's
+    token). Returns their descriptions and the harness's CPU seconds (None without a report)."""
     leaked, cpu_s = _harness_report(report_fd)
     found = {p.pid: p for p in proctree.case_processes(None, token)}
-    found.update({p.pid: p for p in proctree.adopted(other_tokens)})
+    if cpu_s is None:
+        # No report: the harness died, and its orphans were re-parented to this subreaper. A
+        # harness that reported outlived its case and reaped its own tree, so an orphan seen
+        # now is another case's (one whose harness died beside this one under -j N).
+        found.update({p.pid: p for p in proctree.adopted(other_tokens)})
     procs = list(found.values())
     leaked += [f"{p.pid} {proctree.describe(p)}" for p in procs]
     proctree.kill(procs)
