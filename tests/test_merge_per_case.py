@@ -402,3 +402,51 @@ def test_cli_refuses_a_foreign_pin_and_records_it_loudly_with_the_flag(tmp_path)
     assert "WARNING: variant cpu-torch2.15: it pins torch 2.15.0" in done.stderr
     (run_dir,) = (tmp_path / "results").iterdir()
     assert "repro.variant_mismatch" in (run_dir / "junit.xml").read_text()
+
+
+class _SwallowingFinaliser:
+    """Raises SIGINT inside ``__del__``: Python runs the handler there, and the KeyboardInterrupt
+    it raises is printed as "Exception ignored" and lost (as when a Popen, file or psutil object
+    is collected at the moment Ctrl-C arrives)."""
+
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+
+class _CtrlCInFinaliser(run_all_mod.Reporter):
+    def __init__(self) -> None:
+        self.fired = False
+
+    def case_tick(self, elapsed_s: float) -> None:
+        if elapsed_s > 0.5 and not self.fired:
+            self.fired = True
+            _SwallowingFinaliser()  # collected at once: SIGINT inside its __del__
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost KI
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_whose_keyboardinterrupt_a_finaliser_swallows_still_stops_the_run(
+    tmp_path, monkeypatch, jobs
+):
+    # The clean-clone CI run of 85866ed: SIGINT reached `repro run` while its sleeping case ran,
+    # and the case went on ("still running 60 s"). The real executor runs the planted cases.
+    from conftest import PLANTED
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLANTED), *sys.path]))
+    monkeypatch.syspath_prepend(str(PLANTED))
+    cases = [Case("planted", "planted", (("kind", kind),), 20.0) for kind in ("pass", "sleep")]
+    options = job.RunOptions(
+        results=str(tmp_path / "results"), isolation="fresh", python=sys.executable
+    )
+    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
+    ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
+    reporter = _CtrlCInFinaliser()
+    started = time.monotonic()
+    with pytest.raises(Interrupted) as stopped:
+        run_all_mod.run_all(ctx, cases, reporter=reporter, jobs=jobs)
+    assert reporter.fired
+    assert time.monotonic() - started < 15  # not the sleeper's 20 s timeout
+    assert str(stopped.value) == f"interrupted after 1 of 2 cases; partial results in {run_dir}"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    run_info = json.loads((run_dir / "run.json").read_text())
+    assert (run_info["cases_done"], run_info["interrupted"]) == (1, True)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import queue
+import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from repro import proctree
@@ -27,6 +28,7 @@ from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.runner.executor import (
+    CaseCancelled,
     RunContext,
     close_zygote,
     is_exclusive,
@@ -82,7 +84,13 @@ def run_all(
     proctree.become_subreaper()
     plan_zygote(ctx, [case for case in cases if _not_run(ctx, case) is None])
     try:
-        return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs)
+        with _ctrl_c_cancels(ctx) as ctrl_c:
+            try:
+                return _run_all(ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs)
+            except CaseCancelled:
+                if not ctrl_c.is_set():
+                    raise
+                raise KeyboardInterrupt from None
     except KeyboardInterrupt:
         raise _interrupted(ctx) from None
     except OSError as exc:
@@ -99,6 +107,39 @@ def run_all(
         close_zygote(ctx)
         with contextlib.suppress(OSError):
             write_run_info(ctx.run_dir, ctx.run_info)
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(ctx: RunContext) -> Iterator[threading.Event]:
+    """While the run lasts, Ctrl-C (SIGINT) sets ``ctx.cancel`` before it raises
+    KeyboardInterrupt; yields an Event set once SIGINT arrived.
+
+    Python raises KeyboardInterrupt wherever the main thread is when its handler runs; inside
+    a finaliser (``__del__``, a weakref callback: a Popen, a file, a psutil object collected
+    mid-run) the exception is printed as "Exception ignored" and lost, and the run went on
+    (measured: a clean-clone CI run under load kept running its sleeping case 60 s after
+    SIGINT). The flag survives: the watch loop stops the running case (CaseCancelled), no
+    further case starts, and the run ends as interrupted. Left as it is where SIGINT is not
+    Python's default handler (ignored under ``nohup``, or a caller's own), or off the main
+    thread."""
+    ctrl_c = threading.Event()
+
+    def on_sigint(signum: int, frame: object) -> None:
+        ctrl_c.set()
+        ctx.cancel.set()
+        raise KeyboardInterrupt
+
+    ours = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if ours:
+        signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield ctrl_c
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupted(ctx: RunContext) -> Interrupted:
@@ -187,6 +228,8 @@ def _run_all(
         return results.close()
     total = len(cases)
     for index, case in enumerate(cases, start=1):
+        if ctx.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
+            raise CaseCancelled(case.case_id)
         reporter.case_started(index, total, case)
         result = _not_run(ctx, case) or _run_one(
             ctx, case, rerun_failures, reporter, reporter.case_tick
@@ -231,6 +274,8 @@ def _run_parallel(
     next_index, shown, announced = 1, 1, 0
     try:
         while shown <= total:
+            if ctx.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
+                raise CaseCancelled(cases[shown - 1].case_id)
             while next_index <= total and may_start(cases[next_index - 1]):
                 case = cases[next_index - 1]
                 skipped = _not_run(ctx, case)
