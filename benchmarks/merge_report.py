@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from repro import gpu_properties  # noqa: E402
 from repro.junit.writer import write_junit  # noqa: E402
 from repro.outcomes import CaseResult, Outcome  # noqa: E402
 
@@ -60,10 +61,10 @@ def host_of(index: int) -> tuple[str, dict[str, str]]:
         "host.key": key,
         "host.os": "Ubuntu 24.04 LTS",
         "host.wsl2": "true" if wsl else "false",
-        "host.gpu_count": "1",
-        "host.gpu.0.name": name,
-        "host.gpu.0.vendor": "nvidia",
-        "host.gpu.0.compute_capability": capability,
+        gpu_properties.COUNT: "1",
+        **gpu_properties.encode(
+            0, {"name": name, "vendor": "nvidia", "compute_capability": capability}
+        ),
         "host.driver.nvidia": driver,
     }
     return key, props

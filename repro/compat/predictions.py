@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from repro import gpu_properties
 from repro.compat.arch import match_arch, normalise_gfx
 from repro.compat.facts import Facts, Path_, default_facts, extra_facts
 from repro.compat.forward_compat import forward_compat
@@ -44,7 +45,6 @@ from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, 
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
 _CUDA_TAG_RE = re.compile(r"^cu(\d+)(\d)$")
 _ROCM_TAG_RE = re.compile(r"^rocm(\d+(?:\.\d+)*)$")
-_GPU_PROP_RE = re.compile(r"^host\.gpu\.(\d+)\.(\w+)$")
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,13 +118,9 @@ class Gpu:
 
 def gpus_of(host_props: Mapping[str, str]) -> list[Gpu] | None:
     """The host's GPUs from ``host.gpu.N.*``; [] when ``host.gpu_count`` is 0; None: unknown."""
-    fields: dict[int, dict[str, str]] = {}
-    for name, value in host_props.items():
-        match = _GPU_PROP_RE.match(name)
-        if match:
-            fields.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    fields = gpu_properties.decode(host_props)
     if not fields:
-        return [] if (host_props.get("host.gpu_count") or "").strip() == "0" else None
+        return [] if (host_props.get(gpu_properties.COUNT) or "").strip() == "0" else None
     gpus = []
     for index in sorted(fields):
         f = fields[index]
@@ -328,7 +324,7 @@ def _kernel_image_check(
             "kernel_image",
             UNKNOWN,
             f"{label}: compute capability unknown",
-            f"host.gpu.{gpu.index}.compute_capability",
+            gpu_properties.prop_name(gpu.index, "compute_capability"),
         )
     if arch is None:
         return Reason(
@@ -443,7 +439,7 @@ def _rocm_checks(
                     "gfx",
                     UNKNOWN,
                     f"{label}: gfx target unknown",
-                    f"host.gpu.{gpu.index}.gfx_target",
+                    gpu_properties.prop_name(gpu.index, "gfx_target"),
                 )
             )
             continue
@@ -531,7 +527,7 @@ def predict(
     if not mine:
         what = "no GPU" if not gpus else f"no {'NVIDIA' if vendor == 'nvidia' else 'AMD'} GPU"
         text = f"{what} on this host for a {tag} build: its GPU cases skip, nothing to check"
-        return Prediction(UNKNOWN, (Reason("inputs", UNKNOWN, text, "host.gpu_count"),))
+        return Prediction(UNKNOWN, (Reason("inputs", UNKNOWN, text, gpu_properties.COUNT),))
     entry = _variant_entry(facts, _torch_key(variant_props, variant_id), tag)
     if accelerator == "cuda":
         reasons = _cuda_checks(facts, host_props, variant_props, mine, entry, tag)

@@ -30,6 +30,7 @@ from typing import Any
 
 import repro
 from repro import config as matrix_mod
+from repro import gpu_properties
 from repro.compat import predictions
 from repro.containers import hostkind as host_mod
 from repro.junit.sidecar import write_run_info
@@ -67,10 +68,9 @@ def _host_props(host: host_mod.Host) -> dict[str, str]:
     props = {"host.wsl2": "true" if host.wsl2 else "false"}
     if query is not None and query.ok:
         props["host.driver.nvidia"] = query.driver or ""
-        props["host.gpu_count"] = str(len(query.gpus))
+        props[gpu_properties.COUNT] = str(len(query.gpus))
         for index, name in enumerate(query.gpus):
-            props[f"host.gpu.{index}.vendor"] = "nvidia"
-            props[f"host.gpu.{index}.name"] = name
+            props.update(gpu_properties.encode(index, {"vendor": "nvidia", "name": name}))
     return props
 
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from repro import compat
+from repro import compat, gpu_properties
 from repro.containers import hostkind
 from repro.host import amd, nvidia, smi
 from repro.host.fingerprint import runtime_tag
@@ -325,8 +325,8 @@ def driver_vs_runtime(
         {
             "host.driver.nvidia": str(driver),
             "host.wsl2": "true" if wsl2 else "false",
-            "host.gpu_count": "1",
-            "host.gpu.0.vendor": "nvidia",
+            gpu_properties.COUNT: "1",
+            gpu_properties.prop_name(0, "vendor"): "nvidia",
         },
         {"variant.runtime": tag, "variant.accelerator": "cuda", "runtime.cuda": str(cuda)},
         facts=facts,

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from repro import proctree
+from repro import gpu_properties, proctree
 from repro.config import runtime_tag as config_runtime_tag
 from repro.errors import ConfigError
 from repro.host import amd, files, nvidia, nvidia_modes, selection, smi
@@ -352,18 +352,6 @@ _HOST_PROPERTIES = (
     "container",
     "wsl2",
 )
-_GPU_PROPERTIES = (
-    "name",
-    "vendor",
-    "compute_capability",
-    "gfx_target",
-    "memory_bytes",
-    "compute_mode",
-    "mig_mode",
-    "persistence_mode",
-    "ecc_mode",
-    "fabric_state",
-)
 _DRIVER_PROPERTIES = ("nvidia", "cuda_driver_api", "rocm", "amdgpu")
 _RUNTIME_PROPERTIES = (
     "torch",
@@ -407,15 +395,15 @@ def to_properties(fp: Fingerprint | Mapping[str, Any]) -> dict[str, str]:
     props: dict[str, Any] = {f"host.{n}": getattr(fp.host, n) for n in _HOST_PROPERTIES}
     props["host.key"] = host_key(fp)
     used = fp.used_gpus
-    props["host.gpu_count"] = len(used)
+    props[gpu_properties.COUNT] = len(used)
     if fp.selection is not None:
         props["host.gpu_total"] = len(fp.gpus)
         chosen = ", ".join(f"{k}={v}" for k, v in fp.selection.variables)
         props["host.gpu_selection"] = chosen or "MIG"
     props.update({f"host.env.{name}": value for name, value in fp.environment})
     for gpu in used:
-        for name in _GPU_PROPERTIES:
-            props[f"host.gpu.{gpu.index}.{name}"] = getattr(gpu, name)
+        fields = {name: getattr(gpu, name) for name in gpu_properties.FIELDS}
+        props.update(gpu_properties.encode(gpu.index, fields))
     props.update({f"host.driver.{n}": getattr(fp.driver, n) for n in _DRIVER_PROPERTIES})
     props.update({f"runtime.{n}": getattr(fp.runtime, n) for n in _RUNTIME_PROPERTIES})
     texts = {name: _prop(value) for name, value in props.items()}
