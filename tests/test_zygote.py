@@ -157,6 +157,62 @@ def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
     assert seen["zygote"]["path0_is_workdir"] == "True"
 
 
+FINALIZER_PROBE = """
+import atexit, os, weakref
+PARAMS = {"x": [0]}
+TIMEOUT_S = 30.0
+
+class _Thing:
+    pass
+
+_OUT = os.environ.get("REPRO_PROBE_OUT")  # also imported by the test process (expand)
+
+def _note(label):
+    if _OUT:
+        with open(_OUT, "a") as out:
+            out.write(f"{os.getpid()} {label}\\n")
+
+_AT_IMPORT = _Thing()
+weakref.finalize(_AT_IMPORT, _note, "import-finalizer")
+atexit.register(_note, "import-atexit")
+
+def run(ctx, params):
+    ctx.property("pid", os.getpid())
+    global _AT_RUN
+    _AT_RUN = _Thing()
+    weakref.finalize(_AT_RUN, _note, "run-finalizer")
+"""
+
+
+@pytest.mark.slow
+def test_a_forked_case_runs_the_exit_callbacks_a_fresh_case_runs(tmp_path, monkeypatch):
+    """The zygote skips torch's own op-library finalizers at a forked case's exit (106 ms per
+    case), never a scenario module's or the case's: a module pre-imported by the zygote still has
+    its import-time ``weakref.finalize`` and ``atexit`` callbacks run by each forked case, as a
+    fresh case runs them."""
+    (tmp_path / "zygote_fin_probe.py").write_text(FINALIZER_PROBE)
+    out = tmp_path / "notes.txt"
+    monkeypatch.setenv("REPRO_PROBE_OUT", str(out))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(executor, "zygote_modules", lambda: ["zygote_fin_probe"])  # pre-imported
+    (case,) = expand("finprobe", module="zygote_fin_probe")
+    ran = {}
+    for isolation in ("fresh", "zygote"):
+        ctx = _ctx(tmp_path / isolation, isolation)
+        try:
+            result = executor.run_case(ctx, case)
+            ran[isolation] = result.properties["pid"]
+            assert result.outcome.value == "passed", result.message
+            assert result.properties["repro.isolation"] == isolation
+        finally:
+            executor.close_zygote(ctx)
+    notes = [line.split(" ", 1) for line in out.read_text().splitlines()]
+    by_pid = {pid: sorted(label for p, label in notes if p == pid) for pid in ran.values()}
+    expected = ["import-atexit", "import-finalizer", "run-finalizer"]
+    assert by_pid == {ran["fresh"]: expected, ran["zygote"]: expected}
+
+
 #: A small set of cases per zygote-eligible scenario (the full catalogue: benchmarks/).
 PARITY = [
     ("cuda_basic", {"device": ["cpu"]}),
