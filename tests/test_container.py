@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
-from repro.config import Overrides, Variant
+from repro.config import Overrides, Variant, sizes
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
@@ -251,11 +252,35 @@ def test_a_memory_limit_that_cannot_work_is_a_config_error(mem_limit, shm_size, 
         job.limits_for(_VariantWithLimits(mem_limit, None), shm_size, None, None)
 
 
-def test_docker_sizes_are_read_in_binary_units():
-    assert job.parse_size("16g") == 16 << 30 and job.parse_size("512M") == 512 << 20
-    assert job.parse_size("1.5g") == 3 << 29 and job.parse_size("100") == 100
+#: Size strings as users write them, each read by the one parser and by the Docker SDK.
+SIZES = ["16g", "512M", "1.5g", "100", "8gb", "8GB", "2 g", "0.5g", "1024k", "7000000b"]
+NOT_SIZES = ["16 gigs", "1t", "", "g", "-1g", "1e3m", "1.5.0g", "8gib", "12345678g"]
+
+
+@pytest.mark.parametrize("text", SIZES)
+def test_a_docker_size_reads_as_the_docker_sdk_reads_it(text):
+    from docker.utils.utils import parse_bytes
+
+    assert sizes.size_bytes(text) == parse_bytes(text)
+
+
+@pytest.mark.parametrize("text", NOT_SIZES)
+def test_what_is_not_a_docker_size_is_refused(text):
     with pytest.raises(ValueError):
-        job.parse_size("16 gigs")
+        sizes.size_bytes(text)
+
+
+def test_the_size_matrix_yaml_accepts_is_the_size_the_container_limits_read(tmp_path):
+    # Issue 20: matrix.yaml refused "1.5g" while the container code read it (two parsers).
+    config = tmp_path / "matrix.yaml"
+    config.write_text(
+        "version: 1\nvariants:\n  - {id: cpu-torch2.13, torch: '2.13.0', runtime: cpu, base_image: 'python:3.12',"
+        " shm_size: '1.5g', mem_limit: '2.5g'}\n"
+    )
+    (variant,) = matrix_mod.load(config).variants
+    mem_limit, _pids = job.limits_for(variant, variant.shm_size, None, None)
+    assert mem_limit == "2.5g"
+    assert sizes.size_bytes(variant.shm_size) == 3 << 29
 
 
 def test_root_caller_gets_the_images_unprivileged_user_never_0_0():

@@ -15,7 +15,7 @@ from repro.config.ids import (
     runtime_tag_of,
     variant_mismatch,
 )
-from repro.config.load import SCHEMA_VERSION, SIZE_EXPECTED, load, parse, size_bytes, size_ok
+from repro.config.load import SCHEMA_VERSION, load, parse
 from repro.config.model import (
     EXPECT_OUTCOMES,
     Expectation,
@@ -33,6 +33,7 @@ from repro.config.select import (
     select_cases,
     select_variants,
 )
+from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
 
 __all__ = [
     "DEFAULT_FILE",

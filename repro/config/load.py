@@ -30,6 +30,7 @@ from repro.config.read import HugeNumber, load_yaml
 from repro.config.runners import parse_runners
 from repro.config.scripts import inline_expectations, is_script_entry, parse_script_entry
 from repro.config.select import DEFAULT_FILE
+from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
 from repro.suggest import did_you_mean
@@ -48,15 +49,12 @@ IMAGE_RE = re.compile(
     r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
 )
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-SIZE_RE = re.compile(r"^(\d{1,7})([kmgKMG]?)[bB]?$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl/{runtime}"
 #: Longest case id (characters): it becomes a JUnit name and a log file name.
 MAX_CASE_ID = 200
 #: Longest string value anywhere a string reaches a case id, an environment or a command.
 MAX_STRING = 1000
-#: Bounds of a Docker size (bytes): Docker refuses memory limits below 6 MiB; 4 TiB is no host.
-SIZE_RANGE = (6 << 20, 4 << 40)
 #: Variant ``env:`` names that would change how the image's Python or loader runs, or forge
 #: the runner's own protocol (issue 9: LD_PRELOAD/PYTHONPATH/REPRO_* reached the container).
 ENV_DENY_EXACT = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "HOME"})
@@ -89,7 +87,6 @@ _VARIANT_KEYS = {
 }
 _SCENARIO_KEYS = {"enabled", "module", "params", "timeout_s"}
 _EXPECT_KEYS = {"case", "scenario", "variant", "host", "outcome", "signature", "reason", "link"}
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 class _Problems:
@@ -146,27 +143,6 @@ def _number(value: Any, key: str, problems: _Problems, bound: bounds.Bound) -> A
         problems.add(key, bound.expected, value)
         return None
     return value
-
-
-def size_bytes(text: str) -> int:
-    """A Docker size string (``"8g"``, ``"512m"``, ``"1048576"``) in bytes. Raises ValueError."""
-    match = SIZE_RE.match(text)
-    if not match:
-        raise ValueError(text)
-    return int(match.group(1)) * _UNITS[match.group(2).lower()]
-
-
-#: What a Docker size must be (the error text of :func:`size_ok`'s refusals).
-SIZE_EXPECTED = 'a Docker size like "8g" (between 6m and 4096g)'
-
-
-def size_ok(value: Any) -> bool:
-    """Whether ``value`` is a Docker size string within :data:`SIZE_RANGE` (``shm_size``,
-    ``mem_limit``, ``repro docker-run --shm-size``)."""
-    try:
-        return isinstance(value, str) and SIZE_RANGE[0] <= size_bytes(value) <= SIZE_RANGE[1]
-    except ValueError:
-        return False
 
 
 def _size(value: Any, key: str, problems: _Problems) -> str | None:

@@ -23,7 +23,6 @@ import dataclasses
 import io
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -53,8 +52,6 @@ MIN_DEFAULT_MEMORY_BYTES = 16 << 30
 #: Share of the host's RAM a container may take by default: the container's own OOM killer
 #: fires before the host's, which could pick any process of the machine.
 HOST_MEMORY_SHARE = 0.75
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 class Output(Protocol):
@@ -102,15 +99,6 @@ class JobOptions:
 # limits and user
 
 
-def parse_size(text: str) -> int:
-    """Bytes in a Docker size string (``"16g"``, ``"512m"``, ``"1.5g"``; binary units, as
-    Docker reads them). Raises ValueError for anything else."""
-    match = _SIZE.match(str(text))
-    if not match:
-        raise ValueError(f"not a Docker size: {text!r}")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-
-
 def host_memory_bytes() -> int | None:
     """Physical memory of this machine in bytes (``sysconf``), or None where unknown."""
     try:
@@ -142,15 +130,15 @@ def limits_for(
     shm_bytes = 0
     if shm_size and ipc != "host":
         with contextlib.suppress(ValueError):  # matrix.yaml validated it; docker says the rest
-            shm_bytes = parse_size(shm_size)
+            shm_bytes = matrix_mod.size_bytes(shm_size)
     mem = getattr(variant, "mem_limit", None)
     if not mem:
         return default_mem_limit(shm_bytes, host_bytes), int(pids)
     try:
-        mem_bytes = parse_size(mem)
+        mem_bytes = matrix_mod.size_bytes(mem)
     except ValueError:
         raise ConfigError(
-            f'variant {variant.id}: mem_limit: expected a Docker size like "16g", got {mem!r}'
+            f"variant {variant.id}: mem_limit: expected {matrix_mod.SIZE_EXPECTED}, got {mem!r}"
         ) from None
     if mem_bytes <= shm_bytes:
         raise ConfigError(
