@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from repro import gpu_properties  # noqa: E402
 from repro.junit.writer import write_junit  # noqa: E402
 from repro.outcomes import CaseResult, Outcome  # noqa: E402
+from repro.variant_id import VariantId  # noqa: E402
 
 RUNTIMES = ("cu126", "cu128", "cu129", "cu130", "cu132", "rocm6.4", "rocm7.1", "cpu")
 TORCH = ("2.8.0", "2.9.0", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.0")
@@ -49,7 +50,7 @@ def variant_of(index: int) -> tuple[str, str, str]:
     runtime = RUNTIMES[index % len(RUNTIMES)]
     torch = TORCH[(index // len(RUNTIMES)) % len(TORCH)]
     suffix = f"-b{index}" if index >= len(RUNTIMES) * len(TORCH) else ""
-    return f"{runtime}-torch{'.'.join(torch.split('.')[:2])}{suffix}", runtime, torch
+    return f"{VariantId.of(runtime, torch)}{suffix}", runtime, torch
 
 
 def host_of(index: int) -> tuple[str, dict[str, str]]:

@@ -25,6 +25,7 @@ from repro.compat.forward_compat import gpu_brand
 from repro.compat.pip_command import BuildRequest
 from repro.compat.predictions import accelerator, gpus_of, predict, version
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.variant_id import VariantId
 
 _EXTRA = "compat-extra:"
 _MAX_SUGGESTIONS = 4
@@ -219,7 +220,7 @@ def builds_that_run(
         found = [
             f"{patch}+{r}"
             for r in _published(facts, candidate)
-            if accelerator({}, f"{r}-torch{candidate}") != "cpu"
+            if accelerator({}, str(VariantId(r, candidate))) != "cpu"
             and _runs_here(host_props, patch, r, facts)
         ]
         if found:

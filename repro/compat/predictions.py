@@ -41,6 +41,7 @@ from repro.compat.arch import match_arch, normalise_gfx
 from repro.compat.facts import Facts, Path_, default_facts, extra_facts
 from repro.compat.forward_compat import forward_compat
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.variant_id import VariantId
 
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
 _CUDA_TAG_RE = re.compile(r"^cu(\d+)(\d)$")
@@ -69,8 +70,9 @@ def _major_minor(text: Any) -> str | None:
 def runtime_tag(variant_props: Mapping[str, str], variant_id: str | None = None) -> str | None:
     """``variant.runtime``, else the part of a canonical id before ``-torch``."""
     tag = (variant_props.get("variant.runtime") or "").strip()
-    if not tag and variant_id and "-torch" in variant_id:
-        tag = variant_id.split("-torch", 1)[0]
+    parsed = VariantId.parse(variant_id)
+    if not tag and parsed:
+        tag = parsed.runtime
     return tag or None
 
 
@@ -79,9 +81,8 @@ def _torch_key(variant_props: Mapping[str, str], variant_id: str | None) -> str 
         key = _major_minor(variant_props.get(name))
         if key:
             return key
-    if variant_id and "-torch" in variant_id:
-        return _major_minor(variant_id.split("-torch", 1)[1])
-    return None
+    parsed = VariantId.parse(variant_id)
+    return parsed.torch if parsed else None
 
 
 def accelerator(variant_props: Mapping[str, str], variant_id: str | None = None) -> str | None:

@@ -11,14 +11,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from repro.variant_id import VariantId
+
 #: The local-version suffix of a torch wheel: ``2.8.0+cu128``, ``2.8.0+rocm6.4``, ``2.13.0+cpu``.
 _LOCAL_TAG_RE = re.compile(r"\+(cu\d{3}|rocm\d+(?:\.\d+){1,2}|cpu)\b")
 
 
 def canonical_id(runtime: str, torch: str) -> str:
-    """``cu128`` + ``2.8.0`` -> ``cu128-torch2.8`` (the pin's local version is ignored)."""
-    major_minor = ".".join(re.split(r"[.+-]", torch)[:2])
-    return f"{runtime}-torch{major_minor}"
+    """``cu128`` + ``2.8.0`` -> ``cu128-torch2.8`` (the pin's local version is ignored;
+    :class:`repro.variant_id.VariantId`)."""
+    return str(VariantId.of(runtime, torch))
 
 
 def accelerator_of(runtime: str) -> str:

@@ -51,6 +51,7 @@ from repro.report.model import (
     counts,
 )
 from repro.signatures import table
+from repro.variant_id import VariantId
 
 #: Above this many (host, variant) pairs only the pairs with a result are predicted: the
 #: prediction list of matrix.json grows with hosts x variants, not with the input.
@@ -247,7 +248,8 @@ def _coverage(config: Matrix, cells: list[Cell], variants: list[dict[str, Any]])
         ]
         found = [pin for pin in found if pin]
         # Without a torch property the id's "torch2.8" stands for every 2.8.x pin.
-        pins.update(found or ([f"~{vid.split('-torch', 1)[1]}"] if "-torch" in vid else []))
+        parsed = VariantId.parse(vid)
+        pins.update(found or ([f"~{parsed.torch}"] if parsed else []))
     for pin in dict.fromkeys(v.torch for v in config.variants):
         major_minor = ".".join(re.split(r"[.+-]", pin)[:2])
         if pin.split("+")[0] not in pins and f"~{major_minor}" not in pins:
