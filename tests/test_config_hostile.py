@@ -215,7 +215,7 @@ def test_scenario_contract_is_a_protocol_and_the_case_api_is_importable_from_sce
         and scenarios.CaseSkipped is case_api.CaseSkipped
     )
     module = scenarios.load("noop")
-    assert isinstance(module, scenarios.Scenario)
+    assert scenarios.contract_problem(module) is None
     with pytest.raises(ConfigError, match="scenario module repro.scenarios.absent: cannot import"):
         scenarios.load("absent")
 

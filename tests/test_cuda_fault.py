@@ -39,7 +39,7 @@ def test_importing_the_scenario_does_not_import_torch():
 
 
 def test_grid_is_one_cuda_case_that_needs_an_accelerator():
-    assert "cuda_fault" in scenarios.BUILTIN
+    assert "cuda_fault" in scenarios.builtin()
     [case] = scenarios.expand("cuda_fault")
     assert case.case_id == "cuda_fault[device=cuda]"
     assert case.requires == ("accelerator",) and case.timeout_s == cuda_fault.TIMEOUT_S

@@ -427,13 +427,42 @@ def _parse_params(raw: Any, where: str, axes: Mapping[str, Any], problems: _Prob
     return params
 
 
+#: The ``scenarios:`` key that stands for every other built-in scenario run by default
+#: (``repro.scenarios.by_default``), at its place in the order.
+EVERY_BUILTIN = "*"
+
+
 def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
+    """``scenarios:``: built-in names (settings optional), ``module:`` and ``script:`` entries,
+    in the file's order. A ``"*"`` entry (:data:`EVERY_BUILTIN`, no settings) adds, where it
+    stands, every built-in scenario of ``repro.scenarios.by_default`` the file does not name,
+    alphabetically: a scenario module added to the package then runs with no edit here."""
     if not isinstance(raw, dict):
         problems.add("scenarios", "a mapping of scenario name to settings", raw)
         return []
     out: list[ScenarioConfig] = []
     for name, settings in raw.items():
         where = f"scenarios.{_shown(name)}"
+        if name == EVERY_BUILTIN:
+            if settings not in (None, {}):
+                problems.add(
+                    where,
+                    "nothing: it stands for every other built-in scenario at its defaults"
+                    " (name one to set its timeout_s or params)",
+                    settings,
+                )
+                continue
+            named = set(raw)
+            for other in scenarios.by_default():
+                if other in named:
+                    continue
+                try:
+                    scenarios.load(other)
+                except ConfigError as exc:
+                    problems.raw(where, str(exc))
+                    continue
+                out.append(ScenarioConfig(other, None, {}, None, True))
+            continue
         if not isinstance(name, str) or not scenarios.NAME_RE.match(name):
             problems.add(where, "a scenario name (letters, digits, _)")
             continue
@@ -453,11 +482,11 @@ def _parse_scenarios(raw: Any, problems: _Problems) -> list[ScenarioConfig]:
         if module is not None and not (_text(module, 200) and scenarios.MODULE_RE.match(module)):
             problems.add(f"{where}.module", "an importable module path", module)
             continue
-        if module is None and name not in scenarios.BUILTIN:
-            hint = did_you_mean(str(name), scenarios.BUILTIN)
+        if module is None and name not in scenarios.builtin():
+            hint = did_you_mean(str(name), scenarios.builtin())
             problems.add(
                 where,
-                f"a built-in scenario ({', '.join(scenarios.BUILTIN)}) or a `module:` path"
+                f"a built-in scenario ({', '.join(scenarios.builtin())}) or a `module:` path"
                 + (f"; {hint}" if hint else ""),
             )
             continue

@@ -277,7 +277,7 @@ def zygote_modules() -> list[str]:
     be forked (not ``FRESH = True`` for every case)."""
     return [
         scenarios.module_name(n)
-        for n in scenarios.BUILTIN
+        for n in scenarios.builtin()
         if getattr(scenarios.load(n), "FRESH", False) is not True
     ]
 

@@ -1,35 +1,27 @@
 """Scenario registry: turns scenario modules and their parameter grids into cases.
 
-A scenario module (``repro/scenarios/<name>.py`` or any importable module named in
-matrix.yaml) defines, at module level and WITHOUT importing torch (the runner imports it):
-
-- ``PARAMS``: ``dict[str, list]`` - the default parameter grid, in display order.
-- ``TIMEOUT_S``: ``float`` - default hard timeout of one case in seconds.
-- ``QUIET_DEFAULTS`` (optional): ``dict[str, Any]`` - axis values left out of case ids
-  (e.g. ``{"fault": "none"}``: a planted-fault axis only tests widen).
-- ``valid(params) -> bool`` (optional): drop combinations that make no sense.
-- ``requires(params) -> list[str]`` (optional): requirement tokens, see :func:`skip_reason`.
-- ``run(ctx, params) -> None``: the case body, executed in an isolated child process by
-  ``repro.runner.harness``; it may import torch. It signals a reproduced bug with ``ctx.fail`` or an
-  ``AssertionError``, an absent requirement with ``ctx.skip``.
-
-:class:`Scenario` is that contract as a ``typing.Protocol``; :func:`load` checks it and turns
-every breach (an import that fails, a bad ``PARAMS`` or ``TIMEOUT_S``) into a one-line
-ConfigError naming the module. ``from repro.scenarios import Context, CaseFailed, CaseSkipped``
-gives a scenario author the case API (re-exported from ``repro.runner.case_api``).
+A scenario module (``repro/scenarios/<name>.py``, discovered by :func:`builtin`, or any
+importable module named in matrix.yaml) defines, at module level and WITHOUT importing torch
+(the runner imports it), the names of :class:`Scenario`: that Protocol is the one list of the
+contract (three required, seven optional), and :func:`contract_problem` checks each of them.
+:func:`load` turns every breach (an import that fails, a bad ``PARAMS`` or ``TIMEOUT_S``) into
+a one-line ConfigError naming the module. ``from repro.scenarios import Context, CaseFailed,
+CaseSkipped`` gives a scenario author the case API (re-exported from ``repro.runner.case_api``).
 
 This module never imports torch.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import math
+import pkgutil
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from repro import bounds
 from repro.errors import ConfigError
@@ -51,12 +43,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "BUILTIN",
     "Case",
     "CaseFailed",
     "CaseSkipped",
     "Context",
     "Scenario",
+    "builtin",
+    "by_default",
     "expand",
     "load",
     "skip_reason",
@@ -71,38 +64,82 @@ MAX_TIMEOUT_S = bounds.MAX_TIMEOUT_S
 MAX_CASES = 10_000
 
 
-@runtime_checkable
 class Scenario(Protocol):
-    """The contract of a scenario module (see the module docstring).
+    """The contract of a scenario module: every name it may define, at module level.
 
-    Required: ``PARAMS`` (a dict of non-empty lists), ``TIMEOUT_S`` (finite, positive seconds)
-    and ``run(ctx, params)``. Optional, defaulted by :func:`expand`: ``valid(params) -> bool``,
-    ``requires(params) -> list[str]``, ``QUIET_DEFAULTS: dict``.
+    Required:
+
+    - ``PARAMS``: the default parameter grid, axis name -> non-empty list, in display order.
+    - ``TIMEOUT_S``: default hard timeout of one case, seconds (finite, positive).
+    - ``run(ctx, params)``: the case body, executed in an isolated child process by
+      ``repro.runner.harness``; it may import torch. A reproduced bug is ``ctx.fail`` or an
+      ``AssertionError``, an absent requirement ``ctx.skip``.
+
+    Optional (absent: the default given):
+
+    - ``valid(params) -> bool``: drop combinations that make no sense (all kept).
+    - ``requires(params) -> list[str]``: requirement tokens, see :func:`skip_reason` (none).
+    - ``QUIET_DEFAULTS``: axis -> value left out of case ids, e.g. ``{"fault": "none"}`` ({}).
+    - ``FRESH``: True, False or a function of the params: run in a new interpreter, never
+      forked from the zygote (False).
+    - ``EXCLUSIVE``: the same form: run alone under ``-j N`` (False).
+    - ``OPT_IN``: True: a built-in run only where matrix.yaml names it, not by ``"*"`` (False).
+    - ``CATALOGUE``: False: a module of this package that is not a built-in scenario (True).
+
+    A typing Protocol (for editors and type checkers), not checked with ``isinstance``: a
+    module need not define the optional names; :func:`contract_problem` checks what it does.
     """
 
     PARAMS: dict[str, list[Any]]
     TIMEOUT_S: float
+    QUIET_DEFAULTS: dict[str, Any]
+    FRESH: bool | Callable[[dict[str, Any]], bool]
+    EXCLUSIVE: bool | Callable[[dict[str, Any]], bool]
+    OPT_IN: bool
+    CATALOGUE: bool
 
     def run(self, ctx: Context, params: dict[str, Any]) -> None: ...  # noqa: F821 (TYPE_CHECKING)
+    def valid(self, params: dict[str, Any]) -> bool: ...
+    def requires(self, params: dict[str, Any]) -> list[str]: ...
 
 
-#: Scenarios that ship with repro-matrix, in catalogue order.
-BUILTIN = (
-    "cuda_basic",
-    "arch",
-    "cudnn",
-    "model",
-    "losses",
-    "data_validation",
-    "amp",
-    "dataloader",
-    "fork_safety",
-    "shm",
-    "cuda_ipc",
-    "ddp",
-    "noop",
-    "cuda_fault",
-)
+#: The names of :class:`Scenario` a module must define; the others are optional.
+REQUIRED = ("PARAMS", "TIMEOUT_S", "run")
+
+
+def contract_names() -> tuple[str, ...]:
+    """Every name of the contract, as :class:`Scenario` declares it (its annotations, then its
+    methods)."""
+    methods = [n for n, v in vars(Scenario).items() if callable(v) and not n.startswith("_")]
+    return (*Scenario.__annotations__, *methods)
+
+
+@functools.cache
+def builtin() -> tuple[str, ...]:
+    """Names of the scenarios that ship with repro-matrix, alphabetical: every public module of
+    this package (``repro/scenarios/<name>.py``, no leading ``_``) except one declaring
+    ``CATALOGUE = False`` (``script``, the body of ``script:`` entries). Discovered, listed
+    nowhere else (issue 20, item 2): adding a scenario is adding its module. Importing them is
+    cheap (the contract: no torch at import)."""
+    names = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        if getattr(importlib.import_module(module_name(info.name)), "CATALOGUE", True) is False:
+            continue
+        names.append(info.name)
+    return tuple(sorted(names))
+
+
+def by_default() -> tuple[str, ...]:
+    """The built-in scenarios a ``"*"`` entry of matrix.yaml's ``scenarios:`` stands for: every
+    one of :func:`builtin` but those declaring ``OPT_IN = True`` (run only when named: ``noop``,
+    ``cuda_fault``)."""
+    return tuple(
+        name
+        for name in builtin()
+        if getattr(importlib.import_module(module_name(name)), "OPT_IN", False) is not True
+    )
 
 
 @dataclass(frozen=True)
@@ -201,6 +238,10 @@ def contract_problem(mod: object) -> str | None:
         value = getattr(mod, flag, False)
         if not (isinstance(value, bool) or callable(value)):
             return f"{flag}: expected True, False or a function of the case's params, got {value!r:.60}"
+    for flag, default in (("OPT_IN", False), ("CATALOGUE", True)):
+        value = getattr(mod, flag, default)
+        if not isinstance(value, bool):
+            return f"{flag}: expected True or False, got {value!r:.60}"
     if not isinstance(getattr(mod, "QUIET_DEFAULTS", {}), dict):
         return "QUIET_DEFAULTS: expected a dict of axis name to value"
     for attr, required in (("run", True), ("valid", False), ("requires", False)):

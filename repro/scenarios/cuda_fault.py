@@ -35,6 +35,7 @@ PARAMS = {"device": ["cuda"]}
 TIMEOUT_S = 120.0
 FRESH = True  # a new interpreter per case (repro.runner.zygote): its subject is a poisoned CUDA context versus a fresh process
 EXCLUSIVE = True  # runs alone under -j N: it poisons the device's CUDA context on purpose
+OPT_IN = True  # runs only when matrix.yaml names it (it faults the GPU on purpose)
 #: Seconds the fresh process may take (import torch + CUDA init + one kernel).
 FRESH_TIMEOUT_S = 90.0
 #: The fresh process: one CUDA computation, its result on stdout.

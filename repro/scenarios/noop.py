@@ -5,6 +5,8 @@ It imports nothing heavy, so a run of it costs one Python start plus the harness
 
 PARAMS: dict = {"torch": [False]}
 TIMEOUT_S = 30.0
+#: Runs only when matrix.yaml names it (a benchmark's subject, not a repro).
+OPT_IN = True
 
 
 def run(ctx, params) -> None:

@@ -52,6 +52,8 @@ PARAMS: dict[str, list[Any]] = {
     "fail_on": [()],
 }
 TIMEOUT_S = 300.0
+#: Not a catalogue scenario: only ``script:`` entries run it (``repro.scenarios.builtin``).
+CATALOGUE = False
 #: Parameters never shown in the case id: the id is the entry's name.
 HIDDEN = ("script", "args", "config_dir", "fail_on")
 #: The environment variable that holds matrix.yaml's folder (absolute) for the script.
