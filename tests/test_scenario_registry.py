@@ -113,7 +113,7 @@ def test_every_name_of_the_protocol_is_checked_and_no_other():
     # The Protocol is the one list: each optional name given a bad value is named by the checker.
     assert scenarios.REQUIRED == ("PARAMS", "TIMEOUT_S", "run")
     names = scenarios.contract_names()
-    assert len(names) == 10 and set(scenarios.REQUIRED) <= set(names)
+    assert len(names) == 11 and set(scenarios.REQUIRED) <= set(names)
     noop = scenarios.load("noop")
     for name in names:
         module = types.ModuleType("probe")
@@ -125,3 +125,73 @@ def test_every_name_of_the_protocol_is_checked_and_no_other():
         module = types.ModuleType("probe")
         module.__dict__.update({n: getattr(noop, n) for n in scenarios.REQUIRED if n != name})
         assert scenarios.contract_problem(module).startswith(f"{name}:")
+
+
+def test_the_built_in_expectations_come_from_their_modules():
+    matrix = config.load(REPO / "matrix.yaml")
+    assert len(matrix.expectations) == 12
+    by_source = {}
+    for rule in matrix.expectations:
+        module, _, position = rule.source.partition(".EXPECT[")
+        assert module == f"repro.scenarios.{rule.scenario}" and position.endswith("]")
+        assert rule.case.startswith(f"{rule.scenario}[")
+        by_source.setdefault(rule.scenario, 0)
+        by_source[rule.scenario] += 1
+    assert by_source == {"losses": 3, "amp": 1, "fork_safety": 4, "ddp": 4}
+    assert sorted(r.index for r in matrix.expectations) == list(range(12))
+    rule = next(r for r in matrix.expectations if r.case == "ddp[backend=*,fault=port_in_use]")
+    assert rule.label.startswith("repro.scenarios.ddp.EXPECT[1] (case ")
+
+
+def _matrix(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(
+        "version: 1\nvariants:\n  - {runtime: cpu, torch: '2.13.0', base_image: 'python:3.12'}\n"
+        + body
+    )
+    return path
+
+
+def test_matrix_yaml_s_own_entry_comes_first_and_overrides_the_module_s(tmp_path):
+    path = _matrix(
+        tmp_path,
+        "scenarios:\n  ddp:\nexpect:\n"
+        "  - {case: 'ddp[backend=*,fault=port_in_use]', outcome: crashed, reason: ours}\n",
+    )
+    rules = config.load(path).expectations
+    assert [(r.index, r.source, r.reason) for r in rules[:1]] == [(0, None, "ours")]
+    assert len(rules) == 5 and all(
+        r.source.startswith("repro.scenarios.ddp.EXPECT[") for r in rules[1:]
+    )
+    first = next(
+        r
+        for r in rules
+        if r.matches(
+            scenario="ddp", case="ddp[backend=gloo,fault=port_in_use]", variant="v", host="h"
+        )
+    )
+    assert first.reason == "ours"
+
+
+def test_a_bad_module_entry_is_named_by_its_module(tmp_path):
+    checkout = tmp_path / "pkg"
+    checkout.mkdir()
+    (checkout / "my_bug.py").write_text(
+        NEW_SCENARIO + 'EXPECT = [{"case": "my_bug[cups=1]", "outcome": "broken", "reason": "x"},'
+        ' {"scenario": "ddp", "reason": "y"}]\n'
+    )
+    sys.path.insert(0, str(checkout))
+    try:
+        path = _matrix(tmp_path, "scenarios:\n  my_bug: {module: my_bug}\n")
+        with pytest.raises(ConfigError) as err:
+            config.load(path)
+    finally:
+        sys.path.remove(str(checkout))
+        sys.modules.pop("my_bug", None)
+    lines = str(err.value).splitlines()
+    assert lines == [
+        f"{path}: my_bug.EXPECT[0].outcome: expected one of failed, hung, crashed, error, "
+        "any-problem, got 'broken'",
+        f"{path}: my_bug.EXPECT[1].scenario: expected nothing: an entry of my_bug.EXPECT is "
+        "about my_bug",
+    ]

@@ -191,6 +191,8 @@ def parse(data: Any, path: Path) -> Matrix:
     expectations = _parse_expect(data.get("expect", []), problems)
     next_index = max((e.index for e in expectations), default=-1) + 1
     expectations += inline_expectations(data.get("scenarios"), next_index, problems)
+    next_index = max((e.index for e in expectations), default=-1) + 1
+    expectations += _module_expectations(scenario_configs, next_index, problems)
     enabled = {s.name for s in scenario_configs if s.enabled}
     tiers = parse_tiers(data.get("tiers", {}), enabled, problems)
     signatures = _parse_signatures(data.get("signatures"), path, problems)
@@ -537,20 +539,38 @@ def _check_case_ids(matrix: Matrix, problems: _Problems) -> None:
             seen[case_id] = where
 
 
-def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
-    """``expect:``: a list of {case|scenario, variant?, host?, outcome?, signature?, reason, link?}."""
+def _parse_expect(
+    raw: Any,
+    problems: _Problems,
+    name: str = "expect",
+    first_index: int = 0,
+    scenario: str | None = None,
+) -> list[Expectation]:
+    """``expect:``: a list of {case|scenario, variant?, host?, outcome?, signature?, reason, link?}.
+
+    Also a scenario module's ``EXPECT`` (``name`` its dotted path, ``scenario`` its name): the
+    same entries, numbered from ``first_index``, each about that scenario (a ``scenario`` key
+    is refused) and labelled by ``name[i]`` in messages and reports."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         problems.add(
-            "expect",
+            name,
             "a list of entries like {case: GLOB, outcome: failed, reason: TEXT, link: URL}",
             raw,
         )
         return []
     out: list[Expectation] = []
-    for index, item in enumerate(raw):
-        where = f"expect[{index}]"
+    for position, item in enumerate(raw):
+        index = first_index + position
+        where = f"{name}[{position}]"
+        if scenario is not None and isinstance(item, dict):
+            if "scenario" in item:
+                problems.add(
+                    f"{where}.scenario", f"nothing: an entry of {name} is about {scenario}"
+                )
+                continue
+            item = {**item, "scenario": scenario}
         if not isinstance(item, dict):
             problems.add(where, "a mapping with case (or scenario), outcome, reason and link", item)
             continue
@@ -606,6 +626,26 @@ def _parse_expect(raw: Any, problems: _Problems) -> list[Expectation]:
                     host=globs.get("host", "*"),
                     signature=globs.get("signature"),
                     link=link.strip() if isinstance(link, str) else None,
+                    source=where if scenario is not None else None,
                 )
             )
+    return out
+
+
+def _module_expectations(
+    configs: list[ScenarioConfig], first_index: int, problems: _Problems
+) -> list[Expectation]:
+    """The ``EXPECT`` of every scenario module in ``configs`` (``script:`` entries have their
+    own ``expect:``), after matrix.yaml's entries, which therefore win where both match: the
+    file's ``expect:`` overrides a module's (the report applies the first matching entry)."""
+    out: list[Expectation] = []
+    for config in configs:
+        if config.script is not None:
+            continue
+        try:
+            raw = getattr(scenarios.load(config.name, config.module), "EXPECT", None)
+        except ConfigError:  # already reported by _parse_scenarios
+            continue
+        name = f"{scenarios.module_name(config.name, config.module)}.EXPECT"
+        out += _parse_expect(raw, problems, name, first_index + len(out), config.name)
     return out

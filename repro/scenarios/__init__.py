@@ -3,7 +3,7 @@
 A scenario module (``repro/scenarios/<name>.py``, discovered by :func:`builtin`, or any
 importable module named in matrix.yaml) defines, at module level and WITHOUT importing torch
 (the runner imports it), the names of :class:`Scenario`: that Protocol is the one list of the
-contract (three required, seven optional), and :func:`contract_problem` checks each of them.
+contract (three required, eight optional), and :func:`contract_problem` checks each of them.
 :func:`load` turns every breach (an import that fails, a bad ``PARAMS`` or ``TIMEOUT_S``) into
 a one-line ConfigError naming the module. ``from repro.scenarios import Context, CaseFailed,
 CaseSkipped`` gives a scenario author the case API (re-exported from ``repro.runner.case_api``).
@@ -85,6 +85,8 @@ class Scenario(Protocol):
     - ``EXCLUSIVE``: the same form: run alone under ``-j N`` (False).
     - ``OPT_IN``: True: a built-in run only where matrix.yaml names it, not by ``"*"`` (False).
     - ``CATALOGUE``: False: a module of this package that is not a built-in scenario (True).
+    - ``EXPECT``: its reproductions red by design, a list of matrix.yaml ``expect:`` entries
+      without ``scenario`` (checked when matrix.yaml is loaded; the file's entries win) ([]).
 
     A typing Protocol (for editors and type checkers), not checked with ``isinstance``: a
     module need not define the optional names; :func:`contract_problem` checks what it does.
@@ -97,6 +99,7 @@ class Scenario(Protocol):
     EXCLUSIVE: bool | Callable[[dict[str, Any]], bool]
     OPT_IN: bool
     CATALOGUE: bool
+    EXPECT: list[dict[str, str]]
 
     def run(self, ctx: Context, params: dict[str, Any]) -> None: ...  # noqa: F821 (TYPE_CHECKING)
     def valid(self, params: dict[str, Any]) -> bool: ...
@@ -244,6 +247,9 @@ def contract_problem(mod: object) -> str | None:
             return f"{flag}: expected True or False, got {value!r:.60}"
     if not isinstance(getattr(mod, "QUIET_DEFAULTS", {}), dict):
         return "QUIET_DEFAULTS: expected a dict of axis name to value"
+    expect = getattr(mod, "EXPECT", [])
+    if not isinstance(expect, list) or not all(isinstance(e, dict) for e in expect):
+        return "EXPECT: expected a list of expect: entries (mappings), as in matrix.yaml"
     for attr, required in (("run", True), ("valid", False), ("requires", False)):
         value = getattr(mod, attr, None)
         if (value is None and required) or (value is not None and not callable(value)):

@@ -64,6 +64,42 @@ PARAMS = {
 }  # fmt: skip
 QUIET_DEFAULTS = {"fault": "none"}
 TIMEOUT_S = 120.0
+#: Reproductions red by design (the report shows them as expected, and flags one that ever
+#: passes): matrix.yaml's ``expect:`` entries, kept beside the scenario (issue 20); the
+#: file's own entries override these (``repro.config.load``).
+EXPECT = [
+    {
+        "case": "ddp[backend=*,fault=rank_raises]",
+        "outcome": "failed",
+        "signature": "rank_failed",
+        "reason": "planted fault: rank 1 raises, so the launcher must exit non-zero",
+        "link": "https://github.com/pytorch/pytorch/issues/20728",
+    },
+    {
+        "case": "ddp[backend=*,fault=port_in_use]",
+        "outcome": "failed",
+        "signature": "address_in_use",
+        "reason": "planted fault: the master port is already taken (a hard-coded 29500)",
+        "link": "https://github.com/pytorch/pytorch/issues/72816",
+    },
+    {
+        "case": "ddp[backend=*,fault=masked_segfault]",
+        "outcome": "failed",
+        "signature": "exit_code_masked",
+        "reason": (
+            "planted fault: a rank segfaults and a wrapper exits 0; the failure must still be "
+            "found in the launcher's output"
+        ),
+        "link": "https://github.com/huggingface/accelerate/issues/996",
+    },
+    {
+        "case": "ddp[backend=nccl,*,fault=duplicate_gpu]",
+        "outcome": "failed",
+        "signature": "nccl_duplicate_gpu",
+        "reason": "planted fault: both ranks on GPU 0 because LOCAL_RANK is ignored",
+        "link": "https://github.com/Lightning-AI/pytorch-lightning/issues/4420",
+    },
+]
 # Zygote-eligible (repro.runner.zygote): torchrun and its ranks are new interpreters, so the case
 # process that starts them may be a fork (parity: tests/test_zygote.py).
 #: Under -j N nccl cases run alone: each rank takes a whole GPU. gloo cases use free ports.

@@ -64,6 +64,55 @@ PARAMS = {
 QUIET_DEFAULTS = {"mode": "lock", "wandb": "none"}
 #: Covers a cold install of a pinned wandb (about 15 s on this project's 2-core CI host).
 TIMEOUT_S = 45.0
+#: Reproductions red by design (the report shows them as expected, and flags one that ever
+#: passes): matrix.yaml's ``expect:`` entries, kept beside the scenario (issue 20); the
+#: file's own entries override these (``repro.config.load``).
+EXPECT = [
+    {
+        "case": "fork_safety[start_method=fork]",
+        "outcome": "hung",
+        "reason": (
+            "fork() while a background thread holds a lock: the child blocks forever (the "
+            "mechanism behind the ROCm DataLoader and logger deadlocks)"
+        ),
+        "link": "https://github.com/wandb/wandb/issues/12079",
+    },
+    {
+        "case": "fork_safety[start_method=fork,mode=logger_process]",
+        "outcome": "hung",
+        "reason": (
+            "a logger client's GC finalizer waits on a thread the forked DataLoader worker "
+            "does not have (wandb 0.25.1-0.27.2; fixed by a PID guard, wandb PR #12111)"
+        ),
+        "link": "https://github.com/wandb/wandb/issues/12079",
+    },
+    # Real wandb (offline, fork DataLoader workers), installed per release into the package
+    # cache. Observed on CPython 3.11 / torch 2.13 CPU: the workers' stacks end in _cleanup ->
+    # api_cleanup_request -> asyncio_manager.run -> Future.result; 0.31.0 and forkserver pass.
+    {
+        "case": "fork_safety[start_method=fork,mode=wandb,wandb=0.27.2]",
+        "outcome": "hung",
+        "signature": "hang.wandb_fork_finalizer",
+        "reason": (
+            "wandb 0.25.1-0.27.2: the public-API handle's GC finalizer waits on the parent's "
+            "asyncio thread inside a forked DataLoader worker (fixed by wandb PR "
+            "#12111/#12114; 0.31.0 beside it passes)"
+        ),
+        "link": "https://github.com/wandb/wandb/issues/12079",
+    },
+    {
+        "case": "fork_safety[start_method=fork,mode=wandb_thread,wandb=0.27.2]",
+        "outcome": "hung",
+        "signature": "hang.wandb_fork_finalizer",
+        "reason": (
+            "WANDB_START_METHOD=thread no longer helps: wandb 0.27.2 says start_method is "
+            "non-functional and ignored, so the same finalizer hang follows (forkserver "
+            "workers or an upgrade are the fixes)"
+        ),
+        "link": "https://github.com/wandb/wandb/issues/12079",
+    },
+]
+
 #: Phase budgets (seconds of silence before the watchdog calls the case hung, ``budget_s`` of
 #: ``ctx.heartbeat``): a forked child or worker runs no import and answers in ~0.05 s on a quiet
 #: 2-core machine, so its hang is caught after 3 s instead of at the 45 s timeout. Measured with
