@@ -55,6 +55,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from repro.signatures import prefilter
 from repro.signatures import table as tables
 from repro.signatures.hostfacts import Evidence, HostFacts
 from repro.signatures.lines import CHUNK_BYTES, LineReader
@@ -207,69 +208,6 @@ _FAILURE_NEEDLES = (
 _DB_DICE_ASSERT = re.compile(r"assert loss <= 1\b")
 _DB_DICE_LITERAL = "assert loss <= 1"
 
-_REGEX_META = frozenset(".^$*+?{}[]()|\\")
-_QUANTIFIERS = frozenset("?*+{")
-_MIN_NEEDLE = 3
-
-
-def _split_alternatives(pattern: str) -> list[str]:
-    """The top-level ``|`` alternatives of a pattern (groups and classes left whole)."""
-    parts, depth, in_class, start, i = [], 0, False, 0, 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    parts.append(pattern[start:])
-    return parts
-
-
-def _literal_prefix(alternative: str) -> str:
-    """The text every match of ``alternative`` starts with (``""`` when there is none)."""
-    out: list[str] = []
-    i = 0
-    while i < len(alternative):
-        c = alternative[i]
-        if c == "\\":
-            if i + 1 >= len(alternative) or alternative[i + 1].isalnum():
-                break  # \d, \w, \b, ... are classes or assertions, not literals
-            char, width = alternative[i + 1], 2
-        elif c in _REGEX_META:
-            break
-        else:
-            char, width = c, 1
-        if alternative[i + width : i + width + 1] in _QUANTIFIERS:
-            break  # "x?" / "x*" / "x{2}": that character may be absent or repeated
-        out.append(char)
-        i += width
-    return "".join(out)
-
-
-def _needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Literals of which every match contains at least one, or ``None`` if some branch has none.
-
-    ``needle in text`` runs at memory speed, so :func:`classify` skips a row's regular expression
-    on a multi-MB log that contains none of its needles (most rows, for most logs).
-    """
-    if pattern.flags & re.IGNORECASE:
-        return None
-    needles = tuple(_literal_prefix(alt) for alt in _split_alternatives(pattern.pattern))
-    if any(len(needle) < _MIN_NEEDLE for needle in needles):
-        return None
-    return needles
-
 
 @dataclass(frozen=True)
 class _Compiled:
@@ -305,7 +243,7 @@ def _compile_for(table: Table, facts: HostFacts) -> _Compiled:
         table,
         table.patterns,
         tuple(patterns),
-        tuple(None if p is None else _needles(p) for p in patterns),
+        tuple(None if p is None else prefilter.needles(p) for p in patterns),
         names.index("nan_detected") if "nan_detected" in names else None,
     )
     if len(_COMPILED) > 64:  # users' tables come and go (tests); the shipped ones stay few
@@ -314,7 +252,9 @@ def _compile_for(table: Table, facts: HostFacts) -> _Compiled:
     return compiled
 
 
-_NEEDLES: tuple[tuple[str, ...] | None, ...] = tuple(_needles(sig.pattern) for sig in SIGNATURES)
+_NEEDLES: tuple[tuple[str, ...] | None, ...] = tuple(
+    prefilter.needles(sig.pattern) for sig in SIGNATURES
+)
 
 _TIER_BY_KIND = {ENVIRONMENT: 0, ROOT: 2, SECONDARY: 3, WRAPPER: 4, WARNING: 5, EVIDENCE: 5}
 _TIER_DEMOTED_ENVIRONMENT = 1
@@ -467,17 +407,6 @@ def _line_bounds(text: str, pos: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     return start, len(text) if end < 0 else end
-
-
-def _present(cache: dict[object, Any], block: str, needles: Iterable[str]) -> bool:
-    """Whether ``block`` contains one of ``needles``, each looked up once per ``cache``."""
-    for needle in needles:
-        found = cache.get(needle)
-        if found is None:
-            found = cache[needle] = needle in block
-        if found:
-            return True
-    return False
 
 
 def _lines_from(text: str, pos: int) -> Iterator[str]:
@@ -652,7 +581,7 @@ class _Scanner:
         """Remember the first compiler ``error:`` line and torchrun's root-cause exception."""
         if (
             not self.failure_evidence
-            and _present(present, block, _FAILURE_NEEDLES)
+            and prefilter.present(present, block, _FAILURE_NEEDLES)
             and (_FAILURE_EVIDENCE.search(block) or _COMPILER_ERROR.search(block))
         ):
             self.failure_evidence = True
@@ -764,7 +693,7 @@ class _Scanner:
             if pattern is None:
                 continue
             needles = self._needles[index]
-            if needles is not None and not _present(present, block, needles):
+            if needles is not None and not prefilter.present(present, block, needles):
                 continue
             offsets = present.get(pattern)
             if offsets is None:
