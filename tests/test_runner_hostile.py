@@ -289,9 +289,13 @@ def test_a_full_disk_mid_run_is_one_line_exit_3_and_keeps_every_finished_case(pr
         project,
         "planted: {module: planted, timeout_s: 60, params: {kind: [pass, fail, chatty, error]}}\n",
     )
+    # -j 1: under -j 2 the chatty case fills the disk while the fail case still runs, and the
+    # fail case's result then cannot be written (correctly: it was not finished before the disk
+    # filled); one case at a time makes "the cases finished before" pass and fail every time.
     done = run_cli(
-        "run", "--no-doctor", "--results-dir", str(small_mount), cwd=project, timeout=120
-    )
+        "run", "--no-doctor", "-j", "1", "--results-dir", str(small_mount), cwd=project,
+        timeout=120,
+    )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "No space left on device" in _one_fatal_line(done.stderr)
     junit = only_run_dir(small_mount) / "junit.xml"
