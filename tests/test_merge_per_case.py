@@ -184,7 +184,7 @@ def test_ctrl_c_at_j2_records_no_case_it_stopped(tmp_path, monkeypatch):
                 assert time.monotonic() < deadline, "case 1 never recorded or case 3 never started"
                 time.sleep(0.01)
             raise KeyboardInterrupt
-        assert ctx.cancel.wait(30), "case 3 never cancelled"
+        assert ctx.state.cancel.wait(30), "case 3 never cancelled"
         raise CaseCancelled(case.case_id)
 
     monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)

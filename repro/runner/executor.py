@@ -102,9 +102,8 @@ class RunContext:
             N`` on a CPU lane: cores / N), or None for torch's default; an exclusive case keeps
             the default. A user's own ``OMP_NUM_THREADS`` wins in a fresh interpreter.
 
-    Shared by the cases that run at once under ``-j N``: ``lock`` guards ``harnesses`` (case
-    token -> harness pid of every running case); ``cancel`` stops every running case (Ctrl-C,
-    a results directory that cannot be written).
+    What the cases share while the run lasts (the zygote pool, the running harnesses, the
+    cancel flag) is ``state``, a :class:`RunState`; ``dataclasses.replace`` keeps it shared.
     """
 
     run_dir: Path
@@ -117,36 +116,47 @@ class RunContext:
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "fresh"
     timeout_scale: float = 1.0
-    #: The run's zygote (``repro.runner.zygote_pool``), made on first use; None until then.
-    zygotes: ZygotePool | None = field(default=None, repr=False, compare=False)
-    #: The zygote's premise checked once on an accelerator lane (:func:`accelerator_lane`)
-    #: before the first zygote starts; None until then, or on a CPU lane.
-    fork_check: fork_check.ForkCheck | None = field(default=None, repr=False, compare=False)
     case_threads: int | None = None
-    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
-    cancel: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
-    harnesses: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
-
-    def other_tokens(self, token: str) -> set[str]:
-        """The tokens of the other cases running now: their leftovers are theirs to sweep."""
-        with self.lock:
-            return {t for t in self.harnesses if t != token}
+    state: RunState = field(default_factory=lambda: RunState(), repr=False, compare=False)
 
     def pool(self) -> ZygotePool:
         """The run's zygote pool (made on first use; ``zygote`` isolation waits for ready)."""
-        with self.lock:
-            if self.zygotes is None:
+        state = self.state
+        with state.lock:
+            if state.zygotes is None:
                 env = pool_env(
                     protocol.case_env(dict(os.environ), self.env, {}, Path(), Path(), "")
                 )
-                self.zygotes = ZygotePool(
+                state.zygotes = ZygotePool(
                     self.python,
                     env,
                     zygote_modules(),
                     self.run_dir / "zygote.log",
                     background=self.isolation != "zygote",
                 )
-            return self.zygotes
+            return state.zygotes
+
+
+@dataclass
+class RunState:
+    """What the cases of one run share while it runs (threads under ``-j N``), apart from the
+    run's settings (:class:`RunContext`): ``lock`` guards ``harnesses`` (case token -> harness
+    pid of every running case) and ``zygotes``; ``cancel`` stops every running case (Ctrl-C, a
+    results directory that cannot be written)."""
+
+    #: The run's zygote (``repro.runner.zygote_pool``), made on first use; None until then.
+    zygotes: ZygotePool | None = None
+    #: The zygote's premise checked once on an accelerator lane (:func:`accelerator_lane`)
+    #: before the first zygote starts; None until then, or on a CPU lane.
+    fork_check: fork_check.ForkCheck | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    harnesses: dict[str, int] = field(default_factory=dict)
+
+    def other_tokens(self, token: str) -> set[str]:
+        """The tokens of the other cases running now: their leftovers are theirs to sweep."""
+        with self.lock:
+            return {t for t in self.harnesses if t != token}
 
 
 class CaseCancelled(Exception):
@@ -209,8 +219,8 @@ def run_case(
         with proctree.spawning():
             proc = _start_harness(ctx, zygote, env, workdir, pipe.write_fd, report_write, log)
             proctree.own(proc.pid)
-        with ctx.lock:
-            ctx.harnesses[token] = proc.pid
+        with ctx.state.lock:
+            ctx.state.harnesses[token] = proc.pid
         isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
         os.close(report_write)
         report_write = -1
@@ -226,7 +236,7 @@ def run_case(
             started,
         )
         duration = time.monotonic() - started
-        seen.leaked, seen.cpu_s = _leftovers(report_read, token, ctx.other_tokens(token), log)
+        seen.leaked, seen.cpu_s = _leftovers(report_read, token, ctx.state.other_tokens(token), log)
         pipe.drain(DRAIN_S)
         events = reader.read_all()
         log_text = log.tail(LOG_TAIL_BYTES)
@@ -234,11 +244,11 @@ def run_case(
         if proc is not None:
             proctree.kill_case(proc.pid, token)
             _reap(proc, log)
-            proctree.kill(proctree.adopted(ctx.other_tokens(token)))
+            proctree.kill(proctree.adopted(ctx.state.other_tokens(token)))
         raise
     finally:
-        with ctx.lock:
-            ctx.harnesses.pop(token, None)
+        with ctx.state.lock:
+            ctx.state.harnesses.pop(token, None)
         if proc is not None and proc.returncode is not None:  # reaped: the pid is no longer ours
             proctree.disown(proc.pid)
         if report_write >= 0:
@@ -332,18 +342,18 @@ def check_fork(ctx: RunContext, modules: list[str], env: dict[str, str]) -> str 
     """On an accelerator lane, once per run: does a CUDA/ROCm op work in a child forked from
     ``ctx.python`` after importing torch, ``torch._dynamo`` and ``modules``
     (:func:`repro.host.fork_check.run`, the ``fork_cuda`` check of ``repro doctor --deep``)?
-    Records the answer in ``ctx.fork_check`` and ``run.json`` (``fork_check``); returns why the
+    Records the answer in ``ctx.state.fork_check`` and ``run.json`` (``fork_check``); returns why the
     zygote must not be used, or None (ok, n/a, a CPU lane, or already checked and fine)."""
-    if ctx.fork_check is None and accelerator_lane(ctx):
+    if ctx.state.fork_check is None and accelerator_lane(ctx):
         found = fork_check.run(ctx.python, ["torch._dynamo", *modules], env=env)
-        ctx.fork_check = found
+        ctx.state.fork_check = found
         ctx.run_info["fork_check"] = {
             "status": found.status,
             "reason": found.reason,
             "duration_s": found.duration_s,
         }
-    if ctx.fork_check is not None and not ctx.fork_check.fork_is_safe:
-        return f"fork check failed: {ctx.fork_check.reason}"
+    if ctx.state.fork_check is not None and not ctx.state.fork_check.fork_is_safe:
+        return f"fork check failed: {ctx.state.fork_check.reason}"
     return None
 
 
@@ -379,9 +389,9 @@ def _start_harness(
 def close_zygote(ctx: RunContext) -> None:
     """Stop the run's zygote, if one was started (it also stops when this process exits), and
     record what it did in ``run.json``'s ``zygote`` (started, forked, why cases ran fresh)."""
-    if ctx.zygotes is not None:
-        ctx.zygotes.close()
-        ctx.run_info["zygote"] = ctx.zygotes.summary()
+    if ctx.state.zygotes is not None:
+        ctx.state.zygotes.close()
+        ctx.run_info["zygote"] = ctx.state.zygotes.summary()
 
 
 def _open_log(logs: Path, case_id: str, header: bytes, cap_bytes: int) -> CaseLog:
@@ -445,13 +455,13 @@ def _wait(
 ) -> tuple[bool, bool]:
     """Poll until the harness ends: ``(timed_out, stalled)``. Each wait also wakes when the
     harness exits (``exit_fd``, or the zygote's socket), not only on output or every
-    ``_POLL_S``. Raises CaseCancelled when ``ctx.cancel`` is set."""
+    ``_POLL_S``. Raises CaseCancelled when ``ctx.state.cancel`` is set."""
     deadline = started + case.timeout_s
     next_beat_poll = started
     starvation = watchdog.Starvation(lambda: _tree_pids(proc))
     try:
         while proc.poll() is None:
-            if ctx.cancel.is_set():
+            if ctx.state.cancel.is_set():
                 raise CaseCancelled(case.case_id)
             now = time.monotonic()
             if now >= next_beat_poll:

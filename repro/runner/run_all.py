@@ -111,7 +111,7 @@ def run_all(
 
 @contextlib.contextmanager
 def _ctrl_c_cancels(ctx: RunContext) -> Iterator[threading.Event]:
-    """While the run lasts, Ctrl-C (SIGINT) sets ``ctx.cancel`` before it raises
+    """While the run lasts, Ctrl-C (SIGINT) sets ``ctx.state.cancel`` before it raises
     KeyboardInterrupt; yields an Event set once SIGINT arrived.
 
     Python raises KeyboardInterrupt wherever the main thread is when its handler runs; inside
@@ -126,7 +126,7 @@ def _ctrl_c_cancels(ctx: RunContext) -> Iterator[threading.Event]:
 
     def on_sigint(signum: int, frame: object) -> None:
         ctrl_c.set()
-        ctx.cancel.set()
+        ctx.state.cancel.set()
         raise KeyboardInterrupt
 
     ours = (
@@ -228,7 +228,7 @@ def _run_all(
         return results.close()
     total = len(cases)
     for index, case in enumerate(cases, start=1):
-        if ctx.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
+        if ctx.state.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
             raise CaseCancelled(case.case_id)
         reporter.case_started(index, total, case)
         result = _not_run(ctx, case) or _run_one(
@@ -251,7 +251,7 @@ def _run_parallel(
 
     The reporter hears about cases in catalogue order from this thread only: the oldest
     unfinished case is the "current" one (its ticks), and a case that finished early is
-    reported when every case before it has been. Ctrl-C or a write error sets ``ctx.cancel``:
+    reported when every case before it has been. Ctrl-C or a write error sets ``ctx.state.cancel``:
     every running case's tree is killed, then the exception goes on.
     """
     total = len(cases)
@@ -274,7 +274,7 @@ def _run_parallel(
     next_index, shown, announced = 1, 1, 0
     try:
         while shown <= total:
-            if ctx.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
+            if ctx.state.cancel.is_set():  # Ctrl-C whose KeyboardInterrupt a finaliser swallowed
                 raise CaseCancelled(cases[shown - 1].case_id)
             while next_index <= total and may_start(cases[next_index - 1]):
                 case = cases[next_index - 1]
@@ -314,7 +314,7 @@ def _run_parallel(
             assert result is not None
             results.add(index, result)
     except BaseException:
-        ctx.cancel.set()
+        ctx.state.cancel.set()
         deadline = time.monotonic() + _CANCEL_WAIT_S
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
