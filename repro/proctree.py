@@ -89,6 +89,15 @@ def kill_subtree(timeout_s: float = 5.0) -> list[str]:
         time.sleep(0.02)
 
 
+def status(pid: int) -> str | None:
+    """``pid``'s scheduler state as psutil names it (``psutil.STATUS_STOPPED``, ``_ZOMBIE``,
+    ``_TRACING_STOP``...), or None when there is no such process."""
+    try:
+        return psutil.Process(pid).status()
+    except psutil.Error:
+        return None
+
+
 def _alive(proc: psutil.Process) -> bool:
     try:
         return proc.status() != psutil.STATUS_ZOMBIE

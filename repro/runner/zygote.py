@@ -50,6 +50,10 @@ import threading
 import time
 import weakref
 
+import psutil
+
+from repro import proctree
+
 #: Environment variable holding the zygote's socket descriptor.
 SOCKET_FD_VAR = "REPRO_ZYGOTE_FD"
 #: Seconds the runner waits for a zygote to import torch and say ready.
@@ -324,7 +328,6 @@ def _reap_and_report(sock: socket.socket) -> None:
 
 def main() -> int:
     """``python -m repro.runner.zygote MODULE...``: pre-import, say ready, serve requests."""
-    from repro import proctree
     from repro.runner import protocol
 
     sock = socket.socket(fileno=int(os.environ.pop(SOCKET_FD_VAR)))
@@ -375,8 +378,6 @@ class Zygote:
         log_path: str | os.PathLike[str] | None = None,
         wait: bool = True,
     ) -> None:
-        from repro import proctree
-
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._tmpdir = tempfile.mkdtemp(prefix="repro-zygote-")
         env = zygote_env(env, self._tmpdir)
@@ -447,12 +448,7 @@ class Zygote:
 
     def stopped(self) -> bool:
         """True when the zygote process is stopped (SIGSTOP, a tracer): it answers nothing."""
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as stat:
-                state = stat.read().rpartition(b")")[2].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state in (b"T", b"t")
+        return proctree.status(self.pid) in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
 
     def _next(self, timeout_s: float | None) -> dict | None:
         """The next message other than an exit notice (those are recorded); None on timeout,
@@ -532,8 +528,6 @@ class Zygote:
     def close(self) -> None:
         """Close the socket (the zygote exits on EOF), reap it within 5 s (a stopped or stuck
         one is killed), and remove its private TMPDIR."""
-        from repro import proctree
-
         _LIVE.discard(self)
         with contextlib.suppress(OSError):
             self.sock.close()
@@ -584,12 +578,7 @@ class ForkedHarness:
 
     def _dead(self) -> bool:
         """True when the harness has exited (a zombie its zygote has not reaped) or is gone."""
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as stat:
-                state = stat.read().rpartition(b")")[2].split()[0]
-        except (OSError, IndexError):
-            return True
-        return state in (b"Z", b"X")
+        return proctree.status(self.pid) in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
     def _orphaned(self) -> None:
         """The zygote died: the harness (re-parented to the runner, a subreaper) kills its tree
