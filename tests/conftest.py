@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -37,6 +38,24 @@ def run_cli(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def spelled_outside(pattern: str, codec: Path) -> list[str]:
+    """``path:line`` of every line of repro/, benchmarks/ and noxfile.py, ``codec`` excepted,
+    that ``pattern`` (a regex) finds: a codec's names spelled elsewhere. Asserts the walk found
+    the package and that ``codec`` itself holds the pattern."""
+    spelled = re.compile(pattern)
+    files = [*sorted((REPO / "repro").rglob("*.py")), *sorted((REPO / "benchmarks").rglob("*.py"))]
+    files.append(REPO / "noxfile.py")
+    assert len(files) > 100, "the walk did not find the package"
+    assert spelled.search(codec.read_text()), f"{codec} does not hold {pattern}"
+    return [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in files
+        if path != codec
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if spelled.search(line)
+    ]
 
 
 def write_matrix(directory: Path, scenarios_yaml: str) -> Path:

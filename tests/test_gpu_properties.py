@@ -4,17 +4,13 @@ and no other module of the package (or benchmark) spells a property name itself.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
+from conftest import REPO, spelled_outside
 from test_fingerprint import H100_FP
 
 from repro import gpu_properties
 from repro.compat import predictions
 from repro.host import fingerprint
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def test_the_fingerprint_writes_what_the_predictions_read_back():
@@ -55,17 +51,4 @@ def test_a_name_nobody_reads_is_refused(index, field):
 def test_no_module_outside_the_codec_spells_a_gpu_property_name():
     # Quoted names or f-strings ("host.gpu.0.vendor", f"host.gpu.{i}.name") outside the codec;
     # docstrings that describe the shape (``host.gpu.N.*``) are prose, not quoted.
-    spelled = re.compile(r"""["']host\.gpu\.""")
-    codec = REPO / "repro" / "gpu_properties.py"
-    files = [*sorted((REPO / "repro").rglob("*.py")), *sorted((REPO / "benchmarks").rglob("*.py"))]
-    files.append(REPO / "noxfile.py")
-    offenders = [
-        f"{path.relative_to(REPO)}:{number}"
-        for path in files
-        if path != codec
-        for number, line in enumerate(path.read_text().splitlines(), start=1)
-        if spelled.search(line)
-    ]
-    assert len(files) > 100  # the walk found the package
-    assert offenders == []
-    assert spelled.search(codec.read_text())  # the one place
+    assert spelled_outside(r"""["']host\.gpu\.""", REPO / "repro" / "gpu_properties.py") == []

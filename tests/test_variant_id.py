@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
+from conftest import REPO, spelled_outside
 
 from repro import config
 from repro.compat import predictions
 from repro.variant_id import VariantId
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -44,17 +40,5 @@ def test_a_suffixed_id_still_names_its_runtime_and_torch():
 
 
 def test_no_module_outside_the_codec_formats_or_splits_a_variant_id():
-    spelled = re.compile(r"""["']-torch["']|-torch\{|split\(["']-torch""")
-    codec = REPO / "repro" / "variant_id.py"
-    files = [*sorted((REPO / "repro").rglob("*.py")), *sorted((REPO / "benchmarks").rglob("*.py"))]
-    files.append(REPO / "noxfile.py")
-    offenders = [
-        f"{path.relative_to(REPO)}:{number}"
-        for path in files
-        if path != codec
-        for number, line in enumerate(path.read_text().splitlines(), start=1)
-        if spelled.search(line)
-    ]
-    assert len(files) > 100
-    assert offenders == []
-    assert spelled.search(codec.read_text())
+    pattern = r"""["']-torch["']|-torch\{|split\(["']-torch"""
+    assert spelled_outside(pattern, REPO / "repro" / "variant_id.py") == []
