@@ -16,6 +16,11 @@ _SEPARATOR = "-torch"
 _CANONICAL_RE = re.compile(r"^([a-z0-9][a-z0-9.]*)-torch(\d+\.\d+)(?:[-._+][A-Za-z0-9._+-]*)?$")
 
 
+def torch_minor(pin: str) -> str:
+    """The major.minor of a torch pin as a variant id writes it: ``2.8.0+cu128`` -> ``2.8``."""
+    return ".".join(re.split(r"[.+-]", pin)[:2])
+
+
 class VariantId(NamedTuple):
     """A canonical variant id: ``runtime`` (``cu128``, ``rocm6.4``, ``cpu``) and ``torch``, the
     pin's major.minor (``2.8``). ``str()`` gives the id."""
@@ -29,7 +34,7 @@ class VariantId(NamedTuple):
     @classmethod
     def of(cls, runtime: str, torch: str) -> VariantId:
         """``cu128`` + ``2.8.0`` (or ``2.8.0+cu128``, ``2.8``) -> ``cu128-torch2.8``."""
-        return cls(runtime, ".".join(re.split(r"[.+-]", torch)[:2]))
+        return cls(runtime, torch_minor(torch))
 
     @classmethod
     def parse(cls, text: str | None) -> VariantId | None:

@@ -18,7 +18,6 @@ given earlier matrices, what changed (newly red, newly green, red N runs in a ro
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -51,7 +50,7 @@ from repro.report.model import (
     counts,
 )
 from repro.signatures import table
-from repro.variant_id import VariantId
+from repro.variant_id import VariantId, torch_minor
 
 #: Above this many (host, variant) pairs only the pairs with a result are predicted: the
 #: prediction list of matrix.json grows with hosts x variants, not with the input.
@@ -251,7 +250,7 @@ def _coverage(config: Matrix, cells: list[Cell], variants: list[dict[str, Any]])
         parsed = VariantId.parse(vid)
         pins.update(found or ([f"~{parsed.torch}"] if parsed else []))
     for pin in dict.fromkeys(v.torch for v in config.variants):
-        major_minor = ".".join(re.split(r"[.+-]", pin)[:2])
+        major_minor = torch_minor(pin)
         if pin.split("+")[0] not in pins and f"~{major_minor}" not in pins:
             ids = ", ".join(v.id for v in config.variants if v.torch == pin)
             out.append(f"{config.path}: coverage: torch {pin} has no result ({ids})")
