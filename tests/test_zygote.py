@@ -130,20 +130,36 @@ def run(ctx, params):
 """
 
 
-@pytest.mark.slow
-def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
-    (tmp_path / "zygote_probe.py").write_text(PROBE)
+def _probe_case(tmp_path, monkeypatch, module: str, source: str):
+    """The one case of a probe scenario module written into ``tmp_path`` (importable here and
+    in the case processes)."""
+    (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
     monkeypatch.syspath_prepend(str(tmp_path))
-    (case,) = expand("probe", module="zygote_probe")
-    seen = {}
+    (case,) = expand("probe", module=module)
+    return case
+
+
+def _fresh_then_forked(tmp_path, case, env: dict[str, str] | None = None):
+    """``(isolation, ctx, result)`` of ``case`` run fresh, then forked from a zygote (closed
+    after)."""
     for isolation in ("fresh", "zygote"):
         ctx = _ctx(tmp_path / isolation, isolation)
-        ctx.env = {"REPRO_PROBE_VAR": "from-variant"}
+        ctx.env = dict(env or {})
         try:
             result = executor.run_case(ctx, case)
         finally:
             executor.close_zygote(ctx)
+        yield isolation, ctx, result
+
+
+@pytest.mark.slow
+def test_a_forked_case_sees_what_a_fresh_case_sees(tmp_path, monkeypatch):
+    case = _probe_case(tmp_path, monkeypatch, "zygote_probe", PROBE)
+    seen = {}
+    for isolation, ctx, result in _fresh_then_forked(
+        tmp_path, case, {"REPRO_PROBE_VAR": "from-variant"}
+    ):
         assert result.outcome.value == "passed", result.message
         assert result.properties["repro.isolation"] == isolation
         log = (ctx.run_dir / result.log_path).read_text()
@@ -190,23 +206,15 @@ def test_a_forked_case_runs_the_exit_callbacks_a_fresh_case_runs(tmp_path, monke
     case), never a scenario module's or the case's: a module pre-imported by the zygote still has
     its import-time ``weakref.finalize`` and ``atexit`` callbacks run by each forked case, as a
     fresh case runs them."""
-    (tmp_path / "zygote_fin_probe.py").write_text(FINALIZER_PROBE)
     out = tmp_path / "notes.txt"
     monkeypatch.setenv("REPRO_PROBE_OUT", str(out))
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{REPO}")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    case = _probe_case(tmp_path, monkeypatch, "zygote_fin_probe", FINALIZER_PROBE)
     monkeypatch.setattr(executor, "zygote_modules", lambda: ["zygote_fin_probe"])  # pre-imported
-    (case,) = expand("finprobe", module="zygote_fin_probe")
     ran = {}
-    for isolation in ("fresh", "zygote"):
-        ctx = _ctx(tmp_path / isolation, isolation)
-        try:
-            result = executor.run_case(ctx, case)
-            ran[isolation] = result.properties["pid"]
-            assert result.outcome.value == "passed", result.message
-            assert result.properties["repro.isolation"] == isolation
-        finally:
-            executor.close_zygote(ctx)
+    for isolation, _, result in _fresh_then_forked(tmp_path, case):
+        ran[isolation] = result.properties["pid"]
+        assert result.outcome.value == "passed", result.message
+        assert result.properties["repro.isolation"] == isolation
     notes = [line.split(" ", 1) for line in out.read_text().splitlines()]
     by_pid = {pid: sorted(label for p, label in notes if p == pid) for pid in ran.values()}
     expected = ["import-atexit", "import-finalizer", "run-finalizer"]
