@@ -23,8 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from repro.runner import (
+    context,  # noqa: E402
+    harness,
+)
 from repro.runner import executor as runner  # noqa: E402
-from repro.runner import harness
 from repro.scenarios import expand  # noqa: E402
 
 
@@ -50,7 +53,7 @@ def main() -> int:
             "runtime": {"accelerator_count": 0, "start_methods": ["fork", "spawn", "forkserver"]}
         }
         contexts = {
-            isolation: runner.RunContext(
+            isolation: context.RunContext(
                 run_dir=run_dir / isolation,
                 fingerprint=fingerprint,
                 suite_properties={},
@@ -83,7 +86,7 @@ def main() -> int:
                 )
                 rows.append((case.case_id, medians, statistics.median(in_process)))
         finally:
-            runner.close_zygote(contexts["zygote"])
+            context.close_zygote(contexts["zygote"])
 
     print(f"isolation overhead, median of {args.repeat} cases each (seconds per case)")
     print(

@@ -18,7 +18,7 @@ from repro import scenarios
 from repro.host import cuda_init, doctor, fingerprint, gpu_checks, selection
 from repro.host.model import Fingerprint
 from repro.outcomes import Outcome
-from repro.runner import executor, run_all
+from repro.runner import context, run_all
 from repro.signatures import engine as signatures
 from repro.signatures.hostfacts import HostFacts
 
@@ -244,7 +244,7 @@ def test_case_outcome(host, tmp_path, monkeypatch):
     if host["expect"]["case"] == "runs":
         assert broken is None
         return
-    ctx = executor.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
+    ctx = context.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
     ctx.run_dir.mkdir()
     [result] = run_all.run_all(ctx, [case])  # never starts a child: the python does not exist
     assert (result.outcome, result.signature) == (Outcome.ERROR, "infra.cuda_init")

@@ -312,7 +312,7 @@ def test_the_full_disk_message_names_junit_xml_only_when_one_was_written(
     finished case" when no junit.xml existed."""
     from repro.errors import FatalError
     from repro.outcomes import CaseResult, Outcome
-    from repro.runner import executor, run_all
+    from repro.runner import context, run_all
 
     calls = []
 
@@ -322,7 +322,7 @@ def test_the_full_disk_message_names_junit_xml_only_when_one_was_written(
             raise OSError(28, "No space left on device", str(run_dir / "run.json"))
 
     monkeypatch.setattr(run_all, "write_run_info", full)
-    ctx = executor.RunContext(tmp_path, {"host": {}}, {}, {})
+    ctx = context.RunContext(tmp_path, {"host": {}}, {}, {})
     preflight = [CaseResult("doctor", "doctor[nvml]", Outcome.PASSED, 0.1)] * junit_written
     with pytest.raises(FatalError) as raised:
         run_all.run_all(ctx, [], preflight=preflight)

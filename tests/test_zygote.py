@@ -20,7 +20,7 @@ from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 from junitparser import JUnitXml
 
 from repro.host import fork_check
-from repro.runner import executor, zygote_pool
+from repro.runner import context, executor, zygote_pool
 from repro.runner import zygote as zygote_mod
 from repro.scenarios import expand
 
@@ -29,8 +29,8 @@ FINGERPRINT = {
 }
 
 
-def _ctx(run_dir: Path, isolation: str) -> executor.RunContext:
-    return executor.RunContext(
+def _ctx(run_dir: Path, isolation: str) -> context.RunContext:
+    return context.RunContext(
         run_dir=run_dir,
         fingerprint=FINGERPRINT,
         suite_properties={},
@@ -149,7 +149,7 @@ def _fresh_then_forked(tmp_path, case, env: dict[str, str] | None = None):
         try:
             result = executor.run_case(ctx, case)
         finally:
-            executor.close_zygote(ctx)
+            context.close_zygote(ctx)
         yield isolation, ctx, result
 
 
@@ -209,7 +209,7 @@ def test_a_forked_case_runs_the_exit_callbacks_a_fresh_case_runs(tmp_path, monke
     out = tmp_path / "notes.txt"
     monkeypatch.setenv("REPRO_PROBE_OUT", str(out))
     case = _probe_case(tmp_path, monkeypatch, "zygote_fin_probe", FINALIZER_PROBE)
-    monkeypatch.setattr(executor, "zygote_modules", lambda: ["zygote_fin_probe"])  # pre-imported
+    monkeypatch.setattr(context, "zygote_modules", lambda: ["zygote_fin_probe"])  # pre-imported
     ran = {}
     for isolation, _, result in _fresh_then_forked(tmp_path, case):
         ran[isolation] = result.properties["pid"]
@@ -259,7 +259,7 @@ def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and
         try:
             results = [executor.run_case(ctx, case) for case in cases]
         finally:
-            executor.close_zygote(ctx)
+            context.close_zygote(ctx)
         assert {r.properties["repro.isolation"] for r in results} == {isolation}
         verdicts[isolation] = [(r.case_id, r.outcome.value, r.signature) for r in results]
     assert verdicts["zygote"] == verdicts["fresh"]
@@ -282,16 +282,16 @@ def test_auto_forks_eligible_cases_and_starts_fresh_ones_fresh(tmp_path):
         },
     )
     (poisoned,) = expand("cuda_fault", params={"device": ["cuda"]})
-    assert executor.wants_zygote(ctx, arch_case)
+    assert context.wants_zygote(ctx, arch_case)
     # the case process forks (its own threads and locks are the subject): fresh
-    assert not executor.wants_zygote(ctx, fork_lock)
-    assert not executor.wants_zygote(ctx, fork_workers)
-    assert not executor.wants_zygote(ctx, poisoned)  # FRESH = True
+    assert not context.wants_zygote(ctx, fork_lock)
+    assert not context.wants_zygote(ctx, fork_workers)
+    assert not context.wants_zygote(ctx, poisoned)  # FRESH = True
     # its children are spawned interpreters: the case process may be a zygote fork
-    assert executor.wants_zygote(ctx, spawn_lock)
-    assert executor.wants_zygote(ctx, spawn_workers)
-    assert executor.wants_zygote(_ctx(tmp_path, "zygote"), fork_lock)
-    assert not executor.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
+    assert context.wants_zygote(ctx, spawn_lock)
+    assert context.wants_zygote(ctx, spawn_workers)
+    assert context.wants_zygote(_ctx(tmp_path, "zygote"), fork_lock)
+    assert not context.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
 
 
 HAZARD = """
@@ -434,7 +434,7 @@ def test_a_forked_case_has_the_thread_pools_a_fresh_interpreter_has(tmp_path, mo
         try:
             result = executor.run_case(ctx, case)
         finally:
-            executor.close_zygote(ctx)
+            context.close_zygote(ctx)
         assert result.outcome.value == "passed", result.message
         assert result.properties["repro.isolation"] == isolation
         seen[isolation] = {
@@ -561,7 +561,7 @@ def test_fork_check_fails_in_a_real_child_whose_cuda_breaks_after_fork(tmp_path)
 
 def test_an_accelerator_lane_whose_fork_check_fails_runs_every_case_fresh_and_says_why(tmp_path):
     fake = _torch_breaking_after_fork(tmp_path)
-    ctx = executor.RunContext(
+    ctx = context.RunContext(
         run_dir=tmp_path / "run",
         fingerprint=GPU_FINGERPRINT,
         suite_properties={},
@@ -571,10 +571,10 @@ def test_an_accelerator_lane_whose_fork_check_fails_runs_every_case_fresh_and_sa
     )
     cases = expand("noop", params={"torch": [False]}) * zygote_pool.MIN_CASES  # a zygote pays
     try:
-        executor.plan_zygote(ctx, cases)  # as run_all does, once per run
+        context.plan_zygote(ctx, cases)  # as run_all does, once per run
         results = [executor.run_case(ctx, case) for case in cases]
     finally:
-        executor.close_zygote(ctx)
+        context.close_zygote(ctx)
     assert ctx.pool().given_up.startswith("fork check failed: ")
     assert ctx.pool().started == 0
     assert [r.outcome.value for r in results] == ["passed"] * zygote_pool.MIN_CASES
@@ -593,16 +593,16 @@ def test_the_fork_check_runs_on_accelerator_lanes_only_and_once(tmp_path, monkey
         calls.append(list(modules))
         return fork_check.ForkCheck(fork_check.NA, "torch 2.13.0+cpu is a CPU build", 0.1)
 
-    monkeypatch.setattr(executor.fork_check, "run", counted)
+    monkeypatch.setattr(context.fork_check, "run", counted)
     cpu = _ctx(tmp_path / "cpu", "zygote")
-    assert executor.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
+    assert context.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
     assert calls == [] and "fork_check" not in cpu.run_info
     for gpu in (
         dataclasses.replace(_ctx(tmp_path / "gpu", "zygote"), fingerprint=GPU_FINGERPRINT),
         dataclasses.replace(_ctx(tmp_path / "variant", "zygote"), expect_accelerator=True),
     ):
         for _ in range(2):
-            assert executor.check_fork(gpu, ["repro.scenarios.noop"], {}) is None
+            assert context.check_fork(gpu, ["repro.scenarios.noop"], {}) is None
         assert gpu.run_info["fork_check"]["status"] == "n/a"
     assert calls == [["torch._dynamo", "repro.scenarios.noop"]] * 2
 
@@ -613,10 +613,10 @@ def test_on_this_cpu_host_a_gpu_variant_still_gets_its_zygote(tmp_path):
     ctx = dataclasses.replace(_ctx(tmp_path, "zygote"), expect_accelerator=True)
     (case,) = expand("noop", params={"torch": [False]})
     try:
-        executor.plan_zygote(ctx, [case])
+        context.plan_zygote(ctx, [case])
         result = executor.run_case(ctx, case)
     finally:
-        executor.close_zygote(ctx)
+        context.close_zygote(ctx)
     assert ctx.run_info["fork_check"]["status"] == "n/a"
     assert "CPU build" in ctx.run_info["fork_check"]["reason"]
     assert result.properties["repro.isolation"] == "zygote"

@@ -26,7 +26,7 @@ from repro import config as matrix_mod
 from repro.config import runners
 from repro.errors import ConfigError, FatalError
 from repro.outcomes import OUTCOME_ORDER, CaseResult
-from repro.runner import executor
+from repro.runner import context, executor
 from repro.runner.caselog import DEFAULT_CAP_BYTES
 from repro.runner.run_all import Reporter, new_run_dir, run_all
 from repro.scenarios import Case
@@ -65,7 +65,7 @@ class RunOptions:
     doctor: bool = True
     properties: Sequence[str] = ()
     log_cap_bytes: int = DEFAULT_CAP_BYTES
-    isolation: str = "auto"  # executor.ISOLATIONS: fresh | zygote | auto
+    isolation: str = "auto"  # context.ISOLATIONS: fresh | zygote | auto
     rerun_failures: int = 0
     jobs: int | None = None  # None: default_jobs()
     #: Record results as ``variant`` even when the interpreter's torch build is not its pin.
@@ -263,7 +263,7 @@ def run_context(
     run_id: str,
     run_dir: Path,
     extra_properties: dict[str, str],
-) -> executor.RunContext:
+) -> context.RunContext:
     """Write ``fingerprint.json`` and build the run's context: testsuite properties
     (fingerprint, ``variant.*`` with ``variant.lane``, ``repro.*``, ``container.*``, then
     ``--property``) and the
@@ -299,7 +299,7 @@ def run_context(
         "finished": None,
         "repro_version": repro.__version__,
     }
-    return executor.RunContext(
+    return context.RunContext(
         run_dir=run_dir,
         fingerprint=fp,
         suite_properties=suite_properties,

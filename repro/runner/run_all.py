@@ -27,16 +27,8 @@ from repro.host import cuda_init
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.runner.executor import (
-    CaseCancelled,
-    RunContext,
-    close_zygote,
-    is_exclusive,
-    plan_zygote,
-    prepare_zygote,
-    run_case,
-    skipped_result,
-)
+from repro.runner.context import RunContext, close_zygote, plan_zygote, prepare_zygote
+from repro.runner.executor import CaseCancelled, is_exclusive, run_case, skipped_result
 from repro.scenarios import Case, skip_reason
 
 #: Seconds between progress ticks while the main thread waits for parallel cases.
