@@ -148,9 +148,12 @@ def tests_lowest(session: nox.Session) -> None:
     """The fast lane on the lowest direct dependency versions pyproject.toml allows (uv
     --resolution lowest-direct): the floors there are what this session tests. Needs uv
     (`pip install 'nox[uv]'`)."""
+    # uv does not read PIP_FIND_LINKS: hand it pip's, so torch is the build `tests` installs
+    # (measured: without it uv took PyPI's 2.13.0+cu130 over the local 2.13.0+cpu wheel).
+    links = [arg for path in os.environ.get("PIP_FIND_LINKS", "").split() for arg in ("-f", path)]
     # pip too: a uv venv has none, and field scenarios install packages with `python -m pip`.
-    session.install("pip", *TORCH_SPEC)
-    session.install("--resolution", "lowest-direct", "-e", ".[dev]")
+    session.install(*links, "pip", *TORCH_SPEC)
+    session.install(*links, "--resolution", "lowest-direct", "-e", ".[dev]")
     session.run("python", "-m", "pytest", "-m", FAST_LANE, *(session.posargs or ["-q", "-ra"]))
 
 
