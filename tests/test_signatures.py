@@ -143,6 +143,7 @@ SINGLE_LINES = [
         "dataloader_worker_killed",
         "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",
     ),
+    ("dataloader_worker_killed", "ERROR: Unexpected segmentation fault encountered in worker."),
     (
         "dataloader_shm_exhausted",
         "RuntimeError: unable to allocate shared memory(shm) for file </torch_123_456_0>: No space left on device (28)",
@@ -1088,3 +1089,21 @@ def test_big_log_is_classified_quickly_and_exactly() -> None:
 def test_signal_signature_and_name(signum: int, signature: str, name: str) -> None:
     assert signal_signature(signum) == signature
     assert signal_name(signum) == name
+
+
+def test_a_worker_segfault_seen_first_as_eof_in_the_main_process_is_the_worker_killed():
+    """A clean-clone CI run: the worker segfaulted while the main process received its shared
+    tensor, so the log holds the worker's own "Unexpected segmentation fault" line and an
+    EOFError traceback, not the "DataLoader worker ... exited unexpectedly" RuntimeError; the
+    case was named producer_connection_lost in that run and dataloader_worker_killed in others."""
+    log = (
+        "ERROR: Unexpected segmentation fault encountered in worker.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/multiprocessing/resource_sharer.py", line 86, in get_connection\n'
+        "    c = Client(address, authkey=process.current_process().authkey)\n"
+        '  File "/x/multiprocessing/connection.py", line 399, in _recv\n'
+        "    raise EOFError\n"
+        "EOFError\n"
+        "repro: check failed: DataLoader failed after 4 batches: EOFError: \n"
+    )
+    assert classify(log).name == "dataloader_worker_killed"
