@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 from repro import config as matrix_mod
