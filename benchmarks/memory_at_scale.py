@@ -14,9 +14,16 @@ Inputs, generated into a temporary folder:
 - ``compare-cases``: a matrix.json of ``--megabytes`` of cells of realistic cases (outcome,
   signature, message, metrics), compared with itself;
 - ``compare-regressions``: the same cases all passed in the base and all failed in the
-  candidate (every case a regression: the largest result compare can hold).
+  candidate (every case a regression: the largest result compare can hold);
+- ``compare-string`` (issue 32): a small matrix.json whose one case message is a single string of
+  ``--string-megabytes`` MB, compared with itself, at a quarter of that size and at that size
+  (linear: 4x the string, about 4x the time);
+- ``classify-long-line`` (issue 32): a log whose second line is ``--line-megabytes`` MB long,
+  then a CUDA OOM line, classified (the OOM must be named), at a quarter size and full size.
 
     python benchmarks/memory_at_scale.py [--cases 2500000] [--megabytes 100] [--only report]
+    python benchmarks/memory_at_scale.py --only compare-string [--string-megabytes 128]
+    python benchmarks/memory_at_scale.py --only classify-long-line [--line-megabytes 100]
 
 Measured 2026-11-24 (2 shared cores, ijson 3.6 yajl2_c):
 
@@ -106,6 +113,29 @@ def write_matrix(
     return cells
 
 
+def write_string_matrix(path: Path, megabytes: float) -> None:
+    """A matrix.json of one cell, one case, whose message is one string of ``megabytes`` MB."""
+    head = {"scenario": "s", "case": "c[i=0]", "outcome": "failed", "signature": "oom"}
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f'{{"schema_version": {SCHEMA_VERSION}, "generated_at": "now", "cells": [')
+        out.write('{"host": "h", "variant": "v", "state": "failed", "cases": [')
+        out.write(json.dumps(head)[:-1] + ', "message": "')
+        block = "x" * (1 << 20)
+        for _ in range(int(megabytes)):
+            out.write(block)
+        out.write('"}]}]}\n')
+
+
+def write_long_line_log(path: Path, megabytes: float) -> None:
+    """A log: a line, one line of ``megabytes`` MB, then a CUDA out-of-memory error."""
+    with open(path, "wb") as out:
+        out.write(b"epoch 1 step 10 loss 0.31\n")
+        block = b"A" * (1 << 20)
+        for _ in range(int(megabytes)):
+            out.write(block)
+        out.write(b"\nRuntimeError: CUDA error: out of memory\n")
+
+
 def measure(argv: list[str], cwd: Path) -> dict:
     """Run ``python -m repro ARGV``; its status, seconds, peak RSS (``os.wait4``'s rusage of
     that very child) and last stderr line."""
@@ -136,8 +166,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=2_500_000)
     parser.add_argument("--megabytes", type=float, default=100)
+    parser.add_argument("--string-megabytes", type=float, default=128)
+    parser.add_argument("--line-megabytes", type=float, default=100)
     kinds = ("compare-empty", "compare-cases", "compare-regressions")
-    parser.add_argument("--only", choices=("report", *kinds))
+    parser.add_argument("--only", choices=("report", *kinds, *LINEAR))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repro-scale-") as tmp:
         work = Path(tmp)
@@ -159,6 +191,26 @@ def main() -> None:
             size = path.stat().st_size
             print(f"{kind}: {size / 1e6:.0f} MB matrix.json, {cells} cells")
             print(" ", measure(["compare", str(base), str(path), "--json"], work))
+        for kind in LINEAR:
+            if args.only not in (None, kind):
+                continue
+            full = args.string_megabytes if kind == "compare-string" else args.line_megabytes
+            for megabytes in (full / 4, full):
+                path = work / f"{kind}-{megabytes:g}"
+                if kind == "compare-string":
+                    write_string_matrix(path, megabytes)
+                    argv = ["compare", str(path), str(path), "--json"]
+                else:
+                    write_long_line_log(path, megabytes)
+                    argv = ["classify", "--json", str(path)]
+                print(f"{kind}: one {megabytes:g} MB {'string' if kind == 'compare-string' else 'line'}"
+                      f", {path.stat().st_size / 1e6:.0f} MB file")  # fmt: skip
+                print(" ", measure(argv, work))
+                path.unlink()
+
+
+#: The inputs of issue 32 measured at two sizes, 4x apart.
+LINEAR = ("compare-string", "classify-long-line")
 
 
 if __name__ == "__main__":
