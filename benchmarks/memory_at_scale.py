@@ -138,20 +138,22 @@ def write_long_line_log(path: Path, megabytes: float) -> None:
 
 def measure(argv: list[str], cwd: Path) -> dict:
     """Run ``python -m repro ARGV``; its status, seconds, peak RSS (``os.wait4``'s rusage of
-    that very child) and last stderr line."""
+    that very child), last stderr line and the start of its stdout."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as errors:
+    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as output:
         proc = subprocess.Popen(
             [sys.executable, "-m", "repro", *argv],
             cwd=cwd,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
+            stdout=output,
             stderr=errors,
         )
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         errors.seek(0)
         text = errors.read().decode(errors="replace")
+        output.seek(0)
+        said = output.read(2000).decode(errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
     return {
         "rc": proc.returncode,
@@ -159,6 +161,7 @@ def measure(argv: list[str], cwd: Path) -> dict:
         "peak_rss_mb": round(usage.ru_maxrss / 1024),
         "stderr_lines": len(lines),
         "last_stderr": lines[-1][:300] if lines else "",
+        "stdout_head": said[:160],
     }
 
 
