@@ -177,3 +177,19 @@ def test_a_run_older_than_the_digest_is_read_without_a_mark(tmp_path):
     report = build_report([tmp_path / "results"])
     (record,) = report.inputs
     assert record.origin == "run" and record.changed is None and not report.problems
+
+
+def test_a_killed_runs_digest_mismatch_says_it_may_be_the_kill(tmp_path):
+    """Killed between rewriting junit.xml and recording its digest (one fsync apart), a run
+    that never finished cannot tell that from an edit: the mark says both."""
+    run = tmp_path / "results" / "r1"
+    _write_run(run, Outcome.FAILED)
+    info = json.loads((run / "run.json").read_text())
+    write_run_info(run, {**info, "finished": None})
+    result = CaseResult("losses", "losses[device=cpu]", Outcome.FAILED, 0.5)
+    second = CaseResult("amp", "amp[device=cpu]", Outcome.PASSED, 0.5)
+    write_junit(run / "junit.xml", [result, second], {"host.key": "h", "variant.id": "v"})
+    (record,) = build_report([tmp_path / "results"]).inputs
+    assert record.changed and record.changed.endswith(
+        "(or the run was killed as it wrote it: it never finished)"
+    )

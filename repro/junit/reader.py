@@ -396,6 +396,9 @@ class FileReader:
                 f"changed after the run: its SHA-256 is {self.digest[:12]}…, the one "
                 f"{SIDECAR_NAME} recorded when the run wrote it is {expected[:12]}…"
             )
+            if sidecar is not None and not sidecar.get("finished"):
+                # killed between rewriting junit.xml and recording its digest (one fsync)
+                record.changed += " (or the run was killed as it wrote it: it never finished)"
         if not record.host:
             record.host = UNKNOWN_HOST
         if not record.variant:
