@@ -16,10 +16,11 @@ Inputs, generated into a temporary folder:
 - ``compare-regressions``: the same cases all passed in the base and all failed in the
   candidate (every case a regression: the largest result compare can hold);
 - ``compare-string`` (issue 32): a small matrix.json whose one case message is a single string of
-  ``--string-megabytes`` MB, compared with itself, at a quarter of that size and at that size
-  (linear: 4x the string, about 4x the time);
+  ``--string-megabytes`` MB, compared with itself, at 0 MB (the start-up cost), a quarter of
+  that size and that size (linear: 4x the string, about 4x the time above the start-up);
 - ``classify-long-line`` (issue 32): a log whose second line is ``--line-megabytes`` MB long,
-  then a CUDA OOM line, classified (the OOM must be named), at a quarter size and full size.
+  then a CUDA OOM line, classified (the OOM must be named), at 0 MB, a quarter size and full
+  size.
 
     python benchmarks/memory_at_scale.py [--cases 2500000] [--megabytes 100] [--only report]
     python benchmarks/memory_at_scale.py --only compare-string [--string-megabytes 128]
@@ -34,6 +35,17 @@ Measured 2026-11-24 (2 shared cores, ijson 3.6 yajl2_c):
 - compare-cases, 105 MB (372,850 cases a side): exit 0, 52 s, 468 MB;
 - compare-regressions, 105 MB: exit 1, 61 s, 571 MB; ``--megabytes 268`` (997,050 cases a side,
   every one a regression, at the case cap): exit 1, 164 s, 1,473 MB.
+
+Measured 2026-11-27 (issue 32; 2 shared cores at load 4 to 6; main ``ef0dbf8`` in the same window):
+
+- compare-string, one 0 / 32 / 128 MB string: 1.5 / 1.6 / 1.4 s, 34 / 37 / 37 MB (the string is
+  cut to 64 KiB before the parser: time is the start-up); ``ef0dbf8``: 1.7 / 31.9 / 315.3 s,
+  34 / 132 / 420 MB (quadratic: 4x the string, 10x the time);
+- classify-long-line, one 0 / 25 / 100 MB line: 2.1 / 1.6 / 2.2 s, 35 / 37 / 37 MB, the OOM after
+  it named (line 3); ``ef0dbf8`` at 100 MB: 2.4 s, "no failure found" (the read stopped at the
+  line). In-process, without the start-up: 0.15 s / 0.32 s for 25 / 100 MB;
+- compare-cases, 52 MB: 42.7 and 46.7 s, 260 MB; ``ef0dbf8`` 40.1 and 38.1 s, 252 MB (the token
+  filter's cost on an ordinary matrix: +6 to +22 %).
 """
 
 from __future__ import annotations
@@ -198,7 +210,7 @@ def main() -> None:
             if args.only not in (None, kind):
                 continue
             full = args.string_megabytes if kind == "compare-string" else args.line_megabytes
-            for megabytes in (full / 4, full):
+            for megabytes in (0, full / 4, full):  # 0: the command's fixed start-up cost
                 path = work / f"{kind}-{megabytes:g}"
                 if kind == "compare-string":
                     write_string_matrix(path, megabytes)
