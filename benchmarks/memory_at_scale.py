@@ -14,9 +14,17 @@ Inputs, generated into a temporary folder:
 - ``compare-cases``: a matrix.json of ``--megabytes`` of cells of realistic cases (outcome,
   signature, message, metrics), compared with itself;
 - ``compare-regressions``: the same cases all passed in the base and all failed in the
-  candidate (every case a regression: the largest result compare can hold).
+  candidate (every case a regression: the largest result compare can hold);
+- ``compare-string`` (issue 32): a small matrix.json whose one case message is a single string of
+  ``--string-megabytes`` MB, compared with itself, at 0 MB (the start-up cost), a quarter of
+  that size and that size (linear: 4x the string, about 4x the time above the start-up);
+- ``classify-long-line`` (issue 32): a log whose second line is ``--line-megabytes`` MB long,
+  then a CUDA OOM line, classified (the OOM must be named), at 0 MB, a quarter size and full
+  size.
 
     python benchmarks/memory_at_scale.py [--cases 2500000] [--megabytes 100] [--only report]
+    python benchmarks/memory_at_scale.py --only compare-string [--string-megabytes 128]
+    python benchmarks/memory_at_scale.py --only classify-long-line [--line-megabytes 100]
 
 Measured 2026-11-24 (2 shared cores, ijson 3.6 yajl2_c):
 
@@ -27,6 +35,17 @@ Measured 2026-11-24 (2 shared cores, ijson 3.6 yajl2_c):
 - compare-cases, 105 MB (372,850 cases a side): exit 0, 52 s, 468 MB;
 - compare-regressions, 105 MB: exit 1, 61 s, 571 MB; ``--megabytes 268`` (997,050 cases a side,
   every one a regression, at the case cap): exit 1, 164 s, 1,473 MB.
+
+Measured 2026-11-27 (issue 32; 2 shared cores at load 4 to 6; main ``ef0dbf8`` in the same window):
+
+- compare-string, one 0 / 32 / 128 MB string: 1.5 / 1.6 / 1.4 s, 34 / 37 / 37 MB (the string is
+  cut to 64 KiB before the parser: time is the start-up); ``ef0dbf8``: 1.7 / 31.9 / 315.3 s,
+  34 / 132 / 420 MB (quadratic: 4x the string, 10x the time);
+- classify-long-line, one 0 / 25 / 100 MB line: 2.1 / 1.6 / 2.2 s, 35 / 37 / 37 MB, the OOM after
+  it named (line 3); ``ef0dbf8`` at 100 MB: 2.4 s, "no failure found" (the read stopped at the
+  line). In-process, without the start-up: 0.15 s / 0.32 s for 25 / 100 MB;
+- compare-cases, 52 MB: 42.7 and 46.7 s, 260 MB; ``ef0dbf8`` 40.1 and 38.1 s, 252 MB (the token
+  filter's cost on an ordinary matrix: +6 to +22 %).
 """
 
 from __future__ import annotations
@@ -106,22 +125,47 @@ def write_matrix(
     return cells
 
 
+def write_string_matrix(path: Path, megabytes: float) -> None:
+    """A matrix.json of one cell, one case, whose message is one string of ``megabytes`` MB."""
+    head = {"scenario": "s", "case": "c[i=0]", "outcome": "failed", "signature": "oom"}
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f'{{"schema_version": {SCHEMA_VERSION}, "generated_at": "now", "cells": [')
+        out.write('{"host": "h", "variant": "v", "state": "failed", "cases": [')
+        out.write(json.dumps(head)[:-1] + ', "message": "')
+        block = "x" * (1 << 20)
+        for _ in range(int(megabytes)):
+            out.write(block)
+        out.write('"}]}]}\n')
+
+
+def write_long_line_log(path: Path, megabytes: float) -> None:
+    """A log: a line, one line of ``megabytes`` MB, then a CUDA out-of-memory error."""
+    with open(path, "wb") as out:
+        out.write(b"epoch 1 step 10 loss 0.31\n")
+        block = b"A" * (1 << 20)
+        for _ in range(int(megabytes)):
+            out.write(block)
+        out.write(b"\nRuntimeError: CUDA error: out of memory\n")
+
+
 def measure(argv: list[str], cwd: Path) -> dict:
     """Run ``python -m repro ARGV``; its status, seconds, peak RSS (``os.wait4``'s rusage of
-    that very child) and last stderr line."""
+    that very child), last stderr line and the start of its stdout."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as errors:
+    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as output:
         proc = subprocess.Popen(
             [sys.executable, "-m", "repro", *argv],
             cwd=cwd,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
+            stdout=output,
             stderr=errors,
         )
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         errors.seek(0)
         text = errors.read().decode(errors="replace")
+        output.seek(0)
+        said = output.read(2000).decode(errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
     return {
         "rc": proc.returncode,
@@ -129,6 +173,7 @@ def measure(argv: list[str], cwd: Path) -> dict:
         "peak_rss_mb": round(usage.ru_maxrss / 1024),
         "stderr_lines": len(lines),
         "last_stderr": lines[-1][:300] if lines else "",
+        "stdout_head": said[:160],
     }
 
 
@@ -136,8 +181,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=2_500_000)
     parser.add_argument("--megabytes", type=float, default=100)
+    parser.add_argument("--string-megabytes", type=float, default=128)
+    parser.add_argument("--line-megabytes", type=float, default=100)
     kinds = ("compare-empty", "compare-cases", "compare-regressions")
-    parser.add_argument("--only", choices=("report", *kinds))
+    parser.add_argument("--only", choices=("report", *kinds, *LINEAR))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="repro-scale-") as tmp:
         work = Path(tmp)
@@ -159,6 +206,26 @@ def main() -> None:
             size = path.stat().st_size
             print(f"{kind}: {size / 1e6:.0f} MB matrix.json, {cells} cells")
             print(" ", measure(["compare", str(base), str(path), "--json"], work))
+        for kind in LINEAR:
+            if args.only not in (None, kind):
+                continue
+            full = args.string_megabytes if kind == "compare-string" else args.line_megabytes
+            for megabytes in (0, full / 4, full):  # 0: the command's fixed start-up cost
+                path = work / f"{kind}-{megabytes:g}"
+                if kind == "compare-string":
+                    write_string_matrix(path, megabytes)
+                    argv = ["compare", str(path), str(path), "--json"]
+                else:
+                    write_long_line_log(path, megabytes)
+                    argv = ["classify", "--json", str(path)]
+                print(f"{kind}: one {megabytes:g} MB {'string' if kind == 'compare-string' else 'line'}"
+                      f", {path.stat().st_size / 1e6:.0f} MB file")  # fmt: skip
+                print(" ", measure(argv, work))
+                path.unlink()
+
+
+#: The inputs of issue 32 measured at two sizes, 4x apart.
+LINEAR = ("compare-string", "classify-long-line")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -63,6 +64,27 @@ def set_parent_death_signal(sig: int) -> bool:
     """Have the kernel send ``sig`` to the calling process when its parent dies (PR_SET_PDEATHSIG;
     cleared by fork, kept by exec). Returns False where that is not available."""
     return _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+#: The launcher of :func:`tied`: argv[1] is the caller's pid, the rest the command. It asks the
+#: kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG = 1, prctl(2); kept across exec),
+#: exits when the caller died before the prctl (it was re-parented), then execs the command,
+#: which keeps the death signal. Self-contained: imports nothing of repro.
+_TIED_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit('the caller %s is gone' % sys.argv[1])\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def tied(argv: Sequence[str]) -> list[str]:
+    """``argv`` started through a launcher that ties its life to the calling process: the
+    kernel SIGKILLs it when the caller dies, even by SIGKILL (an installer must not outlive the
+    cache entry or environment it fills: issue 25's pip, issue 32's uv). The death signal follows
+    the *thread* that starts it: start tied commands from a thread that outlives them."""
+    return [sys.executable, "-c", _TIED_LAUNCHER, str(os.getpid()), *argv]
 
 
 def kill_subtree(timeout_s: float = 5.0) -> list[str]:
@@ -216,18 +238,21 @@ def run_bounded(
     timeout_s: float | None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    tie: bool = False,
 ) -> subprocess.CompletedProcess:
     """Run a tool that may hang, even inside the kernel (nvidia-smi on a wedged GPU, a torch probe
     stuck in driver init), in its own session with text output captured and stdin closed.
 
     On timeout its whole process group is SIGKILLed and waited for at most ``KILL_GRACE_S``
     seconds (``subprocess.run`` would wait forever for a process in ``D`` state), then
-    ``subprocess.TimeoutExpired`` is raised. Raises OSError (FileNotFoundError) when the tool
-    cannot start.
+    ``subprocess.TimeoutExpired`` is raised. ``tie``: the tool runs under :func:`tied` (it dies
+    with the caller) and its process group is SIGKILLed on any exception in the caller too
+    (Ctrl-C), so it never outlives the call; installers (pip, uv) run so. Raises OSError
+    (FileNotFoundError) when the tool cannot start.
     """
     with spawning():  # a runner's sweep never takes the tool for an orphan
         proc = subprocess.Popen(
-            list(argv),
+            tied(argv) if tie else list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -240,12 +265,17 @@ def run_bounded(
         own(proc.pid)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
+    except BaseException as exc:
+        timed_out = isinstance(exc, subprocess.TimeoutExpired)
+        if not (timed_out or tie):
+            raise
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=KILL_GRACE_S)
-        raise subprocess.TimeoutExpired(list(argv), timeout_s or 0) from None
+        if timed_out:
+            raise subprocess.TimeoutExpired(list(argv), timeout_s or 0) from None
+        raise
     finally:
         if proc.returncode is not None:  # reaped; else it stays ours (a D-state tool)
             disown(proc.pid)

@@ -396,6 +396,71 @@ def test_a_cuda_variant_on_a_host_without_nvidia_gpu_skips_its_gpu_cases_in_ever
     assert ("steps skip its GPU cases" in done.stderr) is (not gpu_host)
 
 
+def test_a_non_torch_package_is_listed_where_it_is_installed_from(tmp_path, monkeypatch):
+    """The variant's index is torch's (``https://example.invalid/cpu`` here): another package's
+    versions come from uv's default index, --find-links or the wheelhouse (issue 32)."""
+    index = make_index(tmp_path / "index")
+    project = _project(tmp_path)
+    common = [
+        "bisect", "--package", PACKAGE, "--good", "1.0", "--bad", "1.9", "-k", "demo_probe",
+        "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"), "--dry-run",
+    ]  # fmt: skip
+    monkeypatch.setenv("UV_DEFAULT_INDEX", (index / "simple").as_uri())
+    done = run_cli(*common, cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "10 versions served" in done.stdout and "example.invalid" not in done.stdout
+    monkeypatch.setenv("UV_DEFAULT_INDEX", (tmp_path / "empty").as_uri())
+    linked = run_cli(*common, "--find-links", str(index / "files"), cwd=project, timeout=120)
+    assert linked.returncode == 0, linked.stderr
+    assert "10 versions served" in linked.stdout and "example.invalid" not in linked.stdout
+    # torch itself still comes from the variant's index
+    torch = run_cli(
+        "bisect", "--good", "2.12.0", "--bad", "2.13.0", "-k", "demo_probe",
+        "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"), "--dry-run",
+        cwd=project, timeout=120,
+    )  # fmt: skip
+    assert torch.returncode == 3 and "example.invalid/cpu/torch/" in torch.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--with", "--index-url=file:///x"),
+        ("--with", "-e ."),
+        ("--with", "numpy 1.0"),
+        ("--env-python", "3.11; touch x"),
+        ("--env-python", "/nonexistent/bin/python; touch x"),
+        ("--env-python", "./no/such/python"),
+        ("--env-python", "3"),
+    ],
+)
+def test_bad_with_and_env_python_values_exit_2_naming_the_flag(tmp_path, flag, value):
+    index = make_index(tmp_path / "index")
+    project = _project(tmp_path)
+    done = run_cli(
+        "bisect", "--package", PACKAGE, "--good", "1.0", "--bad", "1.9", "-k", "demo_probe",
+        "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
+        "--index-url", (index / "simple").as_uri(), f"{flag}={value}", "--dry-run",
+        cwd=project, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0], lines
+    assert not (project / "x").exists()
+
+
+def test_good_with_and_env_python_values_pass(tmp_path):
+    index = make_index(tmp_path / "index")
+    project = _project(tmp_path)
+    ok = run_cli(
+        "bisect", "--package", PACKAGE, "--good", "1.0", "--bad", "1.9", "-k", "demo_probe",
+        "--variant", "cpu-torch2.13", "--config", str(project / "matrix.yaml"),
+        "--index-url", (index / "simple").as_uri(), "--with", "numpy<3; python_version>'3'",
+        "--env-python", "3.11.4", "--dry-run", cwd=project, timeout=120,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_dry_run_between_two_nightly_dates_of_a_local_nightly_index(tmp_path):
     wheels = tmp_path / "nightly"
     wheels.mkdir()

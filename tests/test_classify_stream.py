@@ -69,13 +69,21 @@ def test_lines_longer_than_the_cap_are_cut_and_noted():
         assert found.notes == (f"1 line(s) longer than {lines.MAX_LINE_CHARS} characters were cut",)
 
 
-def test_a_line_past_the_skip_cap_stops_the_read(monkeypatch):
+def test_a_line_past_the_skip_cap_is_skipped_and_what_follows_is_classified(monkeypatch):
+    """Issue 32: the read used to stop at such a line, and the OOM after it was never seen."""
     monkeypatch.setattr(lines, "MAX_LINE_CHARS", 100)
     monkeypatch.setattr(lines, "MAX_LINE_SKIP_CHARS", 1000)
-    text = "RuntimeError: CUDA error: out of memory\n" + "\0" * 5000 + "\nSIGSEGV\n"
+    text = "step 1\n" + "\0" * 5000 + "\nRuntimeError: CUDA error: out of memory\n"
     found = engine.classify_stream(io.BytesIO(text.encode()), chunk_bytes=100)
-    assert found.name == "oom" and [m.signature.name for m in found.matches] == ["oom"]
-    assert any(note.startswith("read stopped at line 2") for note in found.notes)
+    assert (found.name, found.line_no) == ("oom", 3)
+    assert found.notes == (
+        "line 2 skipped: 5000 characters, over 1000 (not text): only its first 100 were "
+        "matched; reading went on after it",
+    )
+    many = "\n".join(["x" * 2000] * 8) + "\nRuntimeError: CUDA error: out of memory\n"
+    found = engine.classify_stream(io.BytesIO(many.encode()), chunk_bytes=300)
+    assert (found.name, found.line_no) == ("oom", 9)
+    assert found.notes[-1] == "3 more line(s) over 1000 characters skipped"
 
 
 def test_kept_matches_are_bounded_but_the_verdict_is_exact():
@@ -144,8 +152,45 @@ def test_classify_streams_a_big_log_from_stdin_in_bounded_memory():
 def test_classify_of_dev_zero_on_stdin_ends_with_a_note_in_bounded_memory():
     measured = _measure(0, "zero")
     assert measured["rc"] == 0
-    assert "read stopped at line 1" in measured["err"]
+    assert "line 1 skipped: 1073741824 characters" in measured["err"]
+    assert "read to its first 1073741824 bytes only (the cap)" in measured["err"]
     assert measured["rss_mb"] < 200, measured["rss_mb"]
+
+
+@pytest.mark.slow
+def test_classify_reads_past_a_100_mb_line_to_the_oom_after_it(project):
+    log = project / "train.log"
+    with open(log, "wb") as out:
+        out.write(b"epoch 1 step 10\n")
+        block = b"A" * (1 << 20)
+        for _ in range(100):
+            out.write(block)
+        out.write(b"\nRuntimeError: CUDA error: out of memory\n")
+    done = run_cli("classify", str(log), cwd=project, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{log}: oom (line 3)")
+    assert f"line 2 skipped: {100 << 20} characters" in done.stderr
+
+
+@pytest.mark.slow
+def test_an_endless_pipe_stops_at_the_line_cap_with_a_message(project):
+    """``yes | repro classify -`` (issue 32: it ran on, no end and no message, past 20 s)."""
+    from repro.cli.classify import MAX_STDIN_LINES
+
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "repro", "classify", "-"], stdin=yes.stdout, cwd=project,
+            env=cli_env(), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        yes.kill()
+        yes.wait()
+    assert done.returncode == 0 and done.stdout == "-: no failure found\n"
+    assert done.stderr == (
+        f"repro classify: note: -: standard input read to its first {MAX_STDIN_LINES} lines "
+        "only (the cap)\n"
+    )
 
 
 @pytest.mark.parametrize("path", ["/dev/zero", "fifo", "directory"])
@@ -181,3 +226,16 @@ def test_stdin_is_classified_up_to_its_cap_with_a_note(monkeypatch):
     assert found.notes[-1] == "standard input read to its first 1000 bytes only (the cap)"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
     assert classify_cli.classify_log("-").notes == ()  # under the cap: no note
+
+
+def test_stdin_of_short_lines_stops_at_the_line_cap(monkeypatch):
+    from repro.cli import classify as classify_cli
+
+    monkeypatch.setattr(classify_cli, "MAX_STDIN_LINES", 3)
+    text = b"a\nRuntimeError: CUDA error: out of memory\nb\nSIGSEGV\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    found = classify_cli.classify_log("-")
+    assert (found.name, found.line_no) == ("oom", 2) and len(found.matches) == 1
+    assert found.notes == ("standard input read to its first 3 lines only (the cap)",)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text[: text.index(b"SIG")])))
+    assert classify_cli.classify_log("-").notes == ()  # exactly 3 lines: nothing was cut

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
@@ -186,6 +187,21 @@ def test_command_line_is_the_same_run_as_the_sdk_kwargs():
     for src, mount in kwargs["volumes"].items():
         assert f"{src}:{mount['bind']}:{mount['mode']}" in argv
     assert "--rm" in argv  # the SDK path removes the container itself
+
+
+@pytest.mark.parametrize("bad", [":", ",", "\n"])
+def test_a_host_path_docker_cannot_mount_is_refused_before_docker_run(tmp_path, bad):
+    with pytest.raises(ConfigError, match="bind mount source .* cannot carry"):
+        spec_for("cpu", "cpu", run_dir=f"/home/me/res{bad}ults/{RUN_ID}")
+    results = tmp_path / f"res{bad}ults"
+    done = run_cli(
+        "docker-run", "--variant", "cpu-torch2.13", "--config", str(REPO / "matrix.yaml"),
+        "--results-dir", str(results), "-k", "losses", cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "results directory" in done.stderr and "cannot carry" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not results.exists()  # refused before anything was made or started
 
 
 def test_ipc_host_replaces_the_shm_size():

@@ -105,6 +105,21 @@ def test_unknown_tier_and_bad_tiers_section_are_one_line_errors(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("name", ["--privileged", "-x", "_under"])
+def test_a_tier_named_like_an_option_is_refused_at_load(tmp_path, name):
+    bad = tmp_path / "matrix.yaml"
+    bad.write_text(
+        (REPO / "matrix.yaml")
+        .read_text()
+        .replace("tiers:\n", f"tiers:\n  {name!r}: {{variants: ['*']}}\n", 1)
+    )
+    assert f"{name!r}: {{variants" in bad.read_text()
+    done = run_cli("plan", "--github", "--tier", "pr", "--config", str(bad), cwd=REPO, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "starting with a letter or digit" in done.stderr and name in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
 def test_a_job_above_githubs_72_hour_limit_is_refused():
     with pytest.raises(ConfigError, match="72"):
         github_plan.job_timeout_minutes([3600.0] * 80)

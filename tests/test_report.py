@@ -226,6 +226,8 @@ def test_own_results_counted_per_outcome_with_metrics_and_logs(tmp_path):
             "partial": None,
             "superseded_cases": 0,
             "superseded_by": [],
+            "origin": "run",
+            "changed_after_run": None,
         }
     ]
 

@@ -5,8 +5,10 @@ shapes are one-line errors; the report's temporary files of a killed writer are 
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
+import random
 import time
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from repro.errors import ConfigError
 from repro.junit.writer import STALE_TEMP_AGE_S, sweep_stale_temps
 from repro.outcomes import Outcome
 from repro.report import compare as compare_mod
-from repro.report import stream
+from repro.report import json_tokens, stream
 from repro.report.merge import build_report
 from repro.report.outputs import render_json, write_outputs
 
@@ -203,3 +205,89 @@ def test_the_previous_matrix_is_archived_by_a_streamed_copy_once(tmp_path):
     second = archive_previous(out, history)
     assert second == history / f"{first.stem}-2.json"
     assert second.read_bytes() == (out / "matrix.json").read_bytes()
+
+
+# -- issue 32, item 4: tokens bounded before yajl ------------------------------------------------
+
+
+def test_a_huge_string_is_cut_and_the_matrix_still_compares(tmp_path):
+    """One 3 MB message (yajl re-lexes a token split across its reads from its start: quadratic
+    in its length) reaches the parser as its first 64 KiB; everything else is read as written."""
+    data = json.loads(_matrix(tmp_path, "base", baseline()).read_text())
+    red = next(c for cell in data["cells"] for c in cell["cases"] if c["outcome"] != "passed")
+    red["message"] = 'é\\"' + "x" * (3 << 20)
+    path = _write(tmp_path, json.dumps(data, ensure_ascii=False))
+    seen = []
+    stream.read_cells(path, lambda case, _cell, _at: seen.append(case), lambda *_: None)
+    (cut,) = [c for c in seen if c["case"] == red["case"]]
+    assert red["message"].startswith(cut["message"]) and cut["message"].startswith('é\\"x')
+    assert len(cut["message"].encode()) <= json_tokens.MAX_STRING_BYTES
+    assert [c["case"] for c in seen] == [c["case"] for cell in data["cells"] for c in cell["cases"]]
+    side = compare_mod.read_side(path)
+    assert side.index.keys() == compare_mod.read_side(path).index.keys()
+
+
+def test_repros_own_matrix_passes_the_token_filter_byte_for_byte(tmp_path):
+    path = _matrix(tmp_path, "base", baseline())
+    golden = Path(__file__).parent / "fixtures" / "junit" / "golden" / "expected" / "matrix.json"
+    for text in (path.read_bytes(), golden.read_bytes()):
+        for chunk in (7, 64, 1 << 20):
+            filtered = io.BufferedReader(json_tokens.TokenBounds(io.BytesIO(text), chunk)).read()
+            assert filtered == text
+
+
+def test_a_number_longer_than_the_cap_is_a_one_line_error(tmp_path):
+    path = _write(tmp_path, HEAD + '"cells": [{"cases": [], "x": ' + "1" * 100_000 + "}]}")
+    for read in (compare_mod.read_side, stream.read_states):
+        with pytest.raises(ConfigError, match=r"not a matrix.json: a number or literal of over"):
+            read(path)
+
+
+def _json_value(r: random.Random, depth: int = 0):
+    kind = r.randint(0, 5 if depth < 3 else 2)
+    if kind == 0:
+        return "".join(r.choice('ab"\\\né€😀\x01/u') for _ in range(r.randint(0, 40)))
+    if kind == 1:
+        return r.randint(-(10**6), 10**6)
+    if kind == 2:
+        return r.choice([True, False, None, 1.5e-3])
+    if kind == 3:
+        return [_json_value(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return [(_json_value(r, 3), _json_value(r, depth + 1)) for _ in range(r.randint(0, 4))]
+
+
+def _dump(value) -> object:
+    """A ``_json_value`` as json.dumps takes it: key-value pair lists become objects."""
+    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+        return {str(k): _dump(v) for k, v in value}
+    return [_dump(v) for v in value] if isinstance(value, list) else value
+
+
+def _strings(value) -> list:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, (list, tuple)):  # object_pairs_hook=list: objects are (key, value)s
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_cut_strings_are_valid_json_prefixes_at_any_chunk_boundary(monkeypatch, seed):
+    """Escapes, surrogate pairs and UTF-8 sequences cut by the cap or by a chunk boundary: the
+    output is JSON that reads the same everywhere but for each long string, which becomes a
+    prefix of itself (never a broken escape, half a character or half a surrogate pair)."""
+    r = random.Random(seed)
+    cap, chunk, ascii_only = r.randint(0, 40), r.randint(1, 60), r.random() < 0.5
+    monkeypatch.setattr(json_tokens, "MAX_STRING_BYTES", cap)
+    value = _dump(_json_value(r))
+    text = json.dumps(value, ensure_ascii=ascii_only).encode()
+    out = io.BufferedReader(json_tokens.TokenBounds(io.BytesIO(text), chunk)).read()
+    pairs = json.loads(out, object_pairs_hook=list)
+    original = json.loads(text, object_pairs_hook=list)
+    for before, after in zip(_strings(original), _strings(pairs), strict=True):
+        assert before.startswith(after)
+        size = len(json.dumps(after, ensure_ascii=ascii_only).encode()) - 2
+        full = len(json.dumps(before, ensure_ascii=ascii_only).encode()) - 2
+        assert after == before if full <= cap else size <= cap

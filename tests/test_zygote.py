@@ -303,6 +303,22 @@ signal.setitimer(signal.ITIMER_REAL, 0.3)
 """
 
 
+def test_a_zygote_whose_run_ended_before_it_was_ready_exits_quietly(tmp_path):
+    """Every case of a run ended before the zygote finished its imports: the runner closed its
+    end, and the zygote's "ready" meets a closed socket (issue 32: a BrokenPipeError traceback
+    in zygote.log)."""
+    log = tmp_path / "zygote.log"
+    env = {**cli_env(tmp_path), "REPRO_RUNNER_PID": str(os.getpid())}
+    zygote = zygote_mod.Zygote(sys.executable, env, [], log, wait=False)
+    try:
+        zygote.sock.close()  # the run is over; the zygote is still importing torch
+        assert zygote.proc.wait(timeout=120) == 0
+        text = log.read_text()
+        assert "Traceback" not in text and "BrokenPipeError" not in text, text
+    finally:
+        zygote.close()
+
+
 @pytest.mark.slow
 def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
     (tmp_path / "zygote_hazard.py").write_text(HAZARD)

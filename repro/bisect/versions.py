@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -120,12 +121,25 @@ def _link_files(link: str) -> list[str]:
     return links.files
 
 
+#: uv's own settings of its default index, newest spelling first (docs.astral.sh/uv, "Package
+#: indexes": ``UV_DEFAULT_INDEX``, and the pip-style ``UV_INDEX_URL`` it replaces).
+UV_DEFAULT_INDEX_VARS = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
+
+
+def default_index(environ: Mapping[str, str] | None = None) -> str:
+    """The index uv installs from when none is named: ``$UV_DEFAULT_INDEX``, else
+    ``$UV_INDEX_URL``, else PyPI's simple index."""
+    environ = os.environ if environ is None else environ
+    return next((environ[v] for v in UV_DEFAULT_INDEX_VARS if environ.get(v)), PYPI_SIMPLE)
+
+
 def served_versions(package: str, source: Source) -> list[Version]:
     """Every version of ``package`` with at least one file in ``source`` (its index, extra
-    indexes and find-links; PyPI when no index is named and not offline), ascending."""
+    indexes and find-links; uv's default index (:func:`default_index`) when no index is named
+    and not offline), ascending: where uv installs it from."""
     files: list[str] = []
     if not source.no_index:
-        for url in (source.index_url or PYPI_SIMPLE, *source.extra_index_urls):
+        for url in (source.index_url or default_index(), *source.extra_index_urls):
             files += _index_files(url, package)
     for link in source.find_links:
         files += _link_files(link)

@@ -41,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     """The plan from the options. ConfigError for no ``-k``, a selector matching nothing, a
     non-torch package without ``--variant``, ends the index does not serve."""
+    from packaging.utils import canonicalize_name
+
     from repro.bisect import run as bisect_run
     from repro.bisect import versions
     from repro.containers.build_settings import SOURCE_ROOT
@@ -58,8 +60,9 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     overrides = venv_cli.overrides_from(args)
     options = venv_cli.source_options(args)
     package = args.package.strip()
+    is_torch = canonicalize_name(package) == "torch"
     args.variant = _one_variant(config, args.variants)
-    if package.lower() != "torch" and not args.variant:
+    if not is_torch and not args.variant:
         raise ConfigError(
             f"repro bisect --package {package}: name the variant the steps are recorded as "
             "(--variant ID_OR_GLOB); add --with torch==PIN to hold torch at a pin"
@@ -67,7 +70,12 @@ def make_plan(args: argparse.Namespace):  # -> repro.bisect.run.Plan
     no_accelerator = None
     if args.variant:
         variant = overrides.apply(config.variant(args.variant))
-        python, index_url = variant.python, variant.index_url
+        python = variant.python
+        # torch comes from the variant's wheel index; another package is listed and installed
+        # where it comes from: the configured index (--index-url, $REPRO_INDEX_URL, else uv's
+        # default), --find-links, the wheelhouse (issue 32: not the variant's torch index)
+        configured = "index_url" in overrides.values
+        index_url = variant.index_url if is_torch or configured else None
         no_accelerator = lane.missing_accelerator(variant.accelerator)
     else:
         python = overrides.values.get("python") or bisect_run.host_python()

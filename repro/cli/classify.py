@@ -4,7 +4,8 @@ Argument parsing and printing only; the matching is :mod:`repro.signatures.engin
 streamed (``classify_stream``), so a 1 GB log or a pipe on stdin (``-``) is read in bounded
 memory. Only regular files and stdin are read: a FIFO, device or directory given by name is a
 clear error (exit 2), never a hang or an endless read. Standard input is read up to
-:data:`MAX_STDIN_BYTES`; an endless pipe is classified on what came before, with a note.
+:data:`MAX_STDIN_BYTES` or :data:`MAX_STDIN_LINES`, whichever comes first; an endless pipe is
+classified on what came before, with a note (``yes | repro classify -`` stops after about 3 s).
 
 Some texts name different causes on different hosts ("Unexpected error from cudaGetDeviceCount()"
 is a WSL2 failure on WSL2, Fabric Manager or a driver mismatch on native Linux):
@@ -36,19 +37,34 @@ MAX_LOG_BYTES = 1 << 40
 #: Bytes of standard input classified at most (a pipe may never end; a 1 GiB log is far past
 #: any real job's output).
 MAX_STDIN_BYTES = 1 << 30
+#: Lines of standard input classified at most: what bounds the time of an endless pipe of short
+#: lines (issue 32: ``yes |`` reached the byte cap only after about 100 s, 512 million lines;
+#: this many take about 3 s). A 1 GiB log of 64-character lines has this many.
+MAX_STDIN_LINES = 1 << 24
 
 
 class _Head:
-    """The first ``limit`` bytes of a binary stream; ``cut`` tells whether more was there."""
+    """The first ``limit`` bytes, and at most ``lines`` lines, of a binary stream; ``cut`` tells
+    whether more was there, ``by_lines`` whether the line cap ended it."""
 
-    def __init__(self, stream: BinaryIO, limit: int):
-        self.stream, self.left, self.cut = stream, limit, False
+    def __init__(self, stream: BinaryIO, limit: int, lines: int):
+        self.stream, self.left, self.lines_left = stream, limit, lines
+        self.cut = self.by_lines = False
 
     def read(self, size: int = -1) -> bytes:
-        if self.left <= 0:
+        if self.left <= 0 or self.lines_left <= 0:
             self.cut = self.cut or bool(self.stream.read(1))
             return b""
         data = self.stream.read(min(size, self.left) if size >= 0 else self.left)
+        breaks = data.count(b"\n")
+        if breaks >= self.lines_left:  # end after the last line allowed
+            end = -1
+            for _ in range(self.lines_left):
+                end = data.index(b"\n", end + 1)
+            self.cut = self.cut or end + 1 < len(data)
+            data, self.by_lines = data[: end + 1], True
+            breaks = self.lines_left
+        self.lines_left -= breaks
         self.left -= len(data)
         return data
 
@@ -95,10 +111,11 @@ def classify_log(
     Raises ConfigError (exit 2) when the path is missing, unreadable or not a regular file.
     """
     if name == "-":
-        head = _Head(sys.stdin.buffer, MAX_STDIN_BYTES)
+        head = _Head(sys.stdin.buffer, MAX_STDIN_BYTES, MAX_STDIN_LINES)
         found = engine.classify_stream(head, host=host, table=rows)  # type: ignore[arg-type]
         if head.cut:
-            note = f"standard input read to its first {MAX_STDIN_BYTES} bytes only (the cap)"
+            what = f"{MAX_STDIN_LINES} lines" if head.by_lines else f"{MAX_STDIN_BYTES} bytes"
+            note = f"standard input read to its first {what} only (the cap)"
             found = dataclasses.replace(found, notes=(*found.notes, note))
         return found
     try:  # the one capped reader: the type is checked on the open descriptor (no race)

@@ -28,6 +28,7 @@ from repro.cli import options
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import builder as builder_mod
 from repro.containers import hostkind as host_mod
+from repro.containers import spec as container_spec
 from repro.errors import EXIT_OK, ConfigError
 
 PROG = "repro"
@@ -344,9 +345,12 @@ def cmd_docker_run(args: argparse.Namespace) -> int:
     all_settings = [
         build_settings.settings_for(v, overrides, args.image_repo, _source(args)) for v in variants
     ]
+    results = Path(args.results_dir or config.results_dir).resolve()
+    container_spec.check_mount_source(results, "results directory")
+    container_spec.check_mount_source(Path(args.config).resolve().parent, "matrix file's folder")
     run_options = job.JobOptions(
         config_file=Path(args.config),
-        results=Path(args.results_dir or config.results_dir).resolve(),
+        results=results,
         patterns=tuple(args.patterns or ()),
         timeout_s=args.timeout,
         timeout_scale=args.timeout_scale,

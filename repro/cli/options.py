@@ -87,6 +87,25 @@ def python_version(text: str) -> str:
     return text
 
 
+def requirement(text: str) -> str:
+    """``bisect --with REQ``: one PEP 508 requirement (``torch==2.13.0``, ``numpy<2``), parsed
+    with ``packaging.requirements``; an option (``--index-url=...``), a path or anything else
+    that is not a requirement is refused (issue 32: it reached uv as an option)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    value = text.strip()
+    try:
+        if value.startswith("-"):
+            raise InvalidRequirement("an option, not a requirement")
+        Requirement(value)
+    except InvalidRequirement as exc:
+        why = str(exc).splitlines()[0][:120]
+        raise argparse.ArgumentTypeError(
+            f"expected a PEP 508 requirement such as torch==2.13.0, got {text[:80]!r} ({why})"
+        ) from None
+    return value
+
+
 def bounded(bound: bounds.Bound) -> Callable[[str], int | float]:
     """A validator for a number of kind ``bound`` (:mod:`repro.bounds`, the one range codec):
     decimal digits for a whole number (at most 30, so no 5000-digit ``int()``), else a float;
@@ -697,6 +716,7 @@ OPTIONS: Mapping[str, Option] = {
             metavar="REQ",
             action="append",
             default=[],
+            type=requirement,
         ),
         Option(
             "repeat",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -36,6 +37,10 @@ _CHECKS = {
     "wheelhouse": (None, "a folder of wheels (a path)"),
     "python": (PYTHON_RE, 'a Python version like "3.12"'),
 }
+#: A venv-lane Python (uv's ``--python``) given as a version: ``3.12``, ``3.12.4``, ``3.13t``.
+#: Anything else must be an existing interpreter's path (issue 32: ``'3.11; touch x/'`` and a
+#: path that does not exist reached uv and ended as "could not be tested", exit 1).
+ENV_PYTHON_RE = re.compile(r"^3\.\d{1,2}(?:\.\d{1,3})?t?$")
 #: override name -> its command-line flag (repro/cli/options.py; the image's Python is
 #: ``--image-python``, ``--python`` being the interpreter under test)
 OVERRIDE_FLAG = {
@@ -104,8 +109,13 @@ def check(name: str, value: str, source: str, python_path: bool = False) -> None
     ``python`` containing ``/`` is an interpreter's path instead)."""
     pattern, expected = _CHECKS[name]
     if name == "python" and python_path:
-        expected = 'a Python version like "3.12" or an interpreter\'s path'
+        expected = 'a Python version like "3.12" or "3.12.4", or an existing interpreter\'s path'
+        pattern = ENV_PYTHON_RE
         if is_text(value) and "/" in value:
+            if not (os.path.isfile(value) and os.access(value, os.X_OK)):
+                raise ConfigError(
+                    f"{source}: {describe(value)} is not an executable file (expected {expected})"
+                )
             return
     if not is_text(value) or (pattern is not None and not pattern.match(value)):
         raise ConfigError(f"{source}: expected {expected}, got {describe(value)}")

@@ -3,7 +3,9 @@
 ``repro plan --github --tier NAME`` builds its job matrix from one tier (``pr`` for pull
 requests in minutes, ``nightly``, ``full``). A tier names variant id globs (``*``/``?``,
 brackets literal, as everywhere) and, optionally, the scenarios it runs (all enabled ones when
-absent). An unknown tier is an error that lists the known ones.
+absent). An unknown tier is an error that lists the known ones. A tier name starts with a letter or
+digit: it becomes a command-line value (``--tier NAME``) and a workflow's job name, where a name
+like ``--privileged`` would read as an option (issue 32).
 """
 
 from __future__ import annotations
@@ -35,8 +37,17 @@ def parse_tiers(raw: Any, scenario_names: set[str], problems: Any) -> dict[str, 
     tiers = {}
     for name, body in raw.items():
         key = f"tiers.{name}"
-        if not isinstance(name, str) or not name or not set(name) <= NAME_CHARS:
-            problems.add("tiers", "tier names of lowercase letters, digits, - and _", name)
+        if (
+            not isinstance(name, str)
+            or not name
+            or not set(name) <= NAME_CHARS
+            or not name[0].isalnum()
+        ):
+            problems.add(
+                "tiers",
+                "tier names of lowercase letters, digits, - and _, starting with a letter or digit",
+                name,
+            )
             continue
         if not isinstance(body, Mapping):
             problems.add(key, "a mapping with variants (and optional scenarios)", body)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from repro.containers import hostkind as host_mod
+from repro.errors import ConfigError
 
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"
@@ -57,6 +58,26 @@ GPU_MODES = ("auto", "toolkit", "cdi", "wsl")
 #: torch's intra-op threads, torchrun ranks) stays far below it.
 DEFAULT_PIDS_LIMIT = 4096
 DEFAULT_MEM_LIMIT = "16g"
+
+
+#: Characters a bind mount's host path cannot hold: ``docker run -v SRC:DST:MODE`` (and the
+#: SDK's ``volumes``, which it turns into the same string) splits at ``:``, so ``/data/a:b``
+#: would mount ``/data/a`` at ``b``; ``,`` splits ``--mount``; a control character cannot be
+#: passed through at all (issue 32).
+MOUNT_UNSAFE = frozenset(":,") | frozenset(chr(c) for c in range(32)) | {"\x7f"}
+
+
+def check_mount_source(path: str | Path, what: str) -> None:
+    """Raise ConfigError (exit 2) naming ``what`` (``--results-dir``, ``the matrix file's
+    folder``) when the host path ``path`` holds a character a bind mount cannot carry
+    (:data:`MOUNT_UNSAFE`); checked before anything is created or started."""
+    bad = sorted({c for c in str(path) if c in MOUNT_UNSAFE})
+    if bad:
+        shown = ", ".join(repr(c) for c in bad)
+        raise ConfigError(
+            f"{what} {str(path)!r}: holds {shown}, which docker's -v/--mount cannot carry in a "
+            "host path; choose a path without it"
+        )
 
 
 @dataclass(frozen=True)
@@ -167,6 +188,8 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         options.host_fingerprint_dir: {"bind": CONTAINER_HOST_DIR, "mode": "ro"},
         str(Path(options.config_file).parent): {"bind": CONTAINER_CONFIG_DIR, "mode": "ro"},
     }
+    for source in volumes:
+        check_mount_source(source, "bind mount source")
     devices: list[str] = []
     device_requests: list[dict[str, Any]] = []
     gpu_flags: list[str] = []

@@ -33,7 +33,7 @@ from repro import config as matrix_mod
 from repro import gpu_properties
 from repro.compat import predictions
 from repro.containers import hostkind as host_mod
-from repro.junit.sidecar import write_run_info
+from repro.junit.sidecar import RESULT_KEY, result_entry, write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import engine as signatures
@@ -181,7 +181,7 @@ def write_cell(
     )
     junit = run_dir / "junit.xml"
     hostname = str((host_fp.get("host") or {}).get("hostname") or "")
-    write_junit(junit, [result], suite, hostname=hostname)
+    digest = write_junit(junit, [result], suite, hostname=hostname)
     write_run_info(
         run_dir,
         {
@@ -194,6 +194,7 @@ def write_cell(
             "repro_version": repro.__version__,
             "cases_total": 1,
             "cases_done": 1,
+            RESULT_KEY: result_entry(digest),
         },
     )
     return junit

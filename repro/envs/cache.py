@@ -1,31 +1,39 @@
 """Make a venv-lane environment, or reuse the one already made for the same content key.
 
 Layout: ``<root>/<key>/`` is the virtual environment; ``<root>/<key>/repro-env.json`` (written
-last, atomically) records the spec, the installed versions of the pinned packages and, for
-torch, ``torch.version.git_version``. An environment without that record is unfinished (a
-crash, Ctrl-C, a failed install) and is made again. ``<root>/<key>.lock`` serialises two
-processes making the same environment. The root is ``$REPRO_ENV_CACHE``, else
+last, atomically) records the spec, the installed versions of the pinned packages, for torch
+``torch.version.git_version``, and the environment's manifest (``repro.envs.manifest``: the
+interpreter's real path and SHA-256, the installed distributions, the ``.pth`` files). At every
+use the manifest is checked against the files before anything in the environment runs; an
+environment that fails the check (changed since it was made, or never finished: a crash, a
+kill, Ctrl-C) is moved aside to ``<root>/<key>.moved-<time>-<pid>`` (kept, never deleted: the
+message names it) and made again, never run (issue 32). ``<root>/<key>.lock`` serialises two
+processes making the same environment; it is opened without following links
+(``repro.locks``). A ``<root>/<key>`` that is a symlink is refused, naming it. uv runs tied to
+this process (``repro.proctree.tied``): killed with it, even by SIGKILL, so no installer keeps
+writing an environment the next run makes again. The root is ``$REPRO_ENV_CACHE``, else
 ``$XDG_CACHE_HOME/repro-matrix/envs``, else ``~/.cache/repro-matrix/envs``: never inside the
 user's own interpreter, which the venv lane exists not to touch.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro import locks, proctree
+from repro.envs import manifest
 from repro.envs import uv as uv_mod
 from repro.envs.spec import EnvSpec
 from repro.errors import FatalError
+from repro.junit.files import InputRefused, read_capped
 
 RECORD = "repro-env.json"
 PTH_NAME = "zz_repro_matrix.pth"
@@ -95,32 +103,64 @@ def requirement_name(requirement: str) -> str:
     return canonicalize_name(Requirement(requirement).name)
 
 
+#: Largest record read (bytes): a manifest of a few thousand distributions fits well under it.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: Seconds the new environment's interpreter may take to report its site-packages and pins.
+PROBE_TIMEOUT_S = 300.0
+
+
 def read_record(env_dir: Path) -> dict[str, Any] | None:
-    """The record of a finished environment, or None (none, unreadable, or interpreter gone)."""
+    """The record of a finished environment, or None (none, unreadable, not a regular file
+    within :data:`MAX_RECORD_BYTES`, not a JSON object)."""
     try:
-        record = json.loads((env_dir / RECORD).read_text())
-    except (OSError, ValueError):
+        record = json.loads(read_capped(env_dir / RECORD, MAX_RECORD_BYTES))
+    except (InputRefused, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or not os.path.exists(uv_mod.python_in(str(env_dir))):
-        return None
-    return record
+    return record if isinstance(record, dict) else None
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _refuse_link(env_dir: Path) -> None:
+    """Raise FatalError naming ``env_dir`` when it is a symbolic link: the cache never runs,
+    fills or removes an environment through a link (issue 32: "Cannot call rmtree on a
+    symbolic link", no path named)."""
+    if env_dir.is_symlink():
+        raise FatalError(
+            f"environment cache entry {env_dir} is a symbolic link (to {os.readlink(env_dir)}): "
+            "refused; remove the link or choose another --env-cache"
+        )
+
+
+def _usable(env_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(record, None)`` when the environment at ``env_dir`` may be used, ``(None, why)``
+    when something is there that must not be (``repro.envs.manifest.verify``), ``(None, None)``
+    when nothing is. Raises FatalError for a symlink (:func:`_refuse_link`)."""
+    if not os.path.lexists(env_dir):
+        return None, None
+    _refuse_link(env_dir)
+    if not env_dir.is_dir():
+        return None, "it is not a directory"
+    record = read_record(env_dir)
+    why = manifest.verify(env_dir, record)
+    return (record, None) if why is None else (None, why)
+
+
+def _move_aside(env_dir: Path, root: Path, key: str) -> Path:
+    """Rename the environment ``env_dir`` to ``<root>/<key>.moved-<UTC time>-<pid>`` (never
+    deleted: the user may want to see what changed) and return the new path. FatalError when
+    it cannot be renamed."""
+    moved = root / f"{key}.moved-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
+    try:
+        os.replace(env_dir, moved)
+    except OSError as exc:
+        raise FatalError(
+            f"environment {env_dir} cannot be used and cannot be moved aside: {locks.os_cause(exc)}"
+        ) from None
+    return moved
 
 
 def _run(command: list[str], what: str) -> None:
-    done = subprocess.run(
-        command, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace"
-    )
+    """Run a uv command tied to this process (it dies with it); InstallFailed when it fails."""
+    done = proctree.run_bounded(command, timeout_s=None, tie=True)
     if done.returncode != 0:
         output = (done.stderr or "") + (done.stdout or "")
         tail = "\n".join(output.strip().splitlines()[-12:])
@@ -157,15 +197,17 @@ def ensure_env(
     with uv (the venv, the pinned requirements, the project's requirements, the ``.pth``).
 
     Raises :class:`repro.envs.uv.InstallFailed` (with an ``infra.*`` reason) when uv fails, and
-    FatalError when there is no uv or the root is not writable; an unfinished environment is
-    removed, so the next call starts clean.
+    FatalError when there is no uv, the root is not writable, ``<root>/<key>`` is a symlink or
+    its lock cannot be used. An environment this call fails to make is removed (it holds
+    nothing else); one found changed or unfinished is moved aside (:func:`_move_aside`) and made
+    again, never run.
     """
     say = say or (lambda line: None)
     started = time.monotonic()
     root = Path(root or env_root())
     key = spec.key()
     env_dir = root / key
-    record = read_record(env_dir)
+    record, _why = _usable(env_dir)
     if record is not None:
         return Env(
             env_dir, uv_mod.python_in(str(env_dir)), key, True, time.monotonic() - started, record
@@ -174,8 +216,8 @@ def ensure_env(
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FatalError(f"cannot create the environment cache {root}: {exc.strerror}") from None
-    with _locked(root / f"{key}.lock"):
-        record = read_record(env_dir)  # made by another process while this one waited
+    with locks.exclusive(root / f"{key}.lock", FatalError, "environment cache lock"):
+        record, why = _usable(env_dir)  # made by another process while this one waited
         if record is not None:
             return Env(
                 env_dir,
@@ -185,8 +227,12 @@ def ensure_env(
                 time.monotonic() - started,
                 record,
             )
-        if env_dir.exists():
-            shutil.rmtree(env_dir)
+        if why is not None:
+            moved = _move_aside(env_dir, root, key)
+            say(
+                f"environment {key} not used: {why}; moved aside to {moved} (kept: remove it "
+                "when you no longer need it), making it again"
+            )
         binary = uv or uv_mod.find_uv()
         cmds = uv_mod.commands(
             binary,
@@ -214,9 +260,15 @@ def ensure_env(
 def _finish(spec: EnvSpec, env_dir: Path, root: Path) -> dict[str, Any]:
     python = uv_mod.python_in(str(env_dir))
     names = [requirement_name(r) for r in spec.pinned]
-    probe = subprocess.run(
-        [python, "-c", _PROBE, *names], capture_output=True, text=True, stdin=subprocess.DEVNULL
-    )
+    try:
+        probe = proctree.run_bounded(
+            [python, "-c", _PROBE, *names], timeout_s=PROBE_TIMEOUT_S, tie=True
+        )
+    except subprocess.TimeoutExpired:
+        raise uv_mod.InstallFailed(
+            f"the new environment's Python did not answer within {PROBE_TIMEOUT_S:g} s",
+            uv_mod.INSTALL_FAILED,
+        ) from None
     if probe.returncode != 0:
         raise uv_mod.InstallFailed(
             f"the new environment's Python does not run: {probe.stderr.strip()[-300:]}",
@@ -224,6 +276,13 @@ def _finish(spec: EnvSpec, env_dir: Path, root: Path) -> dict[str, Any]:
         )
     facts = json.loads(probe.stdout)
     Path(facts["purelib"], PTH_NAME).write_text(_project_dir(spec, root) + "\n")
+    try:
+        site_packages = manifest.relative_site_packages(env_dir, facts["purelib"])
+    except ValueError:
+        raise uv_mod.InstallFailed(
+            f"the new environment's site-packages {facts['purelib']} is outside it",
+            uv_mod.INSTALL_FAILED,
+        ) from None
     record = {
         "schema": 1,
         "key": spec.key(),
@@ -232,6 +291,8 @@ def _finish(spec: EnvSpec, env_dir: Path, root: Path) -> dict[str, Any]:
         "versions": facts["versions"],
         "git_versions": facts["git_versions"],
         "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        # last: what the files hold once everything above is installed and written
+        "manifest": manifest.collect(env_dir, site_packages),
     }
     tmp = env_dir / f".{RECORD}.tmp"
     tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

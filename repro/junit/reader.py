@@ -14,6 +14,7 @@ JUnit files, nor ``run.json``, nor case logs). Every text taken from a file is l
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -27,7 +28,7 @@ import defusedxml.ElementTree as DET
 
 from repro.errors import ConfigError
 from repro.junit.files import InputRefused, is_under, is_within, read_capped
-from repro.junit.sidecar import SIDECAR_NAME, read_sidecar
+from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
 from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
 from repro.outcomes import Outcome
 from repro.report.excerpt import log_excerpt
@@ -80,14 +81,47 @@ class Budget:
     testcases_left: int = MAX_TESTCASES_TOTAL
 
 
+#: Where an input file comes from (issue 32). ``run``: the ``junit.xml`` a runner wrote in its run
+#: directory (keyed by that directory's ``run.json``, checked against the digest it recorded);
+#: ``stray``: any other XML file inside a run directory (a case can write there), an input of its
+#: own that never counts as that run's results; ``foreign``: JUnit given on purpose (a file
+#: named on the command line, or found in a directory that is no run directory).
+ORIGIN_RUN, ORIGIN_STRAY, ORIGIN_FOREIGN = "run", "stray", "foreign"
+#: The variant a stray file's cases are shown under: its own column, never the run's.
+STRAY_VARIANT = "stray: {path}"
+
+
 @dataclass(frozen=True)
 class InputFile:
-    """One file to read: its path, the input tree it was found in (``root``) and, when it must not
-    be read, why (a symlink out of the tree)."""
+    """One file to read: its path, the input tree it was found in (``root``), when it must not
+    be read why (a symlink out of the tree), its ``origin`` (:data:`ORIGIN_RUN`...; None: decide
+    as for a file named on the command line, :func:`origin_of_file`) and, for a run's result or
+    a stray file, the ``run_dir`` it is inside."""
 
     path: Path
     root: Path
     refused: str | None = None
+    origin: str | None = None
+    run_dir: Path | None = None
+
+    def resolved(self) -> tuple[str, Path | None]:
+        """``(origin, run_dir)``, deciding an unset origin with :func:`origin_of_file`."""
+        if self.origin is not None:
+            return self.origin, self.run_dir
+        return origin_of_file(self.path)
+
+
+def _holds_sidecar(directory: Path | str) -> bool:
+    return os.path.lexists(os.path.join(directory, SIDECAR_NAME))
+
+
+def origin_of_file(path: Path) -> tuple[str, Path | None]:
+    """A file named on its own: a run's result when it is ``junit.xml`` beside a ``run.json``,
+    else foreign JUnit given on purpose (keyed from its own content, never by a ``run.json``
+    that describes another file)."""
+    if path.name == RESULT_NAME and _holds_sidecar(path.parent):
+        return ORIGIN_RUN, path.parent
+    return ORIGIN_FOREIGN, None
 
 
 def display(path: Path) -> str:
@@ -100,7 +134,10 @@ def find_files(inputs: list[Path]) -> list[InputFile]:
     symlinked directories not entered); files as given. Sorted by displayed path.
 
     A symlink inside a directory input that leads outside it is listed with ``refused`` set.
-    Raises ConfigError when an input path does not exist at all.
+    Each file gets its origin: inside a directory input, a run directory is the outermost
+    directory (the input itself included) holding ``run.json``; its ``junit.xml`` is the run's
+    result and every other XML file below it is stray. A file given by name is decided by
+    :func:`origin_of_file`. Raises ConfigError when an input path does not exist at all.
     """
     for item in inputs:
         if not os.path.lexists(item):
@@ -112,8 +149,13 @@ def find_files(inputs: list[Path]) -> list[InputFile]:
         candidates: list[InputFile]
         if item.is_dir():
             candidates = []
+            run_dirs: dict[str, str | None] = {}  # directory -> the run directory it is in
             for top, dirs, files in os.walk(item, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                run_dir = run_dirs.get(os.path.dirname(top)) if top != str(item) else None
+                if run_dir is None and SIDECAR_NAME in files:
+                    run_dir = top
+                run_dirs[top] = run_dir
                 for name in sorted(files):
                     if not name.endswith(".xml") or name.startswith("."):
                         continue
@@ -121,7 +163,14 @@ def find_files(inputs: list[Path]) -> list[InputFile]:
                     refused = None
                     if path.is_symlink() and not is_within(path, item):
                         refused = "symlink leading outside the input tree; not followed"
-                    candidates.append(InputFile(path, item, refused))
+                    if run_dir is None:
+                        origin = ORIGIN_FOREIGN
+                    elif top == run_dir and name == RESULT_NAME:
+                        origin = ORIGIN_RUN
+                    else:
+                        origin = ORIGIN_STRAY
+                    where = Path(run_dir) if run_dir is not None else None
+                    candidates.append(InputFile(path, item, refused, origin, where))
         else:
             candidates = [InputFile(item, item.parent)]
         for candidate in candidates:
@@ -308,17 +357,23 @@ class FileReader:
         self.log_files: dict[str, Path] = {}
         self.counters = _Counters()
         self.root_real = os.path.realpath(source.root)
+        #: SHA-256 (hex) of the bytes read, once read.
+        self.digest: str | None = None
 
     def warn(self, text: str, kind: str | None = None) -> None:
         if kind is None or self.counters.first(kind):
             self.warnings.append(text)
 
     def read(self) -> InputRecord:
-        sidecar, sidecar_problem = read_sidecar(self.path, self.source.root)
-        if sidecar_problem:
-            self.warn(sidecar_problem)
+        origin, run_dir = self.source.resolved()
+        sidecar = None
+        if origin == ORIGIN_RUN:  # only a run's own result is keyed by its run.json
+            sidecar, sidecar_problem = read_sidecar(self.path, self.source.root)
+            if sidecar_problem:
+                self.warn(sidecar_problem)
         host, variant, variant_props = self._key_from_sidecar(sidecar)
         record = InputRecord(self.display, STATE_OK, None, host or "", variant or "")
+        record.origin = origin
         if sidecar is not None and isinstance(sidecar.get("started"), str):
             record.run_started = truncate(sidecar["started"], MAX_KEY_CHARS)
         record.variant_properties.update(variant_props)
@@ -333,6 +388,17 @@ class FileReader:
             record.reason = (
                 f"cannot read as JUnit ({type(exc).__name__}: {truncate(str(exc), 200)})"
             )
+        if origin == ORIGIN_STRAY and run_dir is not None:
+            self._stray(record, run_dir)
+        expected = recorded_digest(sidecar) if sidecar is not None else None
+        if expected is not None and self.digest is not None and self.digest != expected:
+            record.changed = (
+                f"changed after the run: its SHA-256 is {self.digest[:12]}…, the one "
+                f"{SIDECAR_NAME} recorded when the run wrote it is {expected[:12]}…"
+            )
+            if sidecar is not None and not sidecar.get("finished"):
+                # killed between rewriting junit.xml and recording its digest (one fsync)
+                record.changed += " (or the run was killed as it wrote it: it never finished)"
         if not record.host:
             record.host = UNKNOWN_HOST
         if not record.variant:
@@ -341,6 +407,24 @@ class FileReader:
         if record.state == STATE_OK and sidecar is not None:
             record.partial = self._check_sidecar(sidecar)
         return record
+
+    def _stray(self, record: InputRecord, run_dir: Path) -> None:
+        """Key a stray file (an XML file inside a run directory that is not its ``junit.xml``)
+        as an input of its own: its own column, named after its path, so nothing it claims
+        (a run's host and variant, a case restated as passed) can reach that run's cell; its
+        host properties are not taken (they would describe a host from a file a case wrote)."""
+        try:
+            rel = self.path.relative_to(run_dir.parent).as_posix()
+        except ValueError:
+            rel = self.display
+        record.variant = truncate(STRAY_VARIANT.format(path=rel), MAX_KEY_CHARS)
+        record.variant_properties.pop("variant.id", None)
+        record.host_properties.clear()
+        self.warn(
+            f"not the run's result: an XML file inside the run directory {display(run_dir)} "
+            f"that is not its {RESULT_NAME}; merged as an input of its own (column {record.variant!r}), "
+            "never as that run's results"
+        )
 
     def _key(self, value: str, what: str) -> str:
         """A host key or variant id, stripped and capped (with a warning when it was cut)."""
@@ -399,6 +483,7 @@ class FileReader:
             data = read_capped(self.path, MAX_FILE_BYTES)
         except InputRefused as exc:
             raise _Invalid(str(exc)) from None
+        self.digest = hashlib.sha256(data).hexdigest()
         if len(data) > self.budget.bytes_left:
             raise _Invalid(f"over the total size cap for one report ({MAX_TOTAL_BYTES} bytes)")
         self.budget.bytes_left -= len(data)

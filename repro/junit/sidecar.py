@@ -8,7 +8,15 @@ run from a partial one (whose cases never hide older results). Shape (schema 1):
     {"schema": 1, "run_id": str, "host_key": str, "started": "YYYY-MM-DDTHH:MM:SSZ",
      "finished": str | null, "repro_version": str, "cases_total": int, "cases_done": int,
      "interrupted": true (only after Ctrl-C),
-     "variant": {"id": str, "runtime": str, "torch": str, "accelerator": str, "source": str}}
+     "variant": {"id": str, "runtime": str, "torch": str, "accelerator": str, "source": str},
+     "junit": {"file": "junit.xml", "sha256": str, "bytes": int}}
+
+``junit`` (issue 32) is the run's result: the file its runner wrote (always ``junit.xml`` in the
+run directory), with the SHA-256 (64 lowercase hex digits) and size of the bytes it last wrote,
+recorded after every rewrite (each case, the preflight, the end). It is absent until the first
+rewrite, and in runs older than it. The report reads only that file as the run's results
+(``repro.junit.reader``): any other XML inside a run directory is an input of its own, and a
+``junit.xml`` whose bytes no longer hash to ``sha256`` is marked "changed after the run".
 
 Writing is atomic (``repro.junit.writer.write_atomic``). Reading treats the file as untrusted: a
 regular file only, at most :data:`MAX_SIDECAR_BYTES`, any JSON depth (a nested bomb is reported,
@@ -23,10 +31,33 @@ from pathlib import Path
 from typing import Any
 
 from repro.junit.files import InputRefused, is_within, read_capped
-from repro.junit.writer import write_atomic
+from repro.junit.writer import Digest, write_atomic
 
 SIDECAR_NAME = "run.json"
 MAX_SIDECAR_BYTES = 1024 * 1024
+#: The run's result file in its run directory, and the run.json key recording its digest.
+RESULT_NAME = "junit.xml"
+RESULT_KEY = "junit"
+
+
+def result_entry(digest: Digest) -> dict[str, Any]:
+    """``run.json``'s ``junit`` value for a result file just written with ``digest``."""
+    return {"file": RESULT_NAME, "sha256": digest.sha256, "bytes": digest.size}
+
+
+def recorded_digest(sidecar: Mapping[str, Any]) -> str | None:
+    """The SHA-256 (hex) ``run.json`` recorded for its ``junit.xml``, or None when it recorded
+    none (a run older than issue 32, none written yet) or the entry is malformed."""
+    entry = sidecar.get(RESULT_KEY)
+    if not isinstance(entry, Mapping) or entry.get("file") != RESULT_NAME:
+        return None
+    digest = entry.get("sha256")
+    if isinstance(digest, str) and len(digest) == 64 and all(c in _HEX for c in digest):
+        return digest
+    return None
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def write_run_info(run_dir: Path, info: Mapping[str, Any]) -> None:

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -214,13 +216,28 @@ def write_temp(path: Path, write: Callable[[IO[bytes]], object]) -> str:
     return tmp
 
 
+@dataclass(frozen=True)
+class Digest:
+    """What was written: the SHA-256 (hex) and size (bytes) of a file's content, recorded in
+    ``run.json`` so the report can tell the runner's ``junit.xml`` from one changed later."""
+
+    sha256: str
+    size: int
+
+    @classmethod
+    def of(cls, data: bytes) -> Digest:
+        return cls(hashlib.sha256(data).hexdigest(), len(data))
+
+
 def write_junit(
     path: Path,
     results: Iterable[CaseResult],
     suite_properties: Mapping[str, str],
     hostname: str = "",
-) -> None:
-    """Atomically (re)write ``path`` with every result so far. Raises OSError on I/O failure."""
+) -> Digest:
+    """Atomically (re)write ``path`` with every result so far; the :class:`Digest` of what was
+    written. Raises OSError on I/O failure."""
     xml = build_xml(results, suite_properties, hostname)
     data = b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
     write_atomic(path, data)
+    return Digest.of(data)

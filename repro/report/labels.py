@@ -64,6 +64,8 @@ MARK_LEGEND = (
     ("🔁", "red several runs in a row"),
     ("⚠️", "prediction disagrees"),
 )
+#: The mark of a cell holding a run whose junit.xml changed after the run (issue 32).
+CHANGED_MARK = "changed after the run"
 
 
 def has_flaky(report: Report) -> bool:
@@ -71,11 +73,13 @@ def has_flaky(report: Report) -> bool:
     return any(case.is_flaky for cell in report.cells for case in cell.cases)
 
 
-def legend_line(flaky: bool = False) -> str:
+def legend_line(flaky: bool = False, changed: bool = False) -> str:
     """``🟩 passed · 🟥 failed (the bug reproduced) · …``: one line explaining every emoji
-    (``flaky`` only when ``flaky`` is true: a report without reruns never shows it)."""
+    (``flaky`` only when ``flaky`` is true: a report without reruns never shows it; the
+    "changed after the run" mark only when ``changed``)."""
     states = [f"{EMOJI[state]} {text}" for state, text in LEGEND if flaky or state != STATE_FLAKY]
-    return " · ".join(states + [f"{emoji} {text}" for emoji, text in MARK_LEGEND])
+    marks = [*MARK_LEGEND, *((("✏️", CHANGED_MARK),) if changed else ())]
+    return " · ".join(states + [f"{emoji} {text}" for emoji, text in marks])
 
 
 def skip_groups(cases: list[CaseRecord]) -> list[tuple[str, int]]:
@@ -139,6 +143,8 @@ def cell_marks(report: Report, host: str, variant: str) -> list[tuple[str, str, 
     if view is not None and view.disagreement:
         out.append(("disagree", "⚠️", f"predicted {view.prediction.outcome}"))
     cell = report.cell(host, variant)
+    if cell is not None and cell.changed_files:  # its junit.xml is not what the runner wrote
+        out.append(("changed", "✏️", CHANGED_MARK))
     found = sum(len(case.findings) for case in cell.cases) if cell is not None else 0
     if found:  # passed, but the output shows failure evidence (issue 21, item 4)
         out.append(("findings", "🔎", plural(found, "finding")))

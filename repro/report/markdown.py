@@ -294,7 +294,12 @@ def render_markdown(report: Report) -> str:
             table = [
                 f"_The {len(host_keys)} x {len(variant_ids)} matrix does not fit a step summary; see matrix.html._"
             ]
-        lines += [*table, "", f"_Legend:_ {legend_line(has_flaky(report))}", ""]
+        lines += [
+            *table,
+            "",
+            f"_Legend:_ {legend_line(has_flaky(report), any(c.changed_files for c in report.cells))}",
+            "",
+        ]
     else:
         lines += ["No JUnit inputs found.", ""]
     lines += _md_warnings(report)

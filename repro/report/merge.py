@@ -326,6 +326,8 @@ def build_report(
         log_files.update(reader.log_files)
         if record.state == STATE_INVALID:
             problems.append((record.path, record.reason or "invalid"))
+        if record.changed:
+            problems.append((record.path, record.changed))
         problems.extend((record.path, warning) for warning in reader.warnings)
 
     kept = _supersede_older_runs(records)
@@ -340,6 +342,8 @@ def build_report(
         cell.cases.extend(kept.get(id(record), record.cases))
         if record.state == STATE_INVALID:
             cell.invalid_files += 1
+        if record.changed:
+            cell.changed_files.append(record.path)
         hp = host_props.setdefault(record.host, {})
         for name, value in record.host_properties.items():
             hp.setdefault(name, value)

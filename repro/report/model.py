@@ -219,6 +219,12 @@ class InputRecord:
     #: :data:`MAX_SUPERSEDED_BY`). Doctor checks, which every run repeats, are not counted.
     superseded_cases: int = 0
     superseded_by: list[str] = field(default_factory=list)
+    #: ``run`` (a runner's junit.xml), ``stray`` (another XML file inside a run directory: an
+    #: input of its own, never that run's results) or ``foreign`` (``repro.junit.reader``).
+    origin: str = "foreign"
+    #: Why this run's junit.xml is not the file its runner wrote (its SHA-256 differs from the
+    #: one run.json recorded), or None (issue 32).
+    changed: str | None = None
 
     @property
     def tests(self) -> int:
@@ -235,6 +241,8 @@ class InputRecord:
             "partial": self.partial,
             "superseded_cases": self.superseded_cases,
             "superseded_by": list(self.superseded_by),
+            "origin": self.origin,
+            "changed_after_run": self.changed,
         }
 
 
@@ -247,6 +255,8 @@ class Cell:
     files: list[str] = field(default_factory=list)
     cases: list[CaseRecord] = field(default_factory=list)
     invalid_files: int = 0
+    #: Inputs of this cell whose junit.xml changed after its run (``InputRecord.changed``).
+    changed_files: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -288,7 +298,7 @@ class Cell:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "host": self.host,
             "variant": self.variant,
             "state": self.state,
@@ -299,6 +309,9 @@ class Cell:
                 c.to_json() for c in sorted(self.cases, key=lambda c: (c.scenario, c.case, c.file))
             ],
         }
+        if self.changed_files:
+            out["changed_after_run"] = list(self.changed_files)
+        return out
 
 
 @dataclass

@@ -4,7 +4,10 @@
 cells took 5.1 GB in ``repro compare``), so the readers that only need part of a matrix
 (``repro compare``'s case index, ``repro report --history``'s cell states) parse it with ijson
 (yajl, an event parser: ``basic_parse``) through the capped reader (``repro.junit.files.open_capped``) and build
-each case as a small dict, one at a time. What a caller keeps is bounded by two caps: at most
+each case as a small dict, one at a time. Between the two, ``repro.report.json_tokens`` cuts any
+string over 64 KiB and refuses a number that long, so yajl's lexer, quadratic in the length of
+a token split across its reads, stays linear in the file's size (issue 32: one 128 MB string
+took 106 s). What a caller keeps is bounded by two caps: at most
 :data:`MAX_MATRIX_CASES` cases and :data:`MAX_MATRIX_CELLS` cells per matrix, else one-line
 ConfigError. Never imports torch.
 """
@@ -20,6 +23,7 @@ import ijson
 from repro.errors import ConfigError
 from repro.junit.files import InputRefused, open_capped
 from repro.junit.reader import MAX_DEPTH, MAX_TESTCASES_TOTAL
+from repro.report.json_tokens import TokenBounds, TokenTooLong
 from repro.report.model import SCHEMA_VERSION
 
 #: Largest matrix.json read (bytes): what ``repro report`` writes for its testcase cap fits.
@@ -73,7 +77,7 @@ def read_cells(
 
     try:
         with open_capped(path, MAX_MATRIX_BYTES) as handle:
-            for event, value in ijson.basic_parse(handle, use_float=True):
+            for event, value in ijson.basic_parse(TokenBounds(handle), use_float=True):
                 if event in _OPENING:
                     if depth >= MAX_DEPTH:
                         raise ConfigError(f"{path}: not a matrix.json (nested deeper than "
@@ -146,6 +150,8 @@ def read_cells(
                     depth += 1
     except InputRefused as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    except TokenTooLong as exc:
+        raise ConfigError(f"{path}: not a matrix.json: {exc}") from None
     except ijson.JSONError as exc:
         raise ConfigError(f"{path}: not JSON: {str(exc).splitlines()[0][:200]}") from None
     if not saw_cells:

@@ -24,7 +24,7 @@ from pathlib import Path
 from repro import proctree
 from repro.errors import FatalError, Interrupted
 from repro.host import cuda_init
-from repro.junit.sidecar import write_run_info
+from repro.junit.sidecar import RESULT_KEY, RESULT_NAME, result_entry, write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.runner.context import RunContext, close_zygote, plan_zygote, prepare_zygote
@@ -154,12 +154,13 @@ class _Results:
     def __init__(self, ctx: RunContext, preflight: Sequence[CaseResult], total: int) -> None:
         self.ctx, self.preflight = ctx, list(preflight)
         self.finished: dict[int, CaseResult] = {}
-        self.junit_path = ctx.run_dir / "junit.xml"
+        self.junit_path = ctx.run_dir / RESULT_NAME
         self.hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
         ctx.run_info.update(cases_total=total, cases_done=0)
         write_run_info(ctx.run_dir, ctx.run_info)
         if self.preflight:
             self._write_junit()
+            write_run_info(ctx.run_dir, ctx.run_info)
 
     def add(self, index: int, result: CaseResult) -> None:
         self.finished[index] = result
@@ -168,9 +169,12 @@ class _Results:
         write_run_info(self.ctx.run_dir, self.ctx.run_info)
 
     def _write_junit(self) -> None:
-        write_junit(
+        """Rewrite ``junit.xml`` and note its digest in ``run_info`` (written to ``run.json``
+        next: the report's proof that the file is the one this runner wrote)."""
+        digest = write_junit(
             self.junit_path, self.in_order(), self.ctx.suite_properties, hostname=self.hostname
         )
+        self.ctx.run_info[RESULT_KEY] = result_entry(digest)
 
     def in_order(self) -> list[CaseResult]:
         return self.preflight + [self.finished[i] for i in sorted(self.finished)]

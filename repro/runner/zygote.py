@@ -336,12 +336,17 @@ def main() -> int:
     if os.getppid() != runner_pid:
         return 1
     _preimport(sys.argv[1:])
-    hazards = fork_hazards()
-    if hazards:
-        _send(sock, {"error": "after import: " + "; ".join(hazards)})
-        return 1
-    _send(sock, {"ready": os.getpid()})
-    return serve_forever(sock, runner_pid) or 0
+    try:
+        hazards = fork_hazards()
+        if hazards:
+            _send(sock, {"error": "after import: " + "; ".join(hazards)})
+            return 1
+        _send(sock, {"ready": os.getpid()})
+        return serve_forever(sock, runner_pid) or 0
+    except (BrokenPipeError, ConnectionResetError):
+        # The runner closed its end: every case ended before this zygote was ready (issue 32:
+        # each such run left a BrokenPipeError traceback in zygote.log). Nothing is owed.
+        return 0
 
 
 # ---- the runner's side --------------------------------------------------------------------

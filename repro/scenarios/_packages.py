@@ -20,9 +20,10 @@ published with a manifest (``repro-packages.json``) of the SHA-256 of every file
 of every symlink; at use every file is hashed again and an entry that differs in any way (a
 file added, removed or changed, no manifest) is moved aside and installed afresh, its code never
 imported. Lock files are opened with ``O_NOFOLLOW`` and must be regular files owned by the
-user; a planted symlink is removed, never followed. ``.partial-<pid>`` directories whose
-installer is gone (its key's lock is free) are removed by the next :func:`ensure`. pip runs in
-its own session under ``PR_SET_PDEATHSIG`` (SIGKILL), so it dies with the case that started it.
+user; a planted symlink is removed, never followed (``repro.locks``, shared with the venv lane).
+``.partial-<pid>`` directories whose installer is gone (its key's lock is free) are removed by
+the next :func:`ensure`. pip runs in its own session under ``PR_SET_PDEATHSIG`` (SIGKILL), so
+it dies with the case that started it (``repro.proctree.tied``, shared with the venv lane).
 
 Never imports torch.
 """
@@ -30,15 +31,12 @@ Never imports torch.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import json
 import os
 import platform
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -47,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro import proctree
+from repro import locks, proctree
 from repro.junit.files import InputRefused, file_kind, read_capped
 
 CACHE_VAR = "REPRO_CACHE"
@@ -146,10 +144,7 @@ def first_error_line(output: str) -> str:
     return lines[-1] if lines else "pip failed without output"
 
 
-def _os_cause(exc: OSError) -> str:
-    """``[Errno 30] Read-only file system``-style text of an OSError, without the path."""
-    name = errno.errorcode.get(exc.errno or 0, "")
-    return f"{exc.strerror or exc} ({name})" if name else str(exc.strerror or exc)
+_os_cause = locks.os_cause
 
 
 def _check_owned(path: Path, what: str, st: os.stat_result | None = None) -> None:
@@ -185,51 +180,16 @@ def trusted_root() -> Path:
     return root
 
 
-@contextlib.contextmanager
-def _locked(root: Path, name: str):
-    """Hold an exclusive flock on ``root/<name>.lock``, opened without following symlinks.
-
-    A symlink planted at the lock's path is removed (the directory is the user's, checked by
-    :func:`trusted_root`) and a fresh file is created with ``O_EXCL``; anything else that is not a
-    regular file of the user's raises :class:`CacheRefused`.
-    """
-    path = root / f"{name}.lock"
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        try:
-            fd = os.open(path, flags, 0o600)
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise
-            os.unlink(path)  # a symlink: never followed, never written through
-            fd = os.open(path, flags | os.O_EXCL, 0o600)
-    except OSError as exc:
-        raise CacheRefused(f"package cache lock {path}: {_os_cause(exc)}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            raise CacheRefused(f"package cache lock {path} is not a regular file of yours: refused")
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+def _locked(root: Path, name: str) -> contextlib.AbstractContextManager[None]:
+    """Hold an exclusive flock on ``root/<name>.lock``, opened without following symlinks
+    (``repro.locks.exclusive``: a planted symlink is removed, never followed; anything else that
+    is not a regular file of the user's raises :class:`CacheRefused`)."""
+    return locks.exclusive(root / f"{name}.lock", CacheRefused, "package cache lock")
 
 
 def _lock_is_free(root: Path, name: str) -> bool:
     """True when nobody holds ``root/<name>.lock`` (so its partial directories are orphans)."""
-    try:
-        fd = os.open(root / f"{name}.lock", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # closing releases the probe's lock
+    return locks.is_free(root / f"{name}.lock")
 
 
 def sweep_stale(root: Path, holding: str | None = None) -> list[str]:
@@ -330,32 +290,11 @@ def verify(entry: Path, requirements: Sequence[str], source: str | None) -> str 
     return None
 
 
-def _pip_under_parent() -> None:
-    """Entry point of the pip launcher (:func:`pip_command`): ``argv[1]`` is the caller's pid.
-    Asks the kernel for SIGKILL when the caller dies (PR_SET_PDEATHSIG), exits if the caller is
-    already gone, then runs pip with the remaining arguments."""
-    import runpy
-
-    parent = int(sys.argv[1])
-    proctree.set_parent_death_signal(signal.SIGKILL)
-    if os.getppid() != parent:  # died before the prctl: nobody waits for this install
-        sys.exit(f"the caller {parent} is gone")
-    sys.argv = ["pip", *sys.argv[2:]]
-    runpy.run_module("pip", run_name="__main__", alter_sys=True)
-
-
-_LAUNCHER = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from repro.scenarios._packages import _pip_under_parent; _pip_under_parent()"
-)
-
-
 def pip_command(target: Path, requirements: Sequence[str], source: str | None) -> list[str]:
-    """The ``pip install --target`` command line (dependencies included), started through a
-    launcher that ties pip's life to the calling process (:func:`_pip_under_parent`)."""
-    project = str(Path(__file__).resolve().parents[2])
+    """The ``pip install --target`` command line (dependencies included); :func:`_run_pip` runs
+    it tied to the calling process (``repro.proctree.tied``)."""
     command = [
-        sys.executable, "-c", _LAUNCHER, project, str(os.getpid()),
+        sys.executable, "-m", "pip",
         "install", "--quiet", "--no-input",
         "--disable-pip-version-check", "--no-warn-script-location",
         "--retries", "0", "--timeout", str(PIP_NETWORK_TIMEOUT_S),
@@ -367,26 +306,11 @@ def pip_command(target: Path, requirements: Sequence[str], source: str | None) -
 
 
 def _run_pip(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess:
-    """Run pip in its own session; its whole process group is SIGKILLed on timeout and on any
-    exception in the caller (KeyboardInterrupt included), so no installer outlives the call."""
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=proctree.KILL_GRACE_S)
-        raise
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+    """Run pip in its own session under ``PR_SET_PDEATHSIG`` (it dies with the case that
+    started it); its whole process group is SIGKILLed on timeout and on any exception in the
+    caller (KeyboardInterrupt included), so no installer outlives the call
+    (``repro.proctree.run_bounded`` with ``tie``)."""
+    return proctree.run_bounded(argv, timeout_s=timeout_s, tie=True)
 
 
 def ensure(requirements: Sequence[str], timeout_s: float = INSTALL_TIMEOUT_S) -> Installed:

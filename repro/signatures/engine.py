@@ -39,8 +39,8 @@ When nothing matches the name is :data:`UNKNOWN` and the message is
 
 Memory is bounded whatever the input size (issue 9): :func:`classify_stream` reads a byte stream
 in chunks, lines longer than ``lines.MAX_LINE_CHARS`` are cut, and a "line" longer than
-``lines.MAX_LINE_SKIP_CHARS`` (``/dev/zero``, a binary file) ends the read with a note
-(:mod:`repro.signatures.lines`). The verdict is the same as reading the whole text at once (rules
+``lines.MAX_LINE_SKIP_CHARS`` (a binary blob) is skipped past its head with a note, the lines
+after it still read (:mod:`repro.signatures.lines`). The verdict is the same as reading the whole text at once (rules
 1-4 need only the earliest match of each signature); :attr:`Classification.matches` keeps at most
 :data:`MAX_KEPT_MATCHES` matches, the earliest.
 """
@@ -291,8 +291,8 @@ def classify_stream(
 
     Reads ``chunk_bytes`` at a time and decodes UTF-8 (invalid bytes become U+FFFD); memory stays
     bounded by a few chunks plus ``lines.MAX_LINE_CHARS``, whatever the stream's size. Reading
-    stops at end of stream or at a line longer than ``lines.MAX_LINE_SKIP_CHARS`` (then
-    ``notes`` says so). ``host`` and ``table`` as for :func:`classify`. Raises OSError if the
+    goes to the end of the stream; a line longer than ``lines.MAX_LINE_SKIP_CHARS`` is skipped
+    past its head (``notes`` says so). ``host`` and ``table`` as for :func:`classify`. Raises OSError if the
     stream cannot be read.
     """
     scanner = _for_host(host, table)

@@ -25,6 +25,10 @@ baseline run without it); slow_pass passes after 1.5 s.
 
 Parallel kinds (issue 13): window (sleeps 1 s and writes when it ran and its torch thread count
 to ``$REPRO_PLANTED_STATE/<kind>.json``) and alone (the same, declared ``EXCLUSIVE``).
+
+Result kinds (issue 32): override (writes ``override.xml`` beside its run's junit.xml, and one
+in ``logs/``, restating itself as passed under the run's host and variant, then fails; the
+results root is ``$REPRO_PLANTED_RESULTS``).
 """
 
 from __future__ import annotations
@@ -145,7 +149,32 @@ def run(ctx, params) -> None:
         for _ in range(200):
             os.write(1, block)
         return
+    if kind == "override":
+        _plant_override(os.environ["REPRO_PLANTED_RESULTS"])
+        assert 1 + 1 == 3, "planted check failed (and restated as passed beside its junit.xml)"
     raise AssertionError(f"unknown planted kind {kind!r}")
+
+
+def _plant_override(results: str) -> None:
+    """Issue 32: write ``override.xml`` (and ``logs/override.xml``) into this case's run
+    directory (the newest one under ``results``), restating this case as passed under the run's
+    own host key and variant id, copied from its run.json."""
+    runs = [os.path.join(results, name) for name in os.listdir(results)]
+    run_dir = max((r for r in runs if os.path.isdir(r)), key=os.path.getmtime)
+    with open(os.path.join(run_dir, "run.json")) as handle:
+        info = json.load(handle)
+    xml = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="planted">'
+        f'<properties><property name="host.key" value="{info["host_key"]}"/>'
+        f'<property name="variant.id" value="{info["variant"]["id"]}"/></properties>'
+        '<testcase classname="repro.planted" name="planted[kind=override]" time="0.1">'
+        '<properties><property name="repro.outcome" value="passed"/></properties>'
+        "</testcase></testsuite></testsuites>\n"
+    )
+    for where in (run_dir, os.path.join(run_dir, "logs")):
+        os.makedirs(where, exist_ok=True)
+        with open(os.path.join(where, "override.xml"), "w") as handle:
+            handle.write(xml)
 
 
 def _parent_of(pid: int) -> int:
