@@ -32,14 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds
-from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, ScriptEntry
+from repro.config.model import (
+    EXPECT_OUTCOMES,
+    STRICT_EXPECTED,
+    Expectation,
+    ScenarioConfig,
+    ScriptEntry,
+)
 from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
 
 #: Keys of a ``script:`` scenario entry.
 SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside", "fail_on"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
-INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
+INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link", "strict"}
 #: Most arguments, and longest argument (characters).
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4000
@@ -208,7 +214,7 @@ def _text(value: Any, limit: int) -> bool:
 
 def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> Expectation | None:
     if not isinstance(raw, dict):
-        problems.add(where, "a mapping with outcome, signature, reason, link", raw)
+        problems.add(where, "a mapping with outcome, signature, reason, link, strict", raw)
         return None
     problems.unknown_keys(where, raw, INLINE_EXPECT_KEYS)
     ok = True
@@ -228,6 +234,10 @@ def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> 
     if link is not None and not (_text(link, 1000) and re.match(r"^https?://\S+$", link.strip())):
         problems.add(f"{where}.link", "an http(s) URL of the issue behind the reason", link)
         ok = False
+    strict = raw.get("strict", False)
+    if not isinstance(strict, bool):
+        problems.add(f"{where}.strict", STRICT_EXPECTED, strict)
+        ok = False
     if not ok:
         return None
     return Expectation(
@@ -239,4 +249,5 @@ def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> 
         signature=signature.strip() if signature is not None else None,
         link=link.strip() if link is not None else None,
         source=where,
+        strict=strict,
     )

@@ -20,7 +20,7 @@ from typing import Any
 from repro import compat
 from repro import data as shipped_data
 from repro.junit.files import is_under
-from repro.outcomes import SEVERITY_RANK, Outcome
+from repro.outcomes import EXPECT_EXPECTED, EXPECT_SKIPPED, SEVERITY_RANK, Outcome
 from repro.report.labels import (
     LEGEND,
     RED_STATES,
@@ -37,8 +37,6 @@ from repro.report.labels import (
 from repro.report.merge import totals_line
 from repro.report.model import (
     EFFECTIVE_STATE_ORDER,
-    EXPECT_EXPECTED,
-    EXPECT_SKIPPED,
     GENERATOR,
     STATE_EXPECTED,
     STATE_FLAKY,
@@ -151,8 +149,8 @@ def _case_view(report: Report, case: CaseRecord, out_abs: Path) -> dict[str, Any
     expect = None
     if case.expect is not None and case.expect_status != EXPECT_SKIPPED:
         expect = {
-            "text": f"{case.expect_status}: expected {case.expect['outcome']} — {case.expect['reason']}",
-            "link": case.expect["link"],
+            "text": f"{case.expect_status}: expected {case.expect.outcome} — {case.expect.reason}",
+            "link": case.expect.link,
         }
     return {
         "outcome": case.outcome.value,

@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 
 from repro import compat
-from repro.outcomes import Outcome
+from repro.outcomes import EXPECT_EXPECTED, EXPECT_OTHER, EXPECT_XPASS, Outcome
 from repro.report.labels import (
     EMOJI,
     case_label,
@@ -29,9 +29,6 @@ from repro.report.labels import (
 )
 from repro.report.merge import totals_line
 from repro.report.model import (
-    EXPECT_EXPECTED,
-    EXPECT_OTHER,
-    EXPECT_XPASS,
     STATE_EXPECTED,
     STATE_FLAKY,
     STATE_INVALID,
@@ -363,12 +360,12 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
         note = ""
         if case.expect_status == EXPECT_EXPECTED:
             label = "expected reproduction"
-            note = f" (expected: {case.expect['reason']})"
+            note = f" (expected: {case.expect.reason})"
             emoji = EMOJI[STATE_EXPECTED]
         elif case.expect_status == EXPECT_XPASS:
             label, note = (
                 STATE_XPASS,
-                f" (expected {case.expect['outcome']}: {case.expect['reason']})",
+                f" (expected {case.expect.outcome}: {case.expect.reason})",
             )
             emoji = EMOJI[STATE_XPASS]
         elif case.is_flaky:
@@ -377,7 +374,7 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
         else:
             emoji = EMOJI.get(label, "")
             if case.expect_status == EXPECT_OTHER:
-                note = f" (expected {case.expect['outcome']}: {case.expect['reason']})"
+                note = f" (expected {case.expect.outcome}: {case.expect.reason})"
         out.append(
             f"| {emoji} {label} | {md_escape(case_label(case))} "
             f"| {md_escape(case.signature or case.first_signature or '')} "
