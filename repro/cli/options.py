@@ -577,6 +577,14 @@ OPTIONS: Mapping[str, Option] = {
             type=bounded(bounds.THRESHOLD_PCT),
         ),
         Option(
+            "fail_on_problems",
+            ("--fail-on-problems",),
+            "exit 1 when the matrix has a problem: an unexpected red case, a strict expect: "
+            "entry's case that passed, a failed doctor check, or an invalid input file (the "
+            "outputs are written first; expected reproductions are not problems)",
+            action="store_true",
+        ),
+        Option(
             "fail_on_throughput",
             ("--fail-on-throughput",),
             "exit 1 on a throughput drop too",
