@@ -365,7 +365,7 @@ def run_one(
             image=image_id,
             variant_id=variant.id,
             run_dir=str(run_dir),
-            config_file=str(opts.config_file.resolve()),
+            config_file=os.path.abspath(opts.config_file),
             host_fingerprint_dir=str(fp_dir),
             patterns=opts.patterns,
             # The host's HSA_OVERRIDE_GFX_VERSION first, so the variant's own env still wins.
