@@ -107,6 +107,7 @@ def test_one_regression_fix_new_signature_and_throughput_drop_are_each_reported(
     )
     assert (drop["base_samples"], drop["cand_samples"]) == (1, 1)
     assert drop["change"] == pytest.approx(-0.30)
+    assert (drop["spread"], drop["basis"]) == (None, compare_mod.THRESHOLD_ONLY)
     assert result["appeared"] == result["vanished"] == []
     assert result["summary"]["regressions"] == 1
 
@@ -135,8 +136,12 @@ def test_matrix_json_files_and_directories_compare_alike(tmp_path, capsys):
     assert printed.startswith("# repro compare: ❌ regressions")
     assert "## Regressions (1)" in printed and "## Fixes (1)" in printed
     assert "## New signatures (1)" in printed and "illegal\\_instruction" in printed
-    assert "## Throughput drops > 20% (1)" in printed
-    assert "| 100 (1) | 70 (1) | -30.0% |" in printed
+    assert "## Throughput drops > 20% and past the runs' spread (1)" in printed
+    # A single figure (measured once) has no spread: the drop says it was judged on the threshold.
+    assert (
+        "| 100 (measured once) | 70 (measured once) | -30.0% | threshold only (no spread) |"
+        in printed
+    )
     # matrix.json against matrix.json: same verdict.
     assert (
         main(
@@ -307,3 +312,43 @@ def test_a_torch_change_on_one_host_pairs_its_two_variants(tmp_path, capsys):
     write_results(tmp_path / "cand", candidate(), variant="cu128-torch2.8")
     assert main([str(base), str(cand), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["paired"] == []
+
+
+def _windows(name: str, rates: list[float]) -> CaseResult:
+    """A dataloader case whose steady it/s was measured in windows (``ctx.measurement``)."""
+    from repro import measurement
+
+    metrics = measurement.to_metrics("steady_it_per_s", measurement.summarize(rates))
+    return CaseResult("dataloader", name, Outcome.PASSED, 1.0, metrics=metrics)
+
+
+def test_a_drop_counts_only_past_the_threshold_and_the_runs_spread(tmp_path, capsys):
+    """Issue 29: a noisy run's -30 % is noise when its windows spread that wide; a steady run's
+    -30 % is a drop; both say how they were judged."""
+    noisy, steady = "dataloader[noisy]", "dataloader[steady]"
+    base = write_results(
+        tmp_path / "base",
+        [_windows(noisy, [50, 70, 100, 130, 150]), _windows(steady, [100, 101, 99, 100, 102])],
+    )
+    cand = write_results(
+        tmp_path / "cand",
+        [_windows(noisy, [20, 40, 70, 100, 120]), _windows(steady, [70, 71, 69, 70, 72])],
+    )
+    assert main([str(base), str(cand), "--json", "--fail-on-throughput"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    [drop] = result["throughput_drops"]
+    [noise] = result["throughput_within_spread"]
+    assert (drop["case"], drop["basis"]) == (steady, compare_mod.PAST_BOTH)
+    assert (drop["base_samples"], drop["base_spread"]) == (5, 1.0)
+    assert drop["spread"] == pytest.approx(1.0) and drop["change"] == pytest.approx(-0.30)
+    assert (noise["case"], noise["basis"]) == (noisy, compare_mod.WITHIN_SPREAD)
+    assert (
+        noise["spread"] > noise["base"] - noise["cand"]
+    )  # 60 it/s IQRs on both sides vs a 30 drop
+    assert result["summary"]["throughput_drops"] == 1
+    assert result["summary"]["throughput_within_spread"] == 1
+    assert main([str(base), str(cand)]) == 0  # a drop alone is not a regression
+    text = capsys.readouterr().out
+    assert "1 throughput drops > 20% past the runs' spread (1 more within the spread)" in text
+    assert "| 100 ±1 (n=5) | 70 ±1 (n=5) | -30.0% | spread 1 |" in text
+    assert "## Within the runs' spread (past 20%, not counted) (1)" in text

@@ -174,8 +174,14 @@ def test_dataloader_records_metrics_and_classifies_worker_failures(project):
     cases = cases_by_name(only_run_dir(project / "results") / "junit.xml")
     ok = cases["dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0]"][1]
     assert ok["repro.outcome"] == "passed"
-    assert float(ok["metric.first_batch_s"]) > 0 and float(ok["metric.it_per_s"]) > 0
-    assert float(ok["metric.batches"]) == 24  # 2 epochs x 96 samples / batch 8
+    assert float(ok["metric.first_batch_s"]) > 0 and float(ok["metric.steady_it_per_s"]) > 0
+    # start-up apart from steady state; the steady figure is a median of windows with its spread
+    assert float(ok["metric.startup_s"]) >= float(ok["metric.first_batch_s"])
+    assert float(ok["metric.worker_start_s.n"]) == 2  # one start latency per worker
+    assert float(ok["metric.steady_it_per_s.n"]) == 5
+    assert float(ok["metric.steady_it_per_s.spread"]) >= 0
+    assert float(ok["metric.epoch2_first_batch_s"]) > 0 and "metric.it_per_s" not in ok
+    assert float(ok["metric.passes"]) >= 1  # every full pass was checksummed
 
     raised = cases[
         "dataloader[device=cpu,start_method=fork,workers=2,persistent=0,accel_init=0,fault=worker_exception]"

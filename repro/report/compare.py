@@ -7,9 +7,13 @@ at first in the candidate, passed on a rerun: ``repro run --rerun-failures``; ne
 regression, a case red on every rerun still is), **fixes** (a failed,
 errored, crashed or hung case now passes), **signature changes** (a non-pass whose signature or
 outcome changed) and signatures never seen in the baseline, cases and cells that **appeared** or
-**vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g. ``it_per_s``)
-whose candidate mean is more than the threshold (default 20%) below the baseline mean, with the
-number of samples behind each figure.
+**vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g.
+``steady_it_per_s``) whose candidate median is below the baseline's by more than the threshold
+(default 20%) *and* by more than the runs' own spread (half of each side's interquartile range
+added, ``repro.measurement``): a drop says which bound it passed; one past the threshold but
+within the spread is listed apart as noise (``throughput_within_spread``), never counted; a rate
+measured once has no spread, and its drop says it was judged on the threshold alone (issue 29:
+two runs of one build on a 2-core host flagged -49 % and -39 % on the old single figures).
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
 ``repro.report.merge.build_report``). A matrix.json is read as a stream
@@ -26,16 +30,16 @@ This module never imports torch.
 
 from __future__ import annotations
 
-import math
-import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repro import measurement
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.reader import MAX_METRIC
+from repro.measurement import Measurement
 from repro.outcomes import PROBLEM_VALUES, SEVERITY_RANK
 from repro.report.markdown import md_escape
 from repro.report.merge import build_report
@@ -59,8 +63,9 @@ class _Case:
     signature: str | None
     message: str
     expected: bool
-    #: Rate metrics only (the ones compared); None until the first one (most cases have none).
-    metrics: dict[str, list[float]] | None = None
+    #: Rate metrics only (the ones compared), one Measurement per input that recorded it; None
+    #: until the first one (most cases have none).
+    metrics: dict[str, list[Measurement]] | None = None
     #: Passed only on a rerun (matrix.json ``"flaky": true`` on a passed case).
     flaky: bool = False
     first_signature: str | None = None
@@ -104,23 +109,24 @@ def _flaky_of(item: Mapping[str, Any]) -> tuple[bool, str | None]:
 
 
 def _add_metrics(
-    into: dict[str, list[float]] | None, metrics: Any
-) -> dict[str, list[float]] | None:
+    into: dict[str, list[Measurement]] | None, metrics: Any
+) -> dict[str, list[Measurement]] | None:
     """``into`` (created when needed) with the usable rate metrics (``*_per_s``) of ``metrics``
-    added; the others are never compared, so never kept."""
+    added as measurements (median, spread, samples: ``repro.measurement``); the others are never
+    compared, so never kept."""
     if not isinstance(metrics, Mapping):
         return into
-    for name, value in metrics.items():
-        # A hand-edited matrix.json may hold 1e308: it would overflow every mean.
-        if (
-            str(name).endswith(RATE_SUFFIX)
-            and isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and abs(value) <= MAX_METRIC
-        ):
-            into = {} if into is None else into
-            into.setdefault(_text(name), []).append(float(value))
+    for name in metrics:
+        if not str(name).endswith(RATE_SUFFIX):
+            continue
+        found = measurement.from_metrics(metrics, name)
+        # A hand-edited matrix.json may hold 1e308: it would overflow every median.
+        if found is None or abs(found.median) > MAX_METRIC:
+            continue
+        if found.spread is not None and found.spread > MAX_METRIC:
+            found = Measurement(found.median, None, found.n)
+        into = {} if into is None else into
+        into.setdefault(_text(name), []).append(found)
     return into
 
 
@@ -246,10 +252,6 @@ def _pair_lone_variants(
     return paired
 
 
-def _mean(values: list[float]) -> float:
-    return statistics.fmean(values)
-
-
 # --------------------------------------------------------------------------------------------
 # The comparison
 
@@ -273,6 +275,7 @@ def compare(
     cand_index, cand_states = cand_side.index, cand_side.states
     paired = _pair_lone_variants(base_index, base_states, cand_index, cand_states)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
+    within_spread: list[dict[str, Any]] = []
     flaky: list[dict[str, Any]] = []
     base_signatures = {
         case.signature
@@ -341,7 +344,9 @@ def compare(
                         and new.signature not in base_signatures,
                     }
                 )
-            drops.extend(_drops(where, old, new, threshold))
+            found, noise = _drops(where, old, new, threshold)
+            drops += found
+            within_spread += noise
 
     for key in sorted(cand_index):
         for case_key, case in sorted(cand_index[key].items()):
@@ -386,6 +391,7 @@ def compare(
             for h, v in sorted(set(base_index) - set(cand_index))
         ],
         "throughput_drops": drops,
+        "throughput_within_spread": within_spread,
         "paired": paired,
     }
     result["summary"] = {
@@ -400,37 +406,66 @@ def compare(
         "cells_appeared": len(result["cells_appeared"]),
         "cells_vanished": len(result["cells_vanished"]),
         "throughput_drops": len(drops),
+        "throughput_within_spread": len(within_spread),
     }
     return result
 
 
-def _drops(where: dict[str, str], old: _Case, new: _Case, threshold: float) -> list[dict[str, Any]]:
-    out = []
+#: How a reported drop was judged (``basis`` of a ``throughput_drops`` entry).
+PAST_BOTH = "past the threshold and the runs' spread"
+THRESHOLD_ONLY = "past the threshold; no spread (measured once), so judged on the threshold alone"
+WITHIN_SPREAD = "past the threshold but within the runs' spread: noise, not counted"
+
+
+def _drops(
+    where: dict[str, str], old: _Case, new: _Case, threshold: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(drops, within_spread)`` of the rate metrics both sides have: a candidate median below
+    the baseline's by more than ``threshold`` (relative) is a drop when it is also below by more
+    than the runs' spread (half of each side's interquartile range, added: their middle halves
+    do not overlap), or when a side has no spread (measured once: the threshold alone decides,
+    and the entry says so); otherwise it is noise."""
+    drops: list[dict[str, Any]] = []
+    noise: list[dict[str, Any]] = []
     if not old.metrics or not new.metrics:
-        return out
+        return drops, noise
     for metric in sorted(set(old.metrics) & set(new.metrics)):
-        if not metric.endswith(RATE_SUFFIX):
+        if not old.metrics[metric] or not new.metrics[metric]:
             continue
-        before, after = old.metrics[metric], new.metrics[metric]
-        if not before or not after:
+        base, cand = (
+            measurement.combine(old.metrics[metric]),
+            measurement.combine(new.metrics[metric]),
+        )
+        if base.median <= 0:
             continue
-        base_mean, cand_mean = _mean(before), _mean(after)
-        if base_mean <= 0:
+        change = (cand.median - base.median) / base.median
+        if -change <= threshold:
             continue
-        change = (cand_mean - base_mean) / base_mean
-        if -change > threshold:
-            out.append(
-                {
-                    **where,
-                    "metric": metric,
-                    "base": base_mean,
-                    "cand": cand_mean,
-                    "base_samples": len(before),
-                    "cand_samples": len(after),
-                    "change": change,
-                }
-            )
-    return out
+        spread = (
+            None if base.spread is None or cand.spread is None else (base.spread + cand.spread) / 2
+        )
+        if spread is None:
+            basis, into = THRESHOLD_ONLY, drops
+        elif base.median - cand.median > spread:
+            basis, into = PAST_BOTH, drops
+        else:
+            basis, into = WITHIN_SPREAD, noise
+        into.append(
+            {
+                **where,
+                "metric": metric,
+                "base": base.median,
+                "cand": cand.median,
+                "base_spread": base.spread,
+                "cand_spread": cand.spread,
+                "base_samples": base.n,
+                "cand_samples": cand.n,
+                "change": change,
+                "spread": spread,
+                "basis": basis,
+            }
+        )
+    return drops, noise
 
 
 def _side_summary(side: Side, name: str) -> dict[str, Any]:
@@ -479,6 +514,25 @@ def _table(title: str, head: list[str], rows: list[list[str]]) -> list[str]:
     return [*lines, ""]
 
 
+def _figure(value: float, spread: float | None, samples: int) -> str:
+    """``812 ±21 (n=5)``, or ``812 (measured once)`` without a spread."""
+    if spread is None:
+        return f"{value:.4g} (measured once)" if samples <= 1 else f"{value:.4g} (n={samples})"
+    return f"{value:.4g} ±{spread:.2g} (n={samples})"
+
+
+def _drop_row(r: Mapping[str, Any]) -> list[str]:
+    judged = "threshold only (no spread)" if r["spread"] is None else f"spread {r['spread']:.3g}"
+    return [
+        *_where(r),
+        _md(r["metric"]),
+        _figure(r["base"], r["base_spread"], r["base_samples"]),
+        _figure(r["cand"], r["cand_spread"], r["cand_samples"]),
+        f"{r['change'] * 100:+.1f}%",
+        judged,
+    ]
+
+
 def render_markdown(result: Mapping[str, Any]) -> str:
     """The comparison as Markdown (GitHub step summary / PR comment)."""
     s = result["summary"]
@@ -501,7 +555,12 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         + f", {s['fixes']} fixes, {s['signature_changes']} signature changes, "
         f"{s['new_signatures']} new signatures, {s['appeared']} cases appeared, {s['vanished']} vanished, "
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "
-        f"{s['throughput_drops']} throughput drops > {pct}",
+        f"{s['throughput_drops']} throughput drops > {pct} past the runs' spread"
+        + (
+            f" ({s['throughput_within_spread']} more within the spread)"
+            if s.get("throughput_within_spread")
+            else ""
+        ),
         "",
     ]
     for pair in result.get("paired") or ():
@@ -565,18 +624,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         ],
     )
     lines += _table(
-        f"Throughput drops > {pct}",
-        ["host", "variant", "case", "metric", "base (n)", "candidate (n)", "change"],
-        [
-            [
-                *_where(r),
-                _md(r["metric"]),
-                f"{r['base']:.4g} ({r['base_samples']})",
-                f"{r['cand']:.4g} ({r['cand_samples']})",
-                f"{r['change'] * 100:+.1f}%",
-            ]
-            for r in result["throughput_drops"]
-        ],
+        f"Throughput drops > {pct} and past the runs' spread",
+        ["host", "variant", "case", "metric", "base", "candidate", "change", "judged"],
+        [_drop_row(r) for r in result["throughput_drops"]],
+    )
+    lines += _table(
+        f"Within the runs' spread (past {pct}, not counted)",
+        ["host", "variant", "case", "metric", "base", "candidate", "change", "judged"],
+        [_drop_row(r) for r in result.get("throughput_within_spread", [])],
     )
     lines += _table(
         "Cases that appeared",
