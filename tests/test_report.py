@@ -1352,7 +1352,7 @@ def test_html_has_filters_drilldown_with_log_excerpt_and_a_throughput_plot(tmp_p
     assert "<summary>log excerpt</summary><pre>Thread 0x7f (most recent call first):" in page
     assert page.count("<svg ") == 2  # one chart per device: "-" (ids without device=) and cpu
     assert (
-        "<title>cu128-torch2.8 · spawn · device=cpu: median 20 it_per_s (n=1, min 20, max 20)</title>"
+        "<title>cu128-torch2.8 · spawn · device=cpu: median 20 it/s (n=1, min 20, max 20)</title>"
         in page
     )
     for method in ("fork", "spawn", "forkserver"):

@@ -571,7 +571,8 @@ OPTIONS: Mapping[str, Option] = {
         Option(
             "threshold",
             ("--threshold",),
-            "report a rate metric (metric.*_per_s) that drops by more than PCT percent "
+            "report a rate metric (metric.*_per_s) whose median drops by more than PCT percent "
+            "and by more than the runs' own spread (a figure measured once: PCT alone) "
             "(default: %(default)g)",
             metavar="PCT",
             type=bounded(bounds.THRESHOLD_PCT),

@@ -46,7 +46,8 @@ def register(subparsers: Any) -> None:
         help="compare two result sets: regressions, fixes, new signatures, throughput drops",
         description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
         "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
-        "drops. BASE and CAND are matrix.json files or results directories. Exit 1 on a "
+        "drops past the threshold and the runs' own spread (drops within the spread are listed "
+        "apart). BASE and CAND are matrix.json files or results directories. Exit 1 on a "
         "regression, 2 for bad input, 3 when the Markdown file cannot be written.",
     )
     _compare_arguments(compare)

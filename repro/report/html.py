@@ -21,6 +21,7 @@ from repro import compat
 from repro import data as shipped_data
 from repro.junit.files import is_under
 from repro.outcomes import EXPECT_EXPECTED, EXPECT_SKIPPED, SEVERITY_RANK, Outcome
+from repro.report import start_methods
 from repro.report.labels import (
     LEGEND,
     RED_STATES,
@@ -394,6 +395,16 @@ def render_html(report: Report, out_dir: Path) -> str:
         expectations=report.matrix["expectations"],
         expectation_labels={r.index: r.label for r in report.expectations},
         plot=markupsafe.Markup(throughput_svg(report)),
+        start_methods=[
+            {
+                "title": start_methods.title(summary),
+                "note": start_methods.LEGACY_NOTE if summary.legacy else "",
+                "rows": [start_methods.row_texts(row) for row in summary.rows],
+            }
+            for summary in report.start_methods
+        ],
+        start_methods_headings=start_methods.HEADINGS,
+        start_methods_explanation=start_methods.EXPLANATION,
         cuts=cuts,
     )
 

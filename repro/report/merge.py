@@ -37,6 +37,7 @@ from repro.outcomes import (
     Outcome,
     Totals,
 )
+from repro.report import start_methods
 from repro.report.model import (
     GENERATOR,
     GREEN_STATES,
@@ -343,6 +344,7 @@ def build_report(
             f"results were predicted (cap {MAX_PREDICTED_PAIRS} pairs)"
         )
     trends = _trends(ordered_cells, history) if history is not None else {}
+    methods = start_methods.summaries(ordered_cells)
 
     cells_json = []
     for cell in ordered_cells:
@@ -368,6 +370,7 @@ def build_report(
             view.to_json(host, variant) for (host, variant), view in sorted(predictions.items())
         ],
         "history": {"runs": len(history)} if history is not None else None,
+        "start_methods": [summary.to_json() for summary in methods],
     }
     return Report(
         generated_at=generated_at,
@@ -385,6 +388,7 @@ def build_report(
         expectation_hits=hits,
         trends=trends,
         history_runs=len(history) if history is not None else None,
+        start_methods=methods,
     )
 
 

@@ -336,6 +336,9 @@ class Report:
     #: (host, variant) -> change since the previous report (``--history``).
     trends: dict[tuple[str, str], Trend] = field(default_factory=dict, repr=False)
     history_runs: int | None = None
+    #: The start-method summaries (``repro.report.start_methods.Summary``), per host, variant
+    #: and device with dataloader results.
+    start_methods: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._index = {(cell.host, cell.variant): cell for cell in self.cells}
