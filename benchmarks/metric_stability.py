@@ -7,14 +7,16 @@ the dataset doing its work that many times per sample; no case id changes), alte
 change of the machine's load falls on both alike. Then ``repro compare`` (its functions, the
 default 20 % threshold):
 
-- every pair of the plain runs, both ways (N(N-1)/2 pairs): each throughput drop reported is a
-  false alarm; drops past the threshold but within the runs' spread are counted apart (noise
-  the spread rule kept out);
-- every plain run against every slowed run (N x N pairs): each case whose steady it/s drop is
-  not reported is a miss.
+- every pair of the plain runs, both ways (N(N-1)/2 pairs): each throughput drop counted (of
+  ``steady_it_per_s`` or ``steady_it_per_cpu_s``) is a false alarm; what is past the threshold
+  but not counted (within the runs' spread, or a wall-clock drop whose per-CPU-second twin held:
+  the run got less CPU) is counted apart;
+- every plain run against every slowed run (N x N pairs): each case without a counted drop is a
+  miss.
 
-Prints each run's steady it/s per case (median ±spread, n windows), the wall and CPU seconds of
-each run, then both counts. Exit status 1 on a false alarm or a miss.
+Prints each run's figures per case (median ±spread over 5 windows), the wall and CPU seconds of
+each run, both counts, and how far each figure moved between runs of the same build and with
+the planted slowdown. Exit status 1 on a false alarm or a miss.
 
     python benchmarks/metric_stability.py [--runs 5] [--slowdown 2] [-k PATTERN ...] [--keep DIR]
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +42,7 @@ from repro.report.merge import build_report  # noqa: E402
 from repro.scenarios.dataloader import SLOWDOWN_ENV  # noqa: E402
 
 METRIC = "steady_it_per_s"
+CPU_METRIC = "steady_it_per_cpu_s"
 
 
 def run(results: Path, config: str, patterns: list[str], slowdown: int) -> tuple[float, float]:
@@ -64,17 +68,17 @@ def side(results: Path) -> compare_mod.Side:
     return compare_mod.side_of(build_report([results], predict=False).matrix, str(results))
 
 
-_FIGURES: dict[Path, dict[str, measurement.Measurement]] = {}
+_FIGURES: dict[tuple[Path, str], dict[str, measurement.Measurement]] = {}
 
 
-def figures(results: Path) -> dict[str, measurement.Measurement]:
-    """``{case id: steady it/s}`` of one run (read once)."""
-    if results in _FIGURES:
-        return _FIGURES[results]
-    out = _FIGURES[results] = {}
+def figures(results: Path, metric: str = METRIC) -> dict[str, measurement.Measurement]:
+    """``{case id: metric}`` of one run (read once)."""
+    if (results, metric) in _FIGURES:
+        return _FIGURES[(results, metric)]
+    out = _FIGURES[(results, metric)] = {}
     for cell in build_report([results], predict=False).cells:
         for case in cell.cases:
-            found = measurement.from_metrics(case.metrics, METRIC)
+            found = measurement.from_metrics(case.metrics, metric)
             if found is not None:
                 out[case.case] = found
     return out
@@ -93,16 +97,25 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="repro-metric-stability-") as tmp:
         root = Path(args.keep or tmp)
         plain, slowed = [], []
-        print(f"{'run':<8} {'wall s':>7} {'cpu s':>7}  {METRIC} per case: median ±spread (n)")
+        print(
+            f"{'run':<8} {'wall s':>7} {'cpu s':>7}  per case: {METRIC} / {CPU_METRIC}, "
+            "median ±spread (5 windows each)"
+        )
         for index in range(args.runs):
             for kind, factor, into in (("plain", 1, plain), ("slow", args.slowdown, slowed)):
                 results = root / f"{kind}-{index + 1}"
                 results.mkdir(parents=True)
                 wall, cpu = run(results, args.config, patterns, factor)
                 into.append(results)
+                cpu_figures = figures(results, CPU_METRIC)
                 shown = "  ".join(
-                    f"{m.median:.0f}±{m.spread or 0:.0f}({m.n})"
-                    for _case, m in sorted(figures(results).items())
+                    f"{m.median:.0f}±{m.spread or 0:.0f}/"
+                    + (
+                        f"{c.median:.0f}±{c.spread or 0:.0f}"
+                        if (c := cpu_figures.get(case))
+                        else "-"
+                    )
+                    for case, m in sorted(figures(results).items())
                 )
                 print(f"{results.name:<8} {wall:>7.1f} {cpu:>7.1f}  {shown}", flush=True)
         threshold = args.threshold / 100
@@ -112,38 +125,56 @@ def main(argv: list[str] | None = None) -> int:
             pairs += 1
             for base, cand in ((a, b), (b, a)):
                 result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
-                within += len(result["throughput_within_spread"])
+                within += len(result["throughput_noise"])
                 false_alarms += [
-                    (base.name, cand.name, d["case"], d["change"])
+                    (base.name, cand.name, f"{d['case']} {d['metric']}", d["change"])
                     for d in result["throughput_drops"]
-                    if d["metric"] == METRIC
                 ]
         cases = sorted(figures(plain[0]))
         misses, planted = [], 0
         for base, cand in itertools.product(plain, slowed):
             planted += 1
             result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
-            found = {d["case"] for d in result["throughput_drops"] if d["metric"] == METRIC}
+            found = {d["case"] for d in result["throughput_drops"]}
             misses += [(base.name, cand.name, case) for case in cases if case not in found]
-        changes = [
-            (s.median - p.median) / p.median
-            for pr, sr in itertools.product(plain, slowed)
-            for case, p in figures(pr).items()
-            if (s := figures(sr).get(case)) is not None and p.median
-        ]
+        changes = {
+            metric: [
+                (s.median - p.median) / p.median
+                for pr, sr in itertools.product(plain, slowed)
+                for case, p in figures(pr, metric).items()
+                if (s := figures(sr, metric).get(case)) is not None and p.median
+            ]
+            for metric in (METRIC, CPU_METRIC)
+        }
+        same = {
+            metric: [
+                abs(figures(b, metric)[case].median / figures(a, metric)[case].median - 1)
+                for a, b in itertools.combinations(plain, 2)
+                for case in figures(a, metric)
+                if case in figures(b, metric) and figures(a, metric)[case].median
+            ]
+            for metric in (METRIC, CPU_METRIC)
+        }
     for base, cand, case, change in false_alarms:
         print(f"FALSE ALARM {base} -> {cand}: {case} {change * 100:+.1f}%")
     for base, cand, case in misses:
         print(f"MISSED {base} -> {cand}: {case}")
     print(
         f"same build: {pairs} pairs compared both ways, {len(false_alarms)} drops reported "
-        f"({within} more past {args.threshold:g}% but within the runs' spread, not counted)"
+        f"({within} more past {args.threshold:g}% not counted: within the runs' spread, or the "
+        "run got less CPU)"
     )
     print(
         f"planted {args.slowdown}x slowdown: {planted} pairs x {len(cases)} cases, "
-        f"{planted * len(cases) - len(misses)} drops reported, {len(misses)} missed; "
-        f"change of the medians {min(changes) * 100:+.0f}% to {max(changes) * 100:+.0f}%"
+        f"{planted * len(cases) - len(misses)} found (a drop counted), {len(misses)} missed"
     )
+    for metric in (METRIC, CPU_METRIC):
+        if changes[metric] and same[metric]:
+            print(
+                f"  {metric}: same build differs by up to {max(same[metric]) * 100:.0f}% "
+                f"(median {statistics.median(same[metric]) * 100:.0f}%); planted slowdown moves "
+                f"it {min(changes[metric]) * 100:+.0f}% to {max(changes[metric]) * 100:+.0f}%"
+            )
     return 1 if false_alarms or misses else 0
 
 

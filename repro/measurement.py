@@ -25,6 +25,11 @@ from dataclasses import dataclass
 #: Suffixes of a measurement's companions (``metric.steady_it_per_s.spread``, ``...n``).
 SPREAD_SUFFIX = ".spread"
 SAMPLES_SUFFIX = ".n"
+#: A rate per wall-clock second, and the same work per CPU second of the processes doing it
+#: (``steady_it_per_s`` / ``steady_it_per_cpu_s``): the second does not move when other jobs
+#: take the host's cores, the first does.
+RATE_SUFFIX = "_per_s"
+CPU_RATE_SUFFIX = "_per_cpu_s"
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,19 @@ def from_metrics(metrics: Mapping[str, float | None], name: str) -> Measurement 
     if int(n) == 1 or not _finite(spread) or spread < 0:
         return Measurement(float(value), None, int(n))
     return Measurement(float(value), float(spread), int(n))
+
+
+def is_rate(name: str) -> bool:
+    """Whether ``name`` is a rate ``repro compare`` weighs (per second or per CPU second)."""
+    return name.endswith((RATE_SUFFIX, CPU_RATE_SUFFIX)) and not is_companion(name)
+
+
+def cpu_rate_of(name: str) -> str | None:
+    """``steady_it_per_cpu_s`` for ``steady_it_per_s``: the CPU-time twin of a wall-clock rate
+    (None for a name that is not one)."""
+    if name.endswith(CPU_RATE_SUFFIX) or not name.endswith(RATE_SUFFIX):
+        return None
+    return name[: -len(RATE_SUFFIX)] + CPU_RATE_SUFFIX
 
 
 def is_companion(name: str) -> bool:

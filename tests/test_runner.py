@@ -180,6 +180,10 @@ def test_dataloader_records_metrics_and_classifies_worker_failures(project):
     assert float(ok["metric.worker_start_s.n"]) == 2  # one start latency per worker
     assert float(ok["metric.steady_it_per_s.n"]) == 5
     assert float(ok["metric.steady_it_per_s.spread"]) >= 0
+    assert (
+        float(ok["metric.steady_it_per_cpu_s"]) > 0
+        and float(ok["metric.steady_it_per_cpu_s.n"]) == 5
+    )
     assert float(ok["metric.epoch2_first_batch_s"]) > 0 and "metric.it_per_s" not in ok
     assert float(ok["metric.passes"]) >= 1  # every full pass was checksummed
 

@@ -10,10 +10,12 @@ outcome changed) and signatures never seen in the baseline, cases and cells that
 **vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g.
 ``steady_it_per_s``) whose candidate median is below the baseline's by more than the threshold
 (default 20%) *and* by more than the runs' own spread (half of each side's interquartile range
-added, ``repro.measurement``): a drop says which bound it passed; one past the threshold but
-within the spread is listed apart as noise (``throughput_within_spread``), never counted; a rate
-measured once has no spread, and its drop says it was judged on the threshold alone (issue 29:
-two runs of one build on a 2-core host flagged -49 % and -39 % on the old single figures).
+added, ``repro.measurement``); a wall-clock rate with a CPU-time twin (``steady_it_per_s`` and
+``steady_it_per_cpu_s``) counts only when the twin dropped too, else the run just got less CPU
+on a busy host. Each drop says how it was judged; what is past the threshold but not counted is
+listed apart (``throughput_noise``); a rate measured once has no spread, and its drop says it was
+judged on the threshold alone (issue 29: two runs of one build on a 2-core host flagged -49 % and
+-39 % on the old single figures).
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
 ``repro.report.merge.build_report``). A matrix.json is read as a stream
@@ -46,7 +48,6 @@ from repro.report.merge import build_report
 from repro.report.stream import read_cells
 
 DEFAULT_THRESHOLD = 0.20
-RATE_SUFFIX = "_per_s"
 MD_MAX_ROWS = 200
 PROBLEM_OUTCOMES = PROBLEM_VALUES
 
@@ -111,13 +112,13 @@ def _flaky_of(item: Mapping[str, Any]) -> tuple[bool, str | None]:
 def _add_metrics(
     into: dict[str, list[Measurement]] | None, metrics: Any
 ) -> dict[str, list[Measurement]] | None:
-    """``into`` (created when needed) with the usable rate metrics (``*_per_s``) of ``metrics``
-    added as measurements (median, spread, samples: ``repro.measurement``); the others are never
+    """``into`` (created when needed) with the usable rate metrics (``*_per_s``, ``*_per_cpu_s``)
+    of ``metrics`` added as measurements (median, spread, samples: ``repro.measurement``); the others are never
     compared, so never kept."""
     if not isinstance(metrics, Mapping):
         return into
     for name in metrics:
-        if not str(name).endswith(RATE_SUFFIX):
+        if not measurement.is_rate(str(name)):
             continue
         found = measurement.from_metrics(metrics, name)
         # A hand-edited matrix.json may hold 1e308: it would overflow every median.
@@ -275,7 +276,7 @@ def compare(
     cand_index, cand_states = cand_side.index, cand_side.states
     paired = _pair_lone_variants(base_index, base_states, cand_index, cand_states)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
-    within_spread: list[dict[str, Any]] = []
+    noise: list[dict[str, Any]] = []
     flaky: list[dict[str, Any]] = []
     base_signatures = {
         case.signature
@@ -344,9 +345,9 @@ def compare(
                         and new.signature not in base_signatures,
                     }
                 )
-            found, noise = _drops(where, old, new, threshold)
+            found, not_counted = _drops(where, old, new, threshold)
             drops += found
-            within_spread += noise
+            noise += not_counted
 
     for key in sorted(cand_index):
         for case_key, case in sorted(cand_index[key].items()):
@@ -391,7 +392,7 @@ def compare(
             for h, v in sorted(set(base_index) - set(cand_index))
         ],
         "throughput_drops": drops,
-        "throughput_within_spread": within_spread,
+        "throughput_noise": noise,
         "paired": paired,
     }
     result["summary"] = {
@@ -406,51 +407,71 @@ def compare(
         "cells_appeared": len(result["cells_appeared"]),
         "cells_vanished": len(result["cells_vanished"]),
         "throughput_drops": len(drops),
-        "throughput_within_spread": len(within_spread),
+        "throughput_noise": len(noise),
     }
     return result
 
 
-#: How a reported drop was judged (``basis`` of a ``throughput_drops`` entry).
+#: How a drop past the threshold was judged (``basis`` of a ``throughput_drops`` or
+#: ``throughput_noise`` entry).
 PAST_BOTH = "past the threshold and the runs' spread"
 THRESHOLD_ONLY = "past the threshold; no spread (measured once), so judged on the threshold alone"
 WITHIN_SPREAD = "past the threshold but within the runs' spread: noise, not counted"
+LESS_CPU = (
+    "the run got less CPU: its rate per CPU second ({twin}) did not drop past the threshold "
+    "and the spread, so other load on the host explains it; not counted"
+)
+
+
+def _judge(
+    base: Measurement, cand: Measurement, threshold: float
+) -> tuple[str | None, float, float | None]:
+    """``(basis, change, spread)`` of one rate: basis None when the candidate is not below the
+    baseline by more than ``threshold``; else :data:`PAST_BOTH`, :data:`THRESHOLD_ONLY` or
+    :data:`WITHIN_SPREAD`. ``spread``: half of each side's interquartile range, added (their
+    middle halves do not overlap past it), None when a side was measured once."""
+    change = (cand.median - base.median) / base.median
+    spread = None if base.spread is None or cand.spread is None else (base.spread + cand.spread) / 2
+    if -change <= threshold:
+        return None, change, spread
+    if spread is None:
+        return THRESHOLD_ONLY, change, spread
+    return (PAST_BOTH if base.median - cand.median > spread else WITHIN_SPREAD), change, spread
 
 
 def _drops(
     where: dict[str, str], old: _Case, new: _Case, threshold: float
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(drops, within_spread)`` of the rate metrics both sides have: a candidate median below
-    the baseline's by more than ``threshold`` (relative) is a drop when it is also below by more
-    than the runs' spread (half of each side's interquartile range, added: their middle halves
-    do not overlap), or when a side has no spread (measured once: the threshold alone decides,
-    and the entry says so); otherwise it is noise."""
+    """``(drops, noise)`` of the rate metrics both sides have (:func:`_judge`): a drop is past
+    the threshold and the runs' spread, or past the threshold with no spread to weigh (the
+    entry says so). A wall-clock rate whose CPU-time twin (``repro.measurement.cpu_rate_of``)
+    both sides have counts only when the twin dropped too: otherwise the run got less CPU from
+    a busy host (:data:`LESS_CPU`). What is past the threshold but not counted is noise."""
     drops: list[dict[str, Any]] = []
     noise: list[dict[str, Any]] = []
     if not old.metrics or not new.metrics:
         return drops, noise
-    for metric in sorted(set(old.metrics) & set(new.metrics)):
-        if not old.metrics[metric] or not new.metrics[metric]:
-            continue
-        base, cand = (
-            measurement.combine(old.metrics[metric]),
-            measurement.combine(new.metrics[metric]),
-        )
+    both = {
+        metric: (measurement.combine(old.metrics[metric]), measurement.combine(new.metrics[metric]))
+        for metric in set(old.metrics) & set(new.metrics)
+        if old.metrics[metric] and new.metrics[metric]
+    }
+    for metric in sorted(both):
+        base, cand = both[metric]
         if base.median <= 0:
             continue
-        change = (cand.median - base.median) / base.median
-        if -change <= threshold:
+        basis, change, spread = _judge(base, cand, threshold)
+        if basis is None:
             continue
-        spread = (
-            None if base.spread is None or cand.spread is None else (base.spread + cand.spread) / 2
+        twin = measurement.cpu_rate_of(metric)
+        held = (
+            twin in both
+            and both[twin][0].median > 0
+            and _judge(*both[twin], threshold)[0] in (None, WITHIN_SPREAD)
         )
-        if spread is None:
-            basis, into = THRESHOLD_ONLY, drops
-        elif base.median - cand.median > spread:
-            basis, into = PAST_BOTH, drops
-        else:
-            basis, into = WITHIN_SPREAD, noise
-        into.append(
+        if basis != WITHIN_SPREAD and held:
+            basis = LESS_CPU.format(twin=twin)
+        (drops if basis in (PAST_BOTH, THRESHOLD_ONLY) else noise).append(
             {
                 **where,
                 "metric": metric,
@@ -523,6 +544,8 @@ def _figure(value: float, spread: float | None, samples: int) -> str:
 
 def _drop_row(r: Mapping[str, Any]) -> list[str]:
     judged = "threshold only (no spread)" if r["spread"] is None else f"spread {r['spread']:.3g}"
+    if r["basis"].startswith("the run got less CPU"):
+        judged += "; less CPU: its per-CPU-second rate held"
     return [
         *_where(r),
         _md(r["metric"]),
@@ -557,8 +580,8 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "
         f"{s['throughput_drops']} throughput drops > {pct} past the runs' spread"
         + (
-            f" ({s['throughput_within_spread']} more within the spread)"
-            if s.get("throughput_within_spread")
+            f" ({s['throughput_noise']} more past {pct} but within the spread or on a busy host)"
+            if s.get("throughput_noise")
             else ""
         ),
         "",
@@ -629,9 +652,9 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         [_drop_row(r) for r in result["throughput_drops"]],
     )
     lines += _table(
-        f"Within the runs' spread (past {pct}, not counted)",
+        f"Past {pct} but not counted (within the runs' spread, or the run got less CPU)",
         ["host", "variant", "case", "metric", "base", "candidate", "change", "judged"],
-        [_drop_row(r) for r in result.get("throughput_within_spread", [])],
+        [_drop_row(r) for r in result.get("throughput_noise", [])],
     )
     lines += _table(
         "Cases that appeared",

@@ -21,7 +21,10 @@ does not apply. Each case iterates the loader twice:
    after every worker has delivered and the prefetch queue has turned over once,
    ``STEADY_WINDOWS`` windows of at least ``WINDOW_S`` seconds and ``WINDOW_MIN_BATCHES``
    batches each; ``steady_it_per_s`` is their median it/s with ``.spread`` (interquartile
-   range) and ``.n`` (``repro.measurement``). The H100 run showed why: the old ``it_per_s``,
+   range) and ``.n`` (``repro.measurement``), and ``steady_it_per_cpu_s`` the same windows'
+   batches per CPU second of the loader's processes (main and workers, per-thread schedstat):
+   on a host shared with other jobs the first moved 3x between runs of one build, the second
+   under 10 % (``repro compare`` counts a drop of the first only when the second dropped too). The H100 run showed why: the old ``it_per_s``,
    11 batches right after the first, read 879 and 18 it/s for two configurations that should
    agree, depending on whether the other workers had finished importing torch.
 2. The second iteration is one pass: ``epoch2_first_batch_s`` is its start-up, what persistent
@@ -66,8 +69,10 @@ FAULTS = ("none", "worker_exception", "worker_segfault", "worker_hang", "worker_
 SAMPLES = 96
 BATCH_SIZE = 8
 IMAGE_SHAPE = (3, 96, 96)
-#: Side of the dataset's blur kernel (its per-sample work, see SyntheticImages).
+#: The dataset's blur (its per-sample work, see SyntheticImages): kernel side and box passes;
+#: 1.3 ms of CPU per sample here, about as much per batch as a batch's trip from a worker.
 BLUR = 7
+BLUR_PASSES = 3
 #: Steady state: this many windows, each at least WINDOW_S seconds and WINDOW_MIN_BATCHES batches
 #: (a fast GPU host gets hundreds of batches per window, a loaded 2-core host a dozen).
 STEADY_WINDOWS = 5
@@ -131,14 +136,17 @@ class SyntheticImages:
         for _ in range(self.work):
             generator = torch.Generator().manual_seed(index)
             image = torch.rand(IMAGE_SHAPE, generator=generator)
-            # An augmentation's worth of CPU work (a 7x7 blur, then a normalisation), so the
-            # workers, not the main process's bookkeeping, set the pace, as decoding and
-            # augmenting do in real loaders: a slower dataset shows in the steady it/s.
+            # An augmentation's worth of CPU work (a blur of BLUR_PASSES box passes, then a
+            # normalisation), so the dataset, not the batches' trip between processes, is most
+            # of a batch's CPU time, as decoding and augmenting are in real loaders: a slower
+            # dataset then shows in the steady it/s.
             kernel = torch.full((IMAGE_SHAPE[0], 1, BLUR, BLUR), 1.0 / (BLUR * BLUR))
-            image = torch.nn.functional.conv2d(
-                image.unsqueeze(0), kernel, padding=BLUR // 2, groups=IMAGE_SHAPE[0]
-            )[0]
-            image = (image - 0.5) / 0.25
+            image = image.unsqueeze(0)
+            for _pass in range(BLUR_PASSES):
+                image = torch.nn.functional.conv2d(
+                    image, kernel, padding=BLUR // 2, groups=IMAGE_SHAPE[0]
+                )
+            image = (image[0] - 0.5) / 0.25
         return image, index % 10, self._ready
 
     def _plant_fault(self) -> None:
@@ -177,6 +185,39 @@ class PassSampler:
             index += 1
 
 
+def tree_cpu_s(process) -> float:
+    """CPU seconds of ``process`` (a ``psutil.Process``) and every descendant alive now: the
+    loader's main process (its pin-memory thread included) and its workers. Read from each
+    thread's ``/proc/PID/task/TID/schedstat`` (nanoseconds) where Linux has it, else psutil's
+    ``cpu_times`` (clock ticks: 10 ms, too coarse for a 0.25 s window of two workers)."""
+    import psutil
+
+    total = 0.0
+    for proc in (process, *process.children(recursive=True)):
+        exact = _schedstat_cpu_s(proc.pid)
+        if exact is not None:
+            total += exact
+            continue
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:  # gone between the listing and the read
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _schedstat_cpu_s(pid: int) -> float | None:
+    """The summed on-CPU time of a process's threads in seconds, or None where unreadable."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
 def slowdown() -> int:
     """The planted slowdown factor from ``$REPRO_DATALOADER_SLOWDOWN`` (1 when unset or bad)."""
     text = os.environ.get(SLOWDOWN_ENV, "1").strip()
@@ -210,6 +251,7 @@ class _Pass:
 
 
 def run(ctx, params) -> None:
+    import psutil
     import torch
     from torch.utils.data import DataLoader
 
@@ -249,8 +291,10 @@ def run(ctx, params) -> None:
         first_batch_s = startup_s = None
         ready: dict[float, None] = {}  # each worker's first-sample time (monotonic)
         warm_from = None  # the batch after which the windows start
-        windows: list[float] = []
-        window_start, window_batches = 0.0, 0
+        windows: list[float] = []  # it/s of each window
+        cpu_windows: list[float] = []  # batches per CPU second of the loader's processes
+        me = psutil.Process()
+        window_start, window_cpu, window_batches = 0.0, 0.0, 0
         for images, _labels, worker_ready in loader:
             images = images.to(device, non_blocking=True)
             checked.add(images, 0)
@@ -267,12 +311,15 @@ def run(ctx, params) -> None:
             if warm_from is None or batches < warm_from or len(windows) >= STEADY_WINDOWS:
                 continue
             if batches == warm_from:  # the first window starts with this batch's arrival
-                window_start, window_batches = now, 0
+                window_start, window_cpu, window_batches = now, tree_cpu_s(me), 0
                 continue
             window_batches += 1
             if now - window_start >= WINDOW_S and window_batches >= WINDOW_MIN_BATCHES:
+                cpu = tree_cpu_s(me)
                 windows.append(window_batches / (now - window_start))
-                window_start, window_batches = now, 0
+                if cpu > window_cpu:
+                    cpu_windows.append(window_batches / (cpu - window_cpu))
+                window_start, window_cpu, window_batches = time.perf_counter(), cpu, 0
                 if len(windows) == STEADY_WINDOWS:
                     ctx.heartbeat("steady_done", batches)
                     sampler.done = True  # the loader drains what is in flight, then stops
@@ -283,6 +330,7 @@ def run(ctx, params) -> None:
         if workers:
             ctx.measurement("worker_start_s", [t - start_mono for t in ready])
         ctx.measurement("steady_it_per_s", windows)
+        ctx.measurement("steady_it_per_cpu_s", cpu_windows)
         ctx.metric("passes", checked.passes)
 
         # Iteration 2: one pass; its first batch is the re-iteration start-up.
