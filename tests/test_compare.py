@@ -388,3 +388,30 @@ def test_a_wall_clock_drop_on_a_busy_host_is_not_counted_when_the_cpu_rate_held(
         noise["basis"].startswith("the run got less CPU")
         and "steady_it_per_cpu_s" in noise["basis"]
     )
+
+
+@pytest.mark.slow
+def test_two_real_runs_of_one_build_report_no_throughput_drop(tmp_path):
+    """Issue 29 acceptance: two real runs of the CPU dataloader cases (in-process, fork with 2
+    workers with and without persistence, spawn with 2 persistent workers) of one build compare
+    with no throughput drop counted; every case carries both steady figures with their spread."""
+    from conftest import run_cli, write_matrix
+
+    write_matrix(tmp_path, "dataloader: {params: {device: [cpu]}}\n")
+    selected = [
+        "-k", "dataloader[device=cpu,start_method=fork,*",
+        "-k", "dataloader[device=cpu,start_method=spawn,workers=2,persistent=1*",
+    ]  # fmt: skip
+    for name in ("base", "cand"):
+        done = run_cli("run", "--no-doctor", "--results-dir", name, *selected, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+    done = run_cli("compare", "base", "cand", "--json", "--fail-on-throughput", cwd=tmp_path)
+    result = json.loads(done.stdout)
+    assert done.returncode == 0, (result["throughput_drops"], done.stderr[-2000:])
+    assert result["summary"]["regressions"] == 0 and result["throughput_drops"] == []
+    merged = build_report([tmp_path / "base"], predict=False)
+    cases = [c for cell in merged.cells for c in cell.cases]
+    assert len(cases) == 4
+    for case in cases:
+        for metric in ("steady_it_per_s", "steady_it_per_cpu_s"):
+            assert case.metrics[f"{metric}.n"] == 5 and case.metrics[f"{metric}.spread"] >= 0
