@@ -31,6 +31,7 @@ from repro.outcomes import (
 if TYPE_CHECKING:
     from repro import compat
     from repro.config import Expectation
+    from repro.report.start_methods import Summary
 
 #: matrix.json's schema_version: 2 counts doctor checks apart and adds the verdicts to ``totals``
 #: and each cell's ``counts`` (issue 29); the cells and cases read back (history, compare) are
@@ -336,9 +337,9 @@ class Report:
     #: (host, variant) -> change since the previous report (``--history``).
     trends: dict[tuple[str, str], Trend] = field(default_factory=dict, repr=False)
     history_runs: int | None = None
-    #: The start-method summaries (``repro.report.start_methods.Summary``), per host, variant
-    #: and device with dataloader results.
-    start_methods: list[Any] = field(default_factory=list)
+    #: The start-method summaries (``repro.report.start_methods``), per host, variant and
+    #: device with dataloader results.
+    start_methods: list[Summary] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._index = {(cell.host, cell.variant): cell for cell in self.cells}
