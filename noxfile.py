@@ -3,7 +3,8 @@
 # ///
 """nox sessions for repro-matrix. Configuration only: the logic lives in the `repro` package.
 
-    nox -s repro-host   the main job: run the scenarios on this interpreter, then build the matrix
+    nox -s repro-host   the main job: run the scenarios on this interpreter, build the matrix, then
+                        fail on an unexpected red (expected reproductions are not)
     nox -s matrix       rebuild results/matrix.{json,md,html} from everything under results/
     nox -s tests        the whole test suite (installs a torch build into the session's venv)
     nox -s tests-fast   the fast lane for daily work: every test not marked slow
@@ -92,21 +93,13 @@ def repro_host(session: nox.Session) -> None:
     ).strip()
     venv_site = session.run("python", "-c", PURELIB, silent=True).strip()
     Path(venv_site, "zz_repro_under_test.pth").write_text(under_test + "\n")
-    # `repro run` exits 1 when a reproduction reproduced (red cases): still build the matrix.
-    session.run("repro", "run", "--results-dir", RESULTS, *session.posargs, success_codes=[0, 1])
+    run = ("repro", "run", "--results-dir", RESULTS, *session.posargs)
     if prints_only(session.posargs):
+        session.run(*run)
         return  # nothing ran, so there is no matrix to build
-    # Expected reproductions show as expected; one host covers one variant, so no coverage noise.
-    session.run(
-        "repro",
-        "report",
-        RESULTS,
-        "--output-dir",
-        RESULTS,
-        "--config",
-        "matrix.yaml",
-        "--no-coverage",
-    )
+    # The matrix first, then exit 1 of `repro run` (an unexpected red; the scenarios' EXPECT
+    # and matrix.yaml's expect: are not) fails the session.
+    nox_sessions.run_then_matrix(session, run, nox_sessions.report_command("matrix.yaml"))
 
 
 @nox.session

@@ -81,9 +81,19 @@ def unexpected(exc: BaseException) -> FatalError:
 
 
 #: (exit status, meaning) in the order ``repro --help`` lists them.
+#: README.md's "Exit status" table is this table (a test compares them).
 EXIT_CODES: tuple[tuple[int, str], ...] = (
-    (EXIT_OK, "ok: every case passed (or was skipped), nothing regressed"),
-    (EXIT_CASES_FAILED, "red cases (run, docker-run, doctor) or a regression (compare)"),
+    (
+        EXIT_OK,
+        "ok: every red case was an expected reproduction (a scenario's EXPECT or matrix.yaml's "
+        "expect:), nothing regressed",
+    ),
+    (
+        EXIT_CASES_FAILED,
+        "problems: an unexpected red case, a strict expect: entry's case that passed or a failed "
+        "doctor check (run, docker-run, venv-run, doctor: after every result is written; report "
+        "--fail-on-problems: after the matrix is written); a regression (compare)",
+    ),
     (ConfigError.exit_code, ConfigError.meaning),
     (FatalError.exit_code, FatalError.meaning),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C); every finished case is kept"),

@@ -35,6 +35,40 @@ class Outcome(str, enum.Enum):
         return self not in (Outcome.PASSED, Outcome.SKIPPED)
 
 
+#: How a case compares with the ``expect:`` entry (or scenario ``EXPECT``) that covers it
+#: (:class:`ExpectVerdict`, made by ``repro.config.expect``, the one matcher).
+EXPECT_EXPECTED = "expected"
+EXPECT_XPASS = "unexpectedly passing"
+EXPECT_OTHER = "other outcome"
+EXPECT_SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class ExpectVerdict:
+    """A case against the first ``expect:`` entry that covers it.
+
+    ``status``: ``expected`` (the predicted failure happened), ``unexpectedly passing`` (it
+    passed), ``other outcome`` (red some other way: still a problem) or ``skipped``. ``rule``
+    is the entry's index in ``Matrix.expectations``, ``label`` how messages name it
+    (``repro.scenarios.ddp.EXPECT[1] (case 'ddp[...]')``); ``outcome``, ``reason``, ``link``
+    and ``strict`` are the entry's. ``strict`` (as pytest's ``xfail(strict=True)``): an
+    unexpected pass is a problem, not a note.
+    """
+
+    rule: int
+    status: str
+    outcome: str
+    reason: str
+    label: str = ""
+    link: str | None = None
+    strict: bool = False
+
+    @property
+    def strict_pass(self) -> bool:
+        """A strict entry's case passed: counted as a problem (:meth:`Totals.add`)."""
+        return self.strict and self.status == EXPECT_XPASS
+
+
 #: Order used for totals lines and table columns.
 OUTCOME_ORDER = (
     Outcome.PASSED,
@@ -62,6 +96,8 @@ class CaseResult:
             (units in the name: ``first_batch_s``, ``it_per_s``, ``bytes``).
         properties: other testcase properties (``repro.returncode``, ``repro.signal``...).
         log_path: path of the case log relative to the run directory.
+        expect: the verdict of the ``expect:`` entry that covers the case (``repro run``
+            applies them as each case ends), or None.
     """
 
     scenario: str
@@ -74,6 +110,7 @@ class CaseResult:
     metrics: dict[str, float] = field(default_factory=dict)
     properties: dict[str, str] = field(default_factory=dict)
     log_path: str = ""
+    expect: ExpectVerdict | None = None
 
 
 #: Severity, worst first: the order of a cell's cases and count summaries in the report, and
@@ -107,42 +144,52 @@ _PROBLEM_WORDS = {
 
 @dataclass
 class Totals:
-    """What a run or a report adds up to, each case counted exactly once.
+    """What a run, a report or one matrix cell adds up to, each case counted exactly once: the
+    one counting rule of the terminal, matrix.md, matrix.html and matrix.json (issue 29).
 
     Scenario cases: ``problems`` (problem outcomes no ``expect:`` entry predicted, per outcome),
-    ``expected`` (reproductions a ``matrix.yaml`` ``expect:`` entry predicts),
-    ``unexpectedly_passing`` (predicted to fail, passed), ``passed``, ``skipped``. Host checks of
-    the ``doctor`` testsuite are counted only in ``doctor_checks`` and ``doctor_problems``
-    (failed checks: they make the run red, so they also show in the problems' breakdown).
+    ``strict_passes`` (a ``strict`` entry's case that passed: a problem too), ``expected``
+    (reproductions an ``expect:`` entry or a scenario's ``EXPECT`` predicts),
+    ``unexpectedly_passing`` (predicted to fail, passed, entry not strict), ``flaky`` (passed
+    only on a rerun), ``passed``, ``skipped``. Host checks of the ``doctor`` testsuite are
+    counted only in ``doctor_checks`` and ``doctor_problems`` (failed checks: they make the run
+    red, so they also show in the problems' breakdown).
     """
 
     problems: dict[Outcome, int] = field(default_factory=dict)
     expected: int = 0
     unexpectedly_passing: int = 0
+    strict_passes: int = 0
     passed: int = 0
     skipped: int = 0
     doctor_checks: int = 0
     doctor_problems: int = 0
     flaky: int = 0
+    #: Scenario cases per outcome as they ended, before any ``expect:`` verdict.
+    outcomes: dict[Outcome, int] = field(default_factory=dict)
 
     def add(
         self,
         scenario: str,
         outcome: Outcome,
-        expect_status: str | None = None,
+        verdict: ExpectVerdict | None = None,
         flaky: bool = False,
     ) -> None:
-        """Count one case. ``expect_status`` is the report's ``expect:`` verdict
-        (``"expected"``, ``"unexpectedly passing"``, or None/anything else for none).
-        ``flaky``: red first, passed on a rerun (``repro.flaky=true``); a flaky pass is counted
-        under ``flaky``, not ``passed``."""
+        """Count one case. ``verdict``: its ``expect:`` verdict (``repro.config.expect``), or
+        None. ``flaky``: red first, passed on a rerun (``repro.flaky=true``); a flaky pass is
+        counted under ``flaky``, not ``passed``."""
         outcome = Outcome(outcome)
+        status = verdict.status if verdict is not None else None
         if scenario == DOCTOR_SCENARIO:
             self.doctor_checks += 1
             self.doctor_problems += outcome.is_problem
-        elif expect_status == "expected":
+            return
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        if status == EXPECT_EXPECTED:
             self.expected += 1
-        elif expect_status == "unexpectedly passing":
+        elif verdict is not None and verdict.strict_pass:
+            self.strict_passes += 1
+        elif status == EXPECT_XPASS:
             self.unexpectedly_passing += 1
         elif outcome is Outcome.PASSED and flaky:
             self.flaky += 1
@@ -158,6 +205,7 @@ class Totals:
         """Scenario cases counted (doctor checks not included)."""
         return (
             sum(self.problems.values())
+            + self.strict_passes
             + self.expected
             + self.unexpectedly_passing
             + self.passed
@@ -167,8 +215,24 @@ class Totals:
 
     @property
     def problem_count(self) -> int:
-        """Everything that makes the run red: unexpected problem outcomes and failed doctor checks."""
-        return sum(self.problems.values()) + self.doctor_problems
+        """Everything that makes the run red (exit status 1): unexpected problem outcomes, strict
+        entries' unexpected passes and failed doctor checks."""
+        return sum(self.problems.values()) + self.strict_passes + self.doctor_problems
+
+    def _breakdown(self) -> list[str]:
+        out = [
+            f"{self.problems[o]} {_PROBLEM_WORDS[o]}"
+            + ("s" if o is Outcome.ERROR and self.problems[o] != 1 else "")
+            for o in SEVERITY_ORDER
+            if self.problems.get(o)
+        ]
+        if self.strict_passes:
+            out.append(f"{self.strict_passes} unexpectedly passing (strict)")
+        if self.doctor_problems:
+            out.append(
+                f"{self.doctor_problems} failed doctor check{'' if self.doctor_problems == 1 else 's'}"
+            )
+        return out
 
     def line(self) -> str:
         """The one totals line of ``repro run`` and ``repro report``, e.g.
@@ -176,16 +240,7 @@ class Totals:
         then ``· flaky: N`` (passed only on a rerun) and ``· unexpectedly passing: N`` when
         N > 0, and ``· doctor checks: N`` when any ran.
         Problems come first and are never added up with expected reproductions (issue 12)."""
-        breakdown = [
-            f"{self.problems[o]} {_PROBLEM_WORDS[o]}"
-            + ("s" if o is Outcome.ERROR and self.problems[o] != 1 else "")
-            for o in SEVERITY_ORDER
-            if self.problems.get(o)
-        ]
-        if self.doctor_problems:
-            breakdown.append(
-                f"{self.doctor_problems} failed doctor check{'' if self.doctor_problems == 1 else 's'}"
-            )
+        breakdown = self._breakdown()
         problems = f"problems: {self.problem_count}"
         if breakdown:
             problems += f" ({', '.join(breakdown)})"
@@ -203,11 +258,52 @@ class Totals:
             parts.append(f"doctor checks: {self.doctor_checks}")
         return " · ".join(parts)
 
+    def labels(self) -> list[tuple[str, int]]:
+        """``(label, n)`` of a matrix cell, worst first, zeros left out, in the words of
+        :meth:`line`: problem outcomes (``failed``...), ``unexpectedly passing (strict)``,
+        ``unexpectedly passing``, ``expected``, ``flaky``, ``passed``, ``skipped``, then
+        ``doctor checks`` and ``failed doctor checks`` (a cell reads ``5 expected · 50 passed
+        · 6 skipped · 7 doctor checks``, as the totals line does)."""
+        out = [(o.value, self.problems.get(o, 0)) for o in SEVERITY_ORDER if o.is_problem]
+        out += [
+            ("unexpectedly passing (strict)", self.strict_passes),
+            ("unexpectedly passing", self.unexpectedly_passing),
+            ("expected", self.expected),
+            ("flaky", self.flaky),
+            ("passed", self.passed),
+            ("skipped", self.skipped),
+            ("doctor checks", self.doctor_checks),
+            ("failed doctor checks", self.doctor_problems),
+        ]
+        return [(label, n) for label, n in out if n]
 
-def totals_line(results: Iterable[CaseResult]) -> str:
-    """The totals line (:meth:`Totals.line`) of a run's results, for ``repro run``'s last line."""
+    def to_json(self) -> dict[str, int]:
+        """matrix.json's ``totals`` and each cell's ``counts`` (schema ``$defs/counts``):
+        scenario cases per outcome as they ended (``tests`` = scenario cases), the verdicts (``problems``:
+        what makes the run red, ``expected``, ``unexpectedly_passing``, ``strict_passes``,
+        ``flaky``) and the doctor checks counted apart."""
+        return {
+            **{o.value: self.outcomes.get(o, 0) for o in OUTCOME_ORDER},
+            "tests": self.cases,
+            "problems": self.problem_count,
+            "expected": self.expected,
+            "unexpectedly_passing": self.unexpectedly_passing,
+            "strict_passes": self.strict_passes,
+            "flaky": self.flaky,
+            "doctor_checks": self.doctor_checks,
+            "doctor_problems": self.doctor_problems,
+        }
+
+
+def totals_of(results: Iterable[CaseResult]) -> Totals:
+    """A run's results counted (:class:`Totals`), verdicts of ``result.expect`` applied."""
     totals = Totals()
     for result in results:
         flaky = result.properties.get("repro.flaky") == "true"
-        totals.add(result.scenario, result.outcome, flaky=flaky)
-    return totals.line()
+        totals.add(result.scenario, result.outcome, result.expect, flaky=flaky)
+    return totals
+
+
+def totals_line(results: Iterable[CaseResult]) -> str:
+    """The totals line (:meth:`Totals.line`) of a run's results, for ``repro run``'s last line."""
+    return totals_of(results).line()

@@ -73,3 +73,24 @@ def test_the_fleet_workflow_annotates_red_cells_in_its_merge_step():
     steps = [s for job in workflow["jobs"].values() for s in job.get("steps", [])]
     merge = next(s for s in steps if s.get("name") == "merge")
     assert 'repro" report matrix' in merge["run"] and "--github-annotations" in merge["run"]
+
+
+def test_the_fleet_workflow_fails_on_an_unexpected_red_after_the_matrix_is_kept():
+    """Issue 29: the report job writes, summarises and uploads the matrix, then fails when
+    `repro report --fail-on-problems` found an unexpected red; a repro job fails on exit 1 of its
+    run after its results are written (the upload step runs whatever the status)."""
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "gpu-matrix.yml").read_text())
+    steps = workflow["jobs"]["report"]["steps"]
+    names = [s.get("name") or s.get("uses", "") for s in steps]
+    merge = steps[names.index("merge")]
+    assert "--fail-on-problems || status=$?" in merge["run"]
+    assert merge["run"].index("GITHUB_STEP_SUMMARY") < merge["run"].index("GITHUB_OUTPUT")
+    fail = steps[names.index("fail on an unexpected red")]
+    assert "steps.merge.outputs.status == '1'" in fail["if"] and "exit 1" in fail["run"]
+    upload = next(i for i, n in enumerate(names) if n.startswith("actions/upload-artifact"))
+    assert upload < names.index("fail on an unexpected red")
+    repro_steps = workflow["jobs"]["repro"]["steps"]
+    uploads = [s for s in repro_steps if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert uploads and uploads[0]["if"] == "always()"
+    job = (REPO / ".github" / "scripts" / "repro-job.sh").read_text()
+    assert 'if [ "$status" -eq 1 ]; then' in job and "unexpected red" in job

@@ -340,6 +340,68 @@ def test_a_bad_entry_is_exit_2_with_one_line_naming_the_key(tmp_path, entry, exp
         load(config)
 
 
+def test_an_absolute_path_inside_the_folder_is_accepted_and_one_outside_is_not(tmp_path):
+    """Issue 29 item 5: users write '/home/me/cfg/ok.py' for a file beside matrix.yaml."""
+    inside = tmp_path / "cfg" / "repro" / "ok.py"
+    config = _plant(tmp_path / "cfg", f"  my_bug: {{script: {inside}}}\n", {"repro/ok.py": ""})
+    [case] = load(config).cases()
+    assert case.param_dict["script"] == str(inside)
+    # Through a symlinked folder: the path the user wrote, resolved, is inside.
+    os.symlink(tmp_path / "cfg", tmp_path / "link")
+    config.write_text(HEADER + f"  my_bug: {{script: {tmp_path / 'link' / 'repro' / 'ok.py'}}}\n")
+    assert len(load(config).cases()) == 1
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("")
+    config.write_text(HEADER + f"  my_bug: {{script: {outside}}}\n")
+    with pytest.raises(ConfigError, match=r"scenarios\.my_bug\.script: expected a path inside"):
+        load(config)
+    config.write_text(HEADER + f"  my_bug: {{script: {outside}, allow_outside: true}}\n")
+    assert load(config).scenarios[0].script.outside
+
+
+def test_an_absolute_script_path_is_read_below_the_mount_in_the_container(tmp_path, monkeypatch):
+    """The container lane mounts matrix.yaml's folder at /repro/config and names the host's
+    folder in $REPRO_CONFIG_ORIGIN; the same file loads there with the path mapped."""
+    from repro.config import scripts as script_entries
+    from repro.containers import spec as container_mod
+
+    host = tmp_path / "home" / "me" / "cfg"
+    text = HEADER + f"  my_bug: {{script: {host / 'repro' / 'ok.py'}}}\n"
+    _plant(host, "", {"repro/ok.py": ""}).write_text(text)
+    mount = tmp_path / "repro" / "config"  # what the container sees: a copy at another path
+    _plant(mount, "", {"repro/ok.py": ""}).write_text(text)
+    with pytest.raises(ConfigError, match="expected a path inside"):  # no origin: outside
+        load(mount / "matrix.yaml")
+    env = container_mod.docker_run_spec(
+        _cpu_host(), "cpu", _container_options(str(host / "matrix.yaml"))
+    ).kwargs["environment"]
+    origin = env[script_entries.CONFIG_ORIGIN_ENV]
+    assert origin == str(host)
+    monkeypatch.setenv(script_entries.CONFIG_ORIGIN_ENV, origin)
+    [case] = load(mount / "matrix.yaml").cases()
+    assert case.param_dict["script"] == str(mount / "repro" / "ok.py")
+
+
+def _cpu_host():
+    from conftest import REPO
+
+    from repro.containers import hostkind
+
+    return hostkind.load_fixture(REPO / "tests" / "fixtures" / "hosts" / "cpu")
+
+
+def _container_options(config_file: str):
+    from repro.containers import spec as container_mod
+
+    return container_mod.RunOptions(
+        image="repro-matrix:cpu-torch2.13",
+        variant_id="cpu-torch2.13",
+        run_dir="/tmp/results/run-1",
+        config_file=config_file,
+        host_fingerprint_dir="/tmp/repro-host-fp-x",
+    )
+
+
 def test_a_symlink_to_a_regular_file_is_accepted_and_one_to_a_folder_is_not(tmp_path):
     config = _plant(tmp_path, "  a: {script: link.py}\n  b: {script: dirlink}\n", {"x.py": ""})
     os.symlink(tmp_path / "x.py", tmp_path / "link.py")

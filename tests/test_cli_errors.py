@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
+from conftest import REPO, cli_env
 
 from repro.cli import main as cli_main
 from repro.errors import EXIT_CODES, EXIT_CONFIG, EXIT_FATAL, EXIT_INTERRUPTED, FatalError
@@ -219,6 +220,13 @@ def test_help_lists_every_exit_code(project):
     for code, meaning in EXIT_CODES:
         assert f"  {code:<4} {meaning}" in done.stdout
     assert [code for code, _ in EXIT_CODES] == [0, 1, 2, 3, 130]
+
+
+def test_the_readme_exit_status_table_is_the_help_table():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("### Exit status", 1)[1]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.M)
+    assert [(int(code), meaning) for code, meaning in rows] == list(EXIT_CODES)
 
 
 def test_every_command_sets_a_handler():

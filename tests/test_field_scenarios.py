@@ -156,7 +156,9 @@ def test_real_wandb_0_27_2_hangs_fork_workers_in_its_finalizer_and_0_31_0_passes
     assert worker_dumps and all("in api_cleanup_request" in dump for dump in worker_dumps)
     assert new["repro.outcome"] == "passed", (run_dir / new["repro.log"]).read_text()[-3000:]
     assert new["wandb_version"] == "0.31.0" and new["package_cache"] in ("hit", "miss")
-    assert done.returncode == 1  # the hang is red (expectations live in the project's matrix)
+    # The hang is the module's EXPECT (hung, hang.wandb_fork_finalizer): expected, so exit 0.
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "expected reproductions: 1" in done.stderr
 
 
 @pytest.mark.slow

@@ -110,7 +110,8 @@ def test_workflow_steps_plan_two_jobs_report_compare(tmp_path):
     base_results = tmp_path / "previous-results"
     for variant in (VARIANT_A, VARIANT_B):
         env = {"REPRO_PLANTED_STATE": str(passing_state)}
-        assert repro_job(tmp_path, variant, base_results, env) == 1  # kind=fail is red by design
+        # kind=fail is red by design (matrix.yaml expect:): expected, so the job is green.
+        assert repro_job(tmp_path, variant, base_results, env) == 0
     done = repro(
         "report", str(base_results), "--output-dir", "previous", "--config", "matrix.yaml",
         cwd=tmp_path,
@@ -121,12 +122,16 @@ def test_workflow_steps_plan_two_jobs_report_compare(tmp_path):
     fresh_state = tmp_path / "state-fresh"
     fresh_state.mkdir()
     job_a, job_b = tmp_path / "job-a" / "results", tmp_path / "job-b" / "results"
-    repro_job(tmp_path, VARIANT_A, job_a, {"REPRO_PLANTED_STATE": str(fresh_state)})
-    repro_job(
-        tmp_path,
-        VARIANT_B,
-        job_b,
-        {"REPRO_PLANTED_STATE": str(passing_state), "REPRO_PLANTED_BREAK": "1"},
+    # Job A: only a flaky case (passed on a rerun) -> green; job B: a regression -> red.
+    assert repro_job(tmp_path, VARIANT_A, job_a, {"REPRO_PLANTED_STATE": str(fresh_state)}) == 0
+    assert (
+        repro_job(
+            tmp_path,
+            VARIANT_B,
+            job_b,
+            {"REPRO_PLANTED_STATE": str(passing_state), "REPRO_PLANTED_BREAK": "1"},
+        )
+        == 1
     )
 
     # -- report job: download-artifact (pattern results-*, path matrix) puts each artifact in
@@ -138,9 +143,14 @@ def test_workflow_steps_plan_two_jobs_report_compare(tmp_path):
     shutil.copy(tmp_path / "previous" / "matrix.json", tmp_path / "baseline.json")
     done = repro(
         "report", "matrix", "--output-dir", "matrix", "--config", "matrix.yaml",
-        "--history", "matrix/history", cwd=tmp_path,
+        "--history", "matrix/history", "--github-annotations", "--fail-on-problems", cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    # The workflow's merge step: the matrix is written, then the unexpected red fails the job.
+    assert done.returncode == 1, done.stderr
+    assert "exit 1 (--fail-on-problems): 1 problem(s)" in done.stderr
+    totals = next(line for line in done.stdout.splitlines() if line.startswith("problems: "))
+    assert totals.startswith("problems: 1 (1 failed) · expected reproductions: 2 · ")
+    assert any(line.startswith("::error") for line in done.stdout.splitlines())
     merged = json.loads((matrix / "matrix.json").read_text())
 
     # Both jobs' cells, keyed by host and variant (one host, two variants).

@@ -127,3 +127,66 @@ def test_the_venv_lane_has_one_uv_session_per_runtime_parametrised_by_pin(noxfil
     _module, sessions = noxfile
     assert sessions["venv-cpu"].venv_backend == "uv|virtualenv"
     assert [str(pin) for pin in sessions["venv-cpu"].parametrize] == ["2.13.0", "2.15.0"]
+
+
+def _project_copy(root):
+    """The checkout's package, noxfile and project files in ``root`` (what a clone has)."""
+    import shutil
+
+    for name in ("repro", "noxfile.py", "pyproject.toml", "README.md"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, root / name)
+    return root
+
+
+@pytest.mark.slow
+def test_repro_host_builds_the_matrix_then_fails_only_on_an_unexpected_red(bare_nox, tmp_path):
+    """Issue 29 acceptance: `nox -s repro-host` ends with the report's totals line and exits 0
+    when every red is an expected reproduction; with a `script:` that raises it exits 1, after
+    matrix.json is written. Real nox, real venv, real `repro run` (~1-2 min: pip installs)."""
+    import json
+    import os
+
+    root, python = bare_nox
+    project = _project_copy(tmp_path / "clone")
+    matrix = (
+        "version: 1\n"
+        "defaults: {results_dir: results}\n"
+        "variants:\n"
+        '  - {runtime: cpu, torch: "2.13.0", base_image: "python:3.12-slim"}\n'
+        "scenarios:\n"
+        "  losses: {params: {device: [cpu], case: [empty_mask], eps: [0]}}\n"
+        "  ok: {script: ok.py}\n"
+    )
+    (project / "matrix.yaml").write_text(matrix)
+    (project / "ok.py").write_text("print('fine')\n")
+    env = dict(os.environ, REPRO_HOST_PYTHON=sys.executable, PIP_QUIET="1")
+    env.pop("PYTHONPATH", None)
+
+    def nox_repro_host():
+        return subprocess.run(
+            [str(python), "-m", "nox", "-s", "repro-host", "-f", str(project / "noxfile.py"),
+             "--envdir", str(root / "host-envs"), "--reuse-existing-virtualenvs",
+             "--", "--no-doctor"],
+            capture_output=True, text=True, timeout=900, cwd=project, env=env,
+        )  # fmt: skip
+
+    done = nox_repro_host()
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    assert "problems: 0 · expected reproductions: 1 · passed: 1 · skipped: 0" in done.stdout
+    assert (project / "results" / "matrix.json").is_file()
+
+    (project / "matrix.yaml").write_text(matrix + "  boom: {script: boom.py}\n")
+    (project / "boom.py").write_text("raise RuntimeError('planted: unexpected failure')\n")
+    done = nox_repro_host()
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out[-4000:]
+    assert "problems: 1 (1 failed) · expected reproductions: 1 · passed: 1" in done.stdout
+    data = json.loads((project / "results" / "matrix.json").read_text())
+    cases = {c["case"]: c["outcome"] for cell in data["cells"] for c in cell["cases"]}
+    assert cases["boom"] == "failed"  # the matrix was built before the session failed
+    assert "unexpected red cases (exit 1)" in out

@@ -157,10 +157,26 @@ def copy_fixture(name: str, dest: Path) -> Path:
     return dest
 
 
+#: The verdict counts of matrix.json's counts (repro.outcomes.Totals.to_json) beside the outcomes.
+VERDICTS = (
+    "problems",
+    "expected",
+    "unexpectedly_passing",
+    "strict_passes",
+    "flaky",
+    "doctor_checks",
+    "doctor_problems",
+)
+
+
 def counts(**kwargs: int) -> dict[str, int]:
-    base = {o.value: 0 for o in Outcome}
-    base.update(kwargs)
-    base["tests"] = sum(v for k, v in base.items() if k != "tests")
+    """matrix.json counts: scenario cases per outcome (``tests`` their sum), ``problems`` the red
+    outcomes unless given, the other verdict counts 0 unless given."""
+    base = {o.value: kwargs.get(o.value, 0) for o in Outcome}
+    base["tests"] = sum(base.values())
+    base.update({name: kwargs.get(name, 0) for name in VERDICTS})
+    if "problems" not in kwargs:
+        base["problems"] = sum(base[o.value] for o in Outcome if o.is_problem)
     return base
 
 
@@ -713,7 +729,7 @@ def test_json_is_canonical_sorted_and_versioned(tmp_path):
     text = render_json(report)
     data = json.loads(text)
     assert text == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["generator"] == GENERATOR
     assert data["generated_at"] == "2025-06-01T12:00:00+00:00"
     assert data["totals"] == report.totals
@@ -1053,7 +1069,7 @@ def test_expect_entries_are_validated_all_at_once(tmp_path):
         matrix.load(path)
     assert str(info.value).splitlines() == [
         f'{path}: expect[0]: expected a `case` glob (e.g. "ddp[backend=*,fault=rank_raises]") or a `scenario` glob',
-        f"{path}: expect[1].color: unknown key (expected one of: case, host, link, outcome, reason, scenario, signature, variant)",
+        f"{path}: expect[1].color: unknown key (expected one of: case, host, link, outcome, reason, scenario, signature, strict, variant)",
         f"{path}: expect[1].case: expected a non-empty glob string (* and ? are wildcards, brackets are literal), got ''",
         f"{path}: expect[1].link: expected an http(s) URL of the issue or document behind the reason, got 'ftp://host/x'",
         f"{path}: expect[2]: expected a mapping with case (or scenario), outcome, reason and link, got 'just a string'",
@@ -1338,7 +1354,7 @@ def test_html_has_filters_drilldown_with_log_excerpt_and_a_throughput_plot(tmp_p
     assert "<summary>log excerpt</summary><pre>Thread 0x7f (most recent call first):" in page
     assert page.count("<svg ") == 2  # one chart per device: "-" (ids without device=) and cpu
     assert (
-        "<title>cu128-torch2.8 · spawn · device=cpu: median 20 it_per_s (n=1, min 20, max 20)</title>"
+        "<title>cu128-torch2.8 · spawn · device=cpu: median 20 it/s (n=1, min 20, max 20)</title>"
         in page
     )
     for method in ("fork", "spawn", "forkserver"):

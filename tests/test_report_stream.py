@@ -17,6 +17,7 @@ from test_compare import baseline, candidate, case, write_results
 
 from repro.errors import ConfigError
 from repro.junit.writer import STALE_TEMP_AGE_S, sweep_stale_temps
+from repro.measurement import Measurement
 from repro.outcomes import Outcome
 from repro.report import compare as compare_mod
 from repro.report import json_tokens, stream
@@ -149,7 +150,8 @@ def test_only_rate_metrics_are_kept_for_comparison(tmp_path):
     side = compare_mod.read_side(_matrix(tmp_path, "base", results))
     [cases] = side.index.values()
     [kept] = cases.values()
-    assert kept.metrics == {"it_per_s": [10.0]}  # first_batch_s is never compared
+    # first_batch_s is never compared; a figure without .n was measured once (no spread)
+    assert kept.metrics == {"it_per_s": [Measurement(10.0, None, 1)]}
 
 
 def test_written_matrix_json_is_the_rendered_text(tmp_path):

@@ -16,7 +16,16 @@ from repro import data as shipped_data
 from repro.config import Expectation
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_atomic, write_junit
-from repro.outcomes import CaseResult, Outcome, Totals, totals_line
+from repro.outcomes import (
+    EXPECT_EXPECTED,
+    EXPECT_OTHER,
+    EXPECT_XPASS,
+    CaseResult,
+    ExpectVerdict,
+    Outcome,
+    Totals,
+    totals_line,
+)
 from repro.report.excerpt import log_excerpt
 from repro.report.labels import EMOJI
 from repro.report.markdown import render_markdown
@@ -68,6 +77,10 @@ def test_write_atomic_replaces_and_keeps_the_old_file_on_failure(tmp_path):
 # The totals line
 
 
+def _verdict(status: str, strict: bool = False) -> ExpectVerdict:
+    return ExpectVerdict(rule=0, status=status, outcome="hung", reason="by design", strict=strict)
+
+
 def test_totals_count_problems_apart_from_expected_reproductions_and_doctor_checks():
     totals = Totals()
     for outcome, n in [
@@ -79,8 +92,8 @@ def test_totals_count_problems_apart_from_expected_reproductions_and_doctor_chec
         for _ in range(n):
             totals.add("dataloader", outcome)
     for _ in range(8):
-        totals.add("fork_safety", Outcome.HUNG, "expected")
-    totals.add("ddp", Outcome.PASSED, "unexpectedly passing")
+        totals.add("fork_safety", Outcome.HUNG, _verdict(EXPECT_EXPECTED))
+    totals.add("ddp", Outcome.PASSED, _verdict(EXPECT_XPASS))
     for outcome in (Outcome.PASSED, Outcome.PASSED, Outcome.SKIPPED, Outcome.ERROR):
         totals.add("doctor", outcome)
     assert totals.cases == 4 + 2 + 41 + 62 + 8 + 1
@@ -89,6 +102,27 @@ def test_totals_count_problems_apart_from_expected_reproductions_and_doctor_chec
         "problems: 7 (2 hung, 4 failed, 1 failed doctor check) · expected reproductions: 8"
         " · passed: 41 · skipped: 62 · unexpectedly passing: 1 · doctor checks: 4"
     )
+    assert totals.labels() == [
+        ("hung", 2),
+        ("failed", 4),
+        ("unexpectedly passing", 1),
+        ("expected", 8),
+        ("passed", 41),
+        ("skipped", 62),
+        ("doctor checks", 4),
+        ("failed doctor checks", 1),
+    ]
+    # A strict entry's pass (pytest's XPASS(strict)) is a problem; an "other outcome" red too.
+    totals.add("amp", Outcome.PASSED, _verdict(EXPECT_XPASS, strict=True))
+    totals.add("amp", Outcome.ERROR, _verdict(EXPECT_OTHER))
+    assert totals.problem_count == 9
+    assert totals.line().startswith(
+        "problems: 9 (2 hung, 1 error, 4 failed, 1 unexpectedly passing (strict), "
+        "1 failed doctor check) · "
+    )
+    counts = totals.to_json()
+    assert (counts["tests"], counts["passed"], counts["hung"], counts["error"]) == (120, 43, 10, 1)
+    assert (counts["problems"], counts["strict_passes"], counts["doctor_checks"]) == (9, 1, 4)
 
 
 def test_a_clean_run_says_problems_0_first():

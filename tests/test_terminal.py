@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import pytest
 from conftest import cli_env, write_matrix
 
-from repro.outcomes import CaseResult, Outcome
+from repro.outcomes import EXPECT_EXPECTED, EXPECT_XPASS, CaseResult, ExpectVerdict, Outcome
 from repro.runner.progress import Progress, truncate_middle, use_colour
 from repro.scenarios import Case
 
@@ -166,12 +166,69 @@ def test_closing_list_names_every_non_passing_case_with_signature_and_log(tmp_pa
     ]
     progress.run_finished(results, tmp_path / "run")
     lines = stream.getvalue().splitlines()
-    assert "not passed" in lines[0]
-    assert lines[1] == "HUNG planted[kind=hang] - hang_timeout: no heartbeat"
-    assert lines[2] == f"    log: {tmp_path / 'run' / 'logs/planted-kind=hang.log'}"
-    assert lines[3].startswith("FLAKY planted[kind=flaky] - planted_sig: passed on a rerun")
-    assert lines[4].endswith("logs/planted-kind=flaky.log")  # the failing attempt's log
-    assert len(lines) == 5  # passes and skips are not listed
+    assert lines[0] == "SKIPPED 1 case: no GPU"  # skips: one line per reason
+    assert lines[1] == f"    every skipped case: {tmp_path / 'run' / 'logs/skipped.log'}"
+    assert "not passed" in lines[2]
+    assert lines[3] == "HUNG planted[kind=hang] - hang_timeout: no heartbeat"
+    assert lines[4] == f"    log: {tmp_path / 'run' / 'logs/planted-kind=hang.log'}"
+    assert lines[5].startswith("FLAKY planted[kind=flaky] - planted_sig: passed on a rerun")
+    assert lines[6].endswith("logs/planted-kind=flaky.log")  # the failing attempt's log
+    assert len(lines) == 7  # passes are not listed
+
+
+def _verdict(status: str, strict: bool = False) -> ExpectVerdict:
+    return ExpectVerdict(
+        rule=0,
+        status=status,
+        outcome="hung",
+        reason="fork while a thread holds a lock",
+        label="repro.scenarios.fork_safety.EXPECT[0]",
+        strict=strict,
+    )
+
+
+def test_expected_reproductions_show_as_expected_and_skips_are_grouped_by_reason(tmp_path):
+    """Issue 29: an EXPECT'd red reads EXPECTED in the progress line and after the problems in
+    the closing list; 61 skipped GPU cases are one line, not 61."""
+    stream = io.StringIO()
+    progress = Progress(stream, tty=False, colour=False, width=100)
+    expected = CaseResult(
+        "planted", "planted[kind=hang]", Outcome.HUNG, 4.9, "no heartbeat", "hang_timeout"
+    )
+    expected.expect = _verdict(EXPECT_EXPECTED)
+    strict_pass = CaseResult("planted", "planted[kind=pass]", Outcome.PASSED, 0.1)
+    strict_pass.expect = _verdict(EXPECT_XPASS, strict=True)
+    red = CaseResult("planted", "planted[kind=fail]", Outcome.FAILED, 0.2, "boom", "planted_sig")
+    skips = [
+        CaseResult("planted", f"planted[gpu={i}]", Outcome.SKIPPED, message="no CUDA/ROCm device")
+        for i in range(61)
+    ] + [CaseResult("planted", "planted[ranks=2]", Outcome.SKIPPED, message="needs 2 GPUs")]
+    results = [expected, strict_pass, red, *skips]
+    for index, result in enumerate(results, start=1):
+        progress.case_started(index, len(results), _case(result.case_id))
+        progress.case_finished(index, len(results), result)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("[ 1/65] EXPECTED    4.9 s  planted[kind=hang]")
+    assert lines[1].strip() == "-> expected reproduction; hang_timeout: no heartbeat"
+    assert lines[2].startswith("[ 2/65] XPASS ")
+    assert "strict: a problem" in lines[3]
+    assert lines[4].startswith("[ 3/65] FAILED ")
+    assert len(lines) == 6  # no line for a skipped case
+    stream.truncate(0), stream.seek(0)
+    progress.run_finished(results, tmp_path / "run")
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == ["SKIPPED 61 cases: no CUDA/ROCm device", "SKIPPED 1 case: needs 2 GPUs"]
+    listed = [line.split(" ", 1)[0] for line in lines[4:] if not line.startswith(" ")]
+    assert listed == ["FAILED", "XPASS", "EXPECTED"]  # problems (strict pass too) first
+
+
+def test_a_tty_clears_the_line_of_a_skipped_case():
+    stream = io.StringIO()
+    progress = Progress(stream, tty=True, colour=False, width=60)
+    case = _case("skip")
+    progress.case_started(1, 1, case)
+    progress.case_finished(1, 1, CaseResult("planted", case.case_id, Outcome.SKIPPED, message="x"))
+    assert "\n" not in stream.getvalue() and stream.getvalue().endswith("\r\033[K")
 
 
 def test_tty_lines_fit_the_width_and_the_case_line_is_redrawn(tmp_path):

@@ -102,7 +102,8 @@ class Parser(argparse.ArgumentParser):
 def _epilog() -> str:
     codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
     return (
-        "Typical host run: repro run && repro report results -o .   (see README.md)\n\n"
+        "Typical host run: repro run; repro report results -o results --config matrix.yaml "
+        "--fail-on-problems   (see README.md)\n\n"
         f"exit status:\n{codes}\n\n"
         f"Errors are one line on stderr; {DEBUG_ENV}=1 shows the traceback of an unexpected one."
     )

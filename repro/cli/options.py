@@ -590,10 +590,19 @@ OPTIONS: Mapping[str, Option] = {
         Option(
             "threshold",
             ("--threshold",),
-            "report a rate metric (metric.*_per_s) that drops by more than PCT percent "
+            "report a rate metric (metric.*_per_s) whose median drops by more than PCT percent "
+            "and by more than the runs' own spread (a figure measured once: PCT alone) "
             "(default: %(default)g)",
             metavar="PCT",
             type=bounded(bounds.THRESHOLD_PCT),
+        ),
+        Option(
+            "fail_on_problems",
+            ("--fail-on-problems",),
+            "exit 1 when the matrix has a problem: an unexpected red case, a strict expect: "
+            "entry's case that passed, a failed doctor check, or an invalid input file (the "
+            "outputs are written first; expected reproductions are not problems)",
+            action="store_true",
         ),
         Option(
             "fail_on_throughput",

@@ -16,12 +16,13 @@ from typing import Any
 
 from repro import bounds
 from repro.cli import options
-from repro.errors import EXIT_OK, ConfigError, FatalError
+from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
 from repro.report.annotations import github_annotations
 from repro.report.history import archive_previous, load_history
-from repro.report.merge import build_report, totals_line
+from repro.report.merge import build_report, report_totals
+from repro.report.model import STATE_INVALID, Report
 from repro.report.outputs import write_outputs
 from repro.report.stream import read_states
 
@@ -32,9 +33,11 @@ def register(subparsers: Any) -> None:
         "report",
         help="merge JUnit files into matrix.json, matrix.md and matrix.html",
         description="Merge JUnit XML results (directories are searched for *.xml) into "
-        "matrix.json, matrix.md and matrix.html. Exit 0 even when inputs have problems (each is "
-        "listed); 2 for a missing input, no JUnit file at all or a bad --config/--history; 3 when "
-        "outputs cannot be written.",
+        "matrix.json, matrix.md and matrix.html; --config applies its expect: entries and the "
+        "scenarios' EXPECT (as `repro run` does). Exit 0 when the outputs are written, even with "
+        "problems (each is listed), unless --fail-on-problems: then 1 on an unexpected red, a "
+        "strict entry's pass, a failed doctor check or an invalid input; 2 for a missing input, "
+        "no JUnit file at all or a bad --config/--history; 3 when outputs cannot be written.",
     )
     _report_arguments(report)
     report.set_defaults(handler=run_report)
@@ -43,7 +46,8 @@ def register(subparsers: Any) -> None:
         help="compare two result sets: regressions, fixes, new signatures, throughput drops",
         description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
         "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
-        "drops. BASE and CAND are matrix.json files or results directories. Exit 1 on a "
+        "drops past the threshold and the runs' own spread (drops within the spread are listed "
+        "apart). BASE and CAND are matrix.json files or results directories. Exit 1 on a "
         "regression, 2 for bad input, 3 when the Markdown file cannot be written.",
     )
     _compare_arguments(compare)
@@ -54,6 +58,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, "inputs")
     options.add(parser, "output_dir", default=".")
     options.add(parser, "config", "history", "predict", "coverage", "json", "github_annotations")
+    options.add(parser, "fail_on_problems")
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +85,8 @@ def _load_config(path: Path | None) -> Any:
 
 def run_report(args: argparse.Namespace) -> int:
     """``repro report``: merge, print each problem and warning, archive the previous matrix.json
-    (``--history``), write the outputs, print their paths and the totals line. Returns 0.
+    (``--history``), write the outputs, print their paths and the totals line. Returns 0, or 1
+    with ``--fail-on-problems`` when the totals line counts a problem or an input is invalid.
 
     Raises ConfigError (bad input) or FatalError (outputs not writable).
     """
@@ -123,23 +129,37 @@ def run_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         where = exc.filename or args.output
         raise FatalError(f"cannot write {where}: {exc.strerror or exc}") from None
+    totals = report_totals(report)
+    failing = args.fail_on_problems and bool(totals.problem_count or _invalid_inputs(report))
     if args.json:
         options.print_json(
             {
                 "written": [str(p) for p in written],
-                "totals": totals_line(report),
+                "totals": totals.line(),
+                "counts": totals.to_json(),
                 "problems": [{"path": str(p), "reason": r} for p, r in report.problems],
                 "warnings": notes + list(report.warnings),
+                "failed_on_problems": failing,
             }
         )
-        return EXIT_OK
+        return EXIT_CASES_FAILED if failing else EXIT_OK
     for path in written:
         print(path)
-    print(totals_line(report))
+    print(totals.line())
     if args.github_annotations:
         for line in github_annotations(report):
             print(line)
-    return EXIT_OK
+    if failing:
+        invalid = _invalid_inputs(report)
+        why = [f"{totals.problem_count} problem(s)"] if totals.problem_count else []
+        why += [f"{invalid} invalid input file(s)"] if invalid else []
+        print(f"repro report: exit 1 (--fail-on-problems): {', '.join(why)}", file=sys.stderr)
+    return EXIT_CASES_FAILED if failing else EXIT_OK
+
+
+def _invalid_inputs(report: Report) -> int:
+    """Input files that could not be read as results (a truncated or foreign file)."""
+    return sum(1 for record in report.inputs if record.state == STATE_INVALID)
 
 
 def run_compare(args: argparse.Namespace) -> int:

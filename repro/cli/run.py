@@ -9,7 +9,6 @@ from repro import bounds
 from repro import config as matrix_mod
 from repro.cli import options
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK
-from repro.outcomes import totals_line
 from repro.runner import job
 from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
 
@@ -74,7 +73,9 @@ def _say(line: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``repro run``: 0 when every case passed or was skipped, 1 when one is red."""
+    """``repro run``: 0 when every red case was an expected reproduction (a scenario's ``EXPECT``
+    or matrix.yaml's ``expect:``), 1 on an unexpected red, a strict entry's case that passed or
+    a failed doctor check (``repro.errors.EXIT_CODES``)."""
     from repro.runner.progress import Progress
 
     run_options = options_from(args)
@@ -94,7 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress()
     summary = job.run_job(run_options, _say, progress)
     progress.run_finished(summary.results, summary.run_dir)
-    _say(totals_line(summary.results))
+    totals = summary.totals()
+    _say(totals.line())
     _say(f"results: {summary.run_dir / 'junit.xml'}")
     if args.json:
         options.print_json(
@@ -102,12 +104,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "run_dir": str(summary.run_dir.resolve()),
                 "junit": str(summary.run_dir.resolve() / "junit.xml"),
                 "red": bool(summary.red),
+                "totals": totals.line(),
+                "counts": totals.to_json(),
                 "cases": [
                     {
                         "id": r.case_id,
                         "scenario": r.scenario,
                         "outcome": r.outcome.value,
                         "signature": r.signature or None,
+                        "expect": r.expect.status if r.expect is not None else None,
                     }
                     for r in summary.results
                 ],

@@ -21,6 +21,7 @@ from repro import bounds, scenarios
 from repro.config.ids import accelerator_of, canonical_id
 from repro.config.model import (
     EXPECT_OUTCOMES,
+    STRICT_EXPECTED,
     Expectation,
     Matrix,
     ScenarioConfig,
@@ -86,7 +87,17 @@ _VARIANT_KEYS = {
     *_SIZE_KEYS,
 }
 _SCENARIO_KEYS = {"enabled", "module", "params", "timeout_s"}
-_EXPECT_KEYS = {"case", "scenario", "variant", "host", "outcome", "signature", "reason", "link"}
+_EXPECT_KEYS = {
+    "case",
+    "scenario",
+    "variant",
+    "host",
+    "outcome",
+    "signature",
+    "reason",
+    "link",
+    "strict",
+}
 
 
 class _Problems:
@@ -614,6 +625,10 @@ def _parse_expect(
                 f"{where}.link", "an http(s) URL of the issue or document behind the reason", link
             )
             ok = False
+        strict = item.get("strict", False)
+        if not isinstance(strict, bool):
+            problems.add(f"{where}.strict", STRICT_EXPECTED, strict)
+            ok = False
         if ok:
             out.append(
                 Expectation(
@@ -627,6 +642,7 @@ def _parse_expect(
                     signature=globs.get("signature"),
                     link=link.strip() if isinstance(link, str) else None,
                     source=where if scenario is not None else None,
+                    strict=strict,
                 )
             )
     return out

@@ -22,6 +22,8 @@ from repro.suggest import did_you_mean
 
 #: What an ``expect:`` entry may predict; ``any-problem`` is any of the other four.
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
+#: What an ``expect:`` entry's ``strict`` key takes (its message when it is something else).
+STRICT_EXPECTED = "true or false (true: a covered case that passes is a problem, exit 1)"
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,9 @@ class Expectation:
     A known incompatibility or a reproduction that is red by design. Globs (``case`` on the case
     id, ``scenario``, ``variant`` on the variant id, ``host`` on the host key, ``signature``) use
     ``*`` and ``?``; brackets are literal (``ddp[backend=*,fault=rank_raises]``). ``index`` is the
-    entry's position in the list, for messages (``expect[2]``).
+    entry's position in the list, for messages (``expect[2]``). ``strict`` (as pytest's
+    ``xfail(strict=True)``): a covered case that passes is a problem (exit 1), not a note.
+    Matched against results by ``repro.config.expect`` only.
     """
 
     index: int
@@ -130,6 +134,7 @@ class Expectation:
     link: str | None = None
     #: Where the entry was written when not in the ``expect:`` list (``scenarios.my_bug.expect``).
     source: str | None = None
+    strict: bool = False
 
     def matches(self, *, scenario: str, case: str, variant: str, host: str) -> bool:
         """Whether a case of this cell is covered by the entry (whatever its outcome)."""
@@ -175,6 +180,7 @@ class Expectation:
             "signature",
             "reason",
             "link",
+            "strict",
         )
         return {key: getattr(self, key) for key in keys}
 

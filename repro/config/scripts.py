@@ -9,12 +9,15 @@ r"""Parse a bring-your-own-repro entry of matrix.yaml (issue 14, item 4)::
         allow_outside: false           # true: the script may live outside the folder (host lane)
         fail_on: [cuda_reinit_in_forked_subprocess, {pattern: 'tensor\(nan\)'}]
 
-Confinement (issue 25): the script, symlinks resolved, must lie inside matrix.yaml's folder and
-be named by a relative path, because the container lane mounts only that folder (read-only, at
-``repro.containers.spec.CONTAINER_CONFIG_DIR``) and loads the same file there. ``../x.py``, an
-absolute path, or a symlink whose target is outside is exit 2 at load on both lanes, unless the
-entry says ``allow_outside: true``; such an entry runs on the host lane only, and the container
-lane refuses it before starting anything (:func:`check_container_lane`).
+Confinement (issue 25): the script, symlinks resolved, must lie inside matrix.yaml's folder,
+because the container lane mounts only that folder (read-only, at
+``repro.containers.spec.CONTAINER_CONFIG_DIR``) and loads the same file there. A relative path
+starts from the folder; an absolute one inside it is accepted too (issue 29: users write
+``/home/me/cfg/ok.py``), and inside the container it is mapped to the mount: the container lane
+passes the host's folder in ``$REPRO_CONFIG_ORIGIN`` (:data:`CONFIG_ORIGIN_ENV`). ``../x.py``, an
+absolute path outside, or a symlink whose target is outside is exit 2 at load on both lanes,
+unless the entry says ``allow_outside: true``; such an entry runs on the host lane only, and the
+container lane refuses it before starting anything (:func:`check_container_lane`).
 
 The entry becomes a :class:`~repro.config.model.ScenarioConfig` with a
 :class:`~repro.config.model.ScriptEntry` (one case, id = the entry's name, run by
@@ -32,14 +35,24 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds
-from repro.config.model import EXPECT_OUTCOMES, Expectation, ScenarioConfig, ScriptEntry
+from repro.config.model import (
+    EXPECT_OUTCOMES,
+    STRICT_EXPECTED,
+    Expectation,
+    ScenarioConfig,
+    ScriptEntry,
+)
 from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
 
+#: Set by the container lane (``repro.containers.spec``) to the host's matrix.yaml folder (as the
+#: command line named it, then resolved, ``os.pathsep`` between): an absolute ``script:`` path
+#: below it is read below the folder the file was loaded from (the mount).
+CONFIG_ORIGIN_ENV = "REPRO_CONFIG_ORIGIN"
 #: Keys of a ``script:`` scenario entry.
 SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside", "fail_on"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
-INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link"}
+INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link", "strict"}
 #: Most arguments, and longest argument (characters).
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4000
@@ -117,6 +130,23 @@ def check_container_lane(cases: Any, config_file: str | os.PathLike) -> None:
             )
 
 
+def config_origin(config_file: str | os.PathLike) -> str:
+    """The value of :data:`CONFIG_ORIGIN_ENV` for a container that mounts ``config_file``'s
+    folder: that folder as given (made absolute) and resolved, ``os.pathsep`` between."""
+    given = Path(os.path.abspath(config_file)).parent
+    return os.pathsep.join(dict.fromkeys([str(given), str(given.resolve())]))
+
+
+def _mounted(path: Path, folder: Path) -> Path:
+    """An absolute ``script:`` path as this process sees it: below ``folder`` when it names a
+    file below the host folder the container lane mounted there (:data:`CONFIG_ORIGIN_ENV`),
+    else unchanged."""
+    for origin in filter(None, os.environ.get(CONFIG_ORIGIN_ENV, "").split(os.pathsep)):
+        if os.path.isabs(origin) and path.is_relative_to(origin):
+            return folder / path.relative_to(origin)
+    return path
+
+
 def _inside(path: Path, folder: Path) -> bool:
     """Whether ``path`` (resolved) is ``folder`` or below it (``folder`` resolved)."""
     return path.resolve().is_relative_to(folder)
@@ -127,13 +157,11 @@ def _script_path(value: Any, key: str, problems: Any, allow_outside: bool) -> Pa
         problems.add(key, "a path to your repro script, relative to matrix.yaml's folder", value)
         return None
     folder = Path(problems.path).resolve().parent
-    path = (folder / value).absolute()
+    path = _mounted(Path(value), folder) if os.path.isabs(value) else (folder / value).absolute()
     if not allow_outside:
         where = None
-        if os.path.isabs(value):
-            where = "is an absolute path"
-        elif not _inside(path, folder):
-            where = f"resolves to {path.resolve()}"
+        if not _inside(path, folder):
+            where = "is outside it" if os.path.isabs(value) else f"resolves to {path.resolve()}"
         if where is not None:
             problems.add(
                 key,
@@ -208,7 +236,7 @@ def _text(value: Any, limit: int) -> bool:
 
 def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> Expectation | None:
     if not isinstance(raw, dict):
-        problems.add(where, "a mapping with outcome, signature, reason, link", raw)
+        problems.add(where, "a mapping with outcome, signature, reason, link, strict", raw)
         return None
     problems.unknown_keys(where, raw, INLINE_EXPECT_KEYS)
     ok = True
@@ -228,6 +256,10 @@ def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> 
     if link is not None and not (_text(link, 1000) and re.match(r"^https?://\S+$", link.strip())):
         problems.add(f"{where}.link", "an http(s) URL of the issue behind the reason", link)
         ok = False
+    strict = raw.get("strict", False)
+    if not isinstance(strict, bool):
+        problems.add(f"{where}.strict", STRICT_EXPECTED, strict)
+        ok = False
     if not ok:
         return None
     return Expectation(
@@ -239,4 +271,5 @@ def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> 
         signature=signature.strip() if signature is not None else None,
         link=link.strip() if link is not None else None,
         source=where,
+        strict=strict,
     )

@@ -214,9 +214,11 @@ def docker_run(
         failure = None if opts.shell else too_old[settings.variant.id]
         worst = max(worst, run_one(settings, host, cases, timeout, client, opts, out, failure))
     if opts.report_dir and not opts.dry_run and not opts.shell:
+        # --config: the matrix applies the same expectations the run inside did.
         done = subprocess.run(
-            [sys.executable, "-m", "repro", "report", str(opts.results), "-o", opts.report_dir]
-        )
+            [sys.executable, "-m", "repro", "report", str(opts.results), "-o", opts.report_dir,
+             "--config", str(opts.config_file)]
+        )  # fmt: skip
         if done.returncode not in (0, 1):
             out.line(f"warning: `repro report` exited with status {done.returncode}")
     return worst
@@ -363,7 +365,7 @@ def run_one(
             image=image_id,
             variant_id=variant.id,
             run_dir=str(run_dir),
-            config_file=str(opts.config_file.resolve()),
+            config_file=os.path.abspath(opts.config_file),
             host_fingerprint_dir=str(fp_dir),
             patterns=opts.patterns,
             # The host's HSA_OVERRIDE_GFX_VERSION first, so the variant's own env still wins.

@@ -4,7 +4,11 @@ For every runtime in matrix.yaml (``cu128``, ``cu130``, ``rocm6.4``, ``cpu``...)
 
 - ``build-<runtime>``: build the image of each variant of that runtime if it is out of date;
 - ``repro-<runtime>``: build if needed, run every case inside with this host's passthrough,
-  write ``results/<run-id>/``, refresh ``results/matrix.*``.
+  write ``results/<run-id>/``, refresh ``results/matrix.*``;
+- ``venv-<runtime>``: the same in a cached uv environment per pin (no Docker).
+
+Each builds the matrix first and then fails on an unexpected red (exit 1 of the run: a
+reproduction the scenarios' ``EXPECT`` or matrix.yaml's ``expect:`` predicts is not one).
 
 Each is parametrised by torch pin (``nox -s "repro-cu128(2.8.0)"`` runs one pin, ``nox -s
 repro-cu128`` all) and tagged with the accelerator, the runtime and ``docker`` (``nox -t cuda``);
@@ -19,8 +23,10 @@ the effective settings. Each session installs repro-matrix with the docker SDK i
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from repro.errors import EXIT_CASES_FAILED
 
 RESULTS = "results"
 
@@ -37,12 +43,12 @@ def _session_body(config_path: str, variant_ids: dict[str, str], run: bool) -> C
                 *session.posargs,
             )  # fmt: skip
             return
-        # docker-run exits 1 when a reproduction reproduced (red cases): still a completed run.
-        # --output-dir refreshes results/matrix.* even when the container hit its timeout.
+        # --output-dir refreshes results/matrix.* (with the config's expectations) before
+        # docker-run returns, even when the container hit its timeout; its exit 1 (an
+        # unexpected red) then fails the session with the matrix written.
         session.run(
             "repro", "docker-run", "--variant", variant_id, "--config", config_path,
             "--results-dir", RESULTS, "--output-dir", RESULTS, *session.posargs,
-            success_codes=[0, 1],
         )  # fmt: skip
 
     return body
@@ -53,16 +59,41 @@ def _venv_body(config_path: str, variant_ids: dict[str, str]) -> Callable[..., N
         # repro-matrix and uv in this session's venv; the variant's torch goes into a cached uv
         # environment of its own (repro.envs), never into this venv or the interpreter under nox.
         session.install("--quiet", "-e", ".[venv,nvidia]")
-        session.run(
-            "repro", "venv-run", variant_ids[torch], "--config", config_path,
-            "--results-dir", RESULTS, *session.posargs, success_codes=[0, 1],
-        )  # fmt: skip
-        session.run(
-            "repro", "report", RESULTS, "--output-dir", RESULTS, "--config", config_path,
-            "--no-coverage",
+        run_then_matrix(
+            session,
+            ("repro", "venv-run", variant_ids[torch], "--config", config_path,
+             "--results-dir", RESULTS, *session.posargs),
+            report_command(config_path),
         )  # fmt: skip
 
     return body
+
+
+def report_command(config_path: str) -> tuple[str, ...]:
+    """``repro report`` of everything under results/ into results/matrix.*, with the config's
+    expectations; one host covers one variant, so no coverage warnings."""
+    return (
+        "repro", "report", RESULTS, "--output-dir", RESULTS, "--config", config_path,
+        "--no-coverage",
+    )  # fmt: skip
+
+
+def run_then_matrix(session: Any, run: Sequence[str], report: Sequence[str]) -> None:
+    """Run the cases (``run``: ``repro run`` or ``repro venv-run``), build the matrix
+    (``report``) whatever they did, then fail the session when the run's exit status was 1: an
+    unexpected red (expected reproductions exit 0, ``repro.errors.EXIT_CODES``). Any other
+    failure of the run (2 bad input, 3 cannot go on) fails the session at once."""
+    try:
+        session.run(*run)
+    except Exception as exc:  # nox.command.CommandFailed, which carries the exit status
+        if getattr(exc, "return_code", None) != EXIT_CASES_FAILED:
+            raise
+        session.run(*report)
+        session.log(
+            f"{run[0]} {run[1]}: unexpected red cases (exit 1); the matrix is in {RESULTS}/"
+        )
+        raise
+    session.run(*report)
 
 
 def register(nox: Any, config_path: str = "matrix.yaml") -> list[str]:

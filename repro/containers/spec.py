@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from repro.config import scripts as script_entries
 from repro.containers import hostkind as host_mod
 from repro.errors import ConfigError
 
@@ -182,6 +183,8 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "REPRO_PASSTHROUGH": kind,
     }
     env.update(dict(options.env))
+    # An absolute script: path inside matrix.yaml's folder is read below the mount (issue 29).
+    env[script_entries.CONFIG_ORIGIN_ENV] = script_entries.config_origin(options.config_file)
     container_run_dir = f"{CONTAINER_RESULTS}/{Path(options.run_dir).name}"
     volumes: dict[str, dict[str, str]] = {
         options.run_dir: {"bind": container_run_dir, "mode": "rw"},

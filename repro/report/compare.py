@@ -7,9 +7,15 @@ at first in the candidate, passed on a rerun: ``repro run --rerun-failures``; ne
 regression, a case red on every rerun still is), **fixes** (a failed,
 errored, crashed or hung case now passes), **signature changes** (a non-pass whose signature or
 outcome changed) and signatures never seen in the baseline, cases and cells that **appeared** or
-**vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g. ``it_per_s``)
-whose candidate mean is more than the threshold (default 20%) below the baseline mean, with the
-number of samples behind each figure.
+**vanished**, and **throughput drops**: a rate metric (``metric.*_per_s``, e.g.
+``steady_it_per_s``) whose candidate median is below the baseline's by more than the threshold
+(default 20%) *and* by more than the runs' own spread (half of each side's interquartile range
+added, ``repro.measurement``); a wall-clock rate with a CPU-time twin (``steady_it_per_s`` and
+``steady_it_per_cpu_s``) counts only when the twin dropped too, else the run just got less CPU
+on a busy host. Each drop says how it was judged; what is past the threshold but not counted is
+listed apart (``throughput_noise``); a rate measured once has no spread, and its drop says it was
+judged on the threshold alone (issue 29: two runs of one build on a 2-core host flagged -49 % and
+-39 % on the old single figures).
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
 ``repro.report.merge.build_report``). A matrix.json is read as a stream
@@ -26,23 +32,22 @@ This module never imports torch.
 
 from __future__ import annotations
 
-import math
-import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repro import measurement
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.reader import MAX_METRIC
+from repro.measurement import Measurement
 from repro.outcomes import PROBLEM_VALUES, SEVERITY_RANK
 from repro.report.markdown import md_escape
 from repro.report.merge import build_report
 from repro.report.stream import read_cells
 
 DEFAULT_THRESHOLD = 0.20
-RATE_SUFFIX = "_per_s"
 MD_MAX_ROWS = 200
 PROBLEM_OUTCOMES = PROBLEM_VALUES
 
@@ -59,8 +64,9 @@ class _Case:
     signature: str | None
     message: str
     expected: bool
-    #: Rate metrics only (the ones compared); None until the first one (most cases have none).
-    metrics: dict[str, list[float]] | None = None
+    #: Rate metrics only (the ones compared), one Measurement per input that recorded it; None
+    #: until the first one (most cases have none).
+    metrics: dict[str, list[Measurement]] | None = None
     #: Passed only on a rerun (matrix.json ``"flaky": true`` on a passed case).
     flaky: bool = False
     first_signature: str | None = None
@@ -104,23 +110,24 @@ def _flaky_of(item: Mapping[str, Any]) -> tuple[bool, str | None]:
 
 
 def _add_metrics(
-    into: dict[str, list[float]] | None, metrics: Any
-) -> dict[str, list[float]] | None:
-    """``into`` (created when needed) with the usable rate metrics (``*_per_s``) of ``metrics``
-    added; the others are never compared, so never kept."""
+    into: dict[str, list[Measurement]] | None, metrics: Any
+) -> dict[str, list[Measurement]] | None:
+    """``into`` (created when needed) with the usable rate metrics (``*_per_s``, ``*_per_cpu_s``)
+    of ``metrics`` added as measurements (median, spread, samples: ``repro.measurement``); the others are never
+    compared, so never kept."""
     if not isinstance(metrics, Mapping):
         return into
-    for name, value in metrics.items():
-        # A hand-edited matrix.json may hold 1e308: it would overflow every mean.
-        if (
-            str(name).endswith(RATE_SUFFIX)
-            and isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and abs(value) <= MAX_METRIC
-        ):
-            into = {} if into is None else into
-            into.setdefault(_text(name), []).append(float(value))
+    for name in metrics:
+        if not measurement.is_rate(str(name)):
+            continue
+        found = measurement.from_metrics(metrics, name)
+        # A hand-edited matrix.json may hold 1e308: it would overflow every median.
+        if found is None or abs(found.median) > MAX_METRIC:
+            continue
+        if found.spread is not None and found.spread > MAX_METRIC:
+            found = Measurement(found.median, None, found.n)
+        into = {} if into is None else into
+        into.setdefault(_text(name), []).append(found)
     return into
 
 
@@ -246,10 +253,6 @@ def _pair_lone_variants(
     return paired
 
 
-def _mean(values: list[float]) -> float:
-    return statistics.fmean(values)
-
-
 # --------------------------------------------------------------------------------------------
 # The comparison
 
@@ -273,6 +276,7 @@ def compare(
     cand_index, cand_states = cand_side.index, cand_side.states
     paired = _pair_lone_variants(base_index, base_states, cand_index, cand_states)
     regressions, fixes, changes, appeared, vanished, drops = [], [], [], [], [], []
+    noise: list[dict[str, Any]] = []
     flaky: list[dict[str, Any]] = []
     base_signatures = {
         case.signature
@@ -341,7 +345,9 @@ def compare(
                         and new.signature not in base_signatures,
                     }
                 )
-            drops.extend(_drops(where, old, new, threshold))
+            found, not_counted = _drops(where, old, new, threshold)
+            drops += found
+            noise += not_counted
 
     for key in sorted(cand_index):
         for case_key, case in sorted(cand_index[key].items()):
@@ -386,6 +392,7 @@ def compare(
             for h, v in sorted(set(base_index) - set(cand_index))
         ],
         "throughput_drops": drops,
+        "throughput_noise": noise,
         "paired": paired,
     }
     result["summary"] = {
@@ -400,37 +407,86 @@ def compare(
         "cells_appeared": len(result["cells_appeared"]),
         "cells_vanished": len(result["cells_vanished"]),
         "throughput_drops": len(drops),
+        "throughput_noise": len(noise),
     }
     return result
 
 
-def _drops(where: dict[str, str], old: _Case, new: _Case, threshold: float) -> list[dict[str, Any]]:
-    out = []
+#: How a drop past the threshold was judged (``basis`` of a ``throughput_drops`` or
+#: ``throughput_noise`` entry).
+PAST_BOTH = "past the threshold and the runs' spread"
+THRESHOLD_ONLY = "past the threshold; no spread (measured once), so judged on the threshold alone"
+WITHIN_SPREAD = "past the threshold but within the runs' spread: noise, not counted"
+LESS_CPU = (
+    "the run got less CPU: its rate per CPU second ({twin}) did not drop past the threshold "
+    "and the spread, so other load on the host explains it; not counted"
+)
+
+
+def _judge(
+    base: Measurement, cand: Measurement, threshold: float
+) -> tuple[str | None, float, float | None]:
+    """``(basis, change, spread)`` of one rate: basis None when the candidate is not below the
+    baseline by more than ``threshold``; else :data:`PAST_BOTH`, :data:`THRESHOLD_ONLY` or
+    :data:`WITHIN_SPREAD`. ``spread``: half of each side's interquartile range, added (their
+    middle halves do not overlap past it), None when a side was measured once."""
+    change = (cand.median - base.median) / base.median
+    spread = None if base.spread is None or cand.spread is None else (base.spread + cand.spread) / 2
+    if -change <= threshold:
+        return None, change, spread
+    if spread is None:
+        return THRESHOLD_ONLY, change, spread
+    return (PAST_BOTH if base.median - cand.median > spread else WITHIN_SPREAD), change, spread
+
+
+def _drops(
+    where: dict[str, str], old: _Case, new: _Case, threshold: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(drops, noise)`` of the rate metrics both sides have (:func:`_judge`): a drop is past
+    the threshold and the runs' spread, or past the threshold with no spread to weigh (the
+    entry says so). A wall-clock rate whose CPU-time twin (``repro.measurement.cpu_rate_of``)
+    both sides have counts only when the twin dropped too: otherwise the run got less CPU from
+    a busy host (:data:`LESS_CPU`). What is past the threshold but not counted is noise."""
+    drops: list[dict[str, Any]] = []
+    noise: list[dict[str, Any]] = []
     if not old.metrics or not new.metrics:
-        return out
-    for metric in sorted(set(old.metrics) & set(new.metrics)):
-        if not metric.endswith(RATE_SUFFIX):
+        return drops, noise
+    both = {
+        metric: (measurement.combine(old.metrics[metric]), measurement.combine(new.metrics[metric]))
+        for metric in set(old.metrics) & set(new.metrics)
+        if old.metrics[metric] and new.metrics[metric]
+    }
+    for metric in sorted(both):
+        base, cand = both[metric]
+        if base.median <= 0:
             continue
-        before, after = old.metrics[metric], new.metrics[metric]
-        if not before or not after:
+        basis, change, spread = _judge(base, cand, threshold)
+        if basis is None:
             continue
-        base_mean, cand_mean = _mean(before), _mean(after)
-        if base_mean <= 0:
-            continue
-        change = (cand_mean - base_mean) / base_mean
-        if -change > threshold:
-            out.append(
-                {
-                    **where,
-                    "metric": metric,
-                    "base": base_mean,
-                    "cand": cand_mean,
-                    "base_samples": len(before),
-                    "cand_samples": len(after),
-                    "change": change,
-                }
-            )
-    return out
+        twin = measurement.cpu_rate_of(metric)
+        held = (
+            twin in both
+            and both[twin][0].median > 0
+            and _judge(*both[twin], threshold)[0] in (None, WITHIN_SPREAD)
+        )
+        if basis != WITHIN_SPREAD and held:
+            basis = LESS_CPU.format(twin=twin)
+        (drops if basis in (PAST_BOTH, THRESHOLD_ONLY) else noise).append(
+            {
+                **where,
+                "metric": metric,
+                "base": base.median,
+                "cand": cand.median,
+                "base_spread": base.spread,
+                "cand_spread": cand.spread,
+                "base_samples": base.n,
+                "cand_samples": cand.n,
+                "change": change,
+                "spread": spread,
+                "basis": basis,
+            }
+        )
+    return drops, noise
 
 
 def _side_summary(side: Side, name: str) -> dict[str, Any]:
@@ -479,6 +535,27 @@ def _table(title: str, head: list[str], rows: list[list[str]]) -> list[str]:
     return [*lines, ""]
 
 
+def _figure(value: float, spread: float | None, samples: int) -> str:
+    """``812 ±21 (n=5)``, or ``812 (measured once)`` without a spread."""
+    if spread is None:
+        return f"{value:.4g} (measured once)" if samples <= 1 else f"{value:.4g} (n={samples})"
+    return f"{value:.4g} ±{spread:.2g} (n={samples})"
+
+
+def _drop_row(r: Mapping[str, Any]) -> list[str]:
+    judged = "threshold only (no spread)" if r["spread"] is None else f"spread {r['spread']:.3g}"
+    if r["basis"].startswith("the run got less CPU"):
+        judged += "; less CPU: its per-CPU-second rate held"
+    return [
+        *_where(r),
+        _md(r["metric"]),
+        _figure(r["base"], r["base_spread"], r["base_samples"]),
+        _figure(r["cand"], r["cand_spread"], r["cand_samples"]),
+        f"{r['change'] * 100:+.1f}%",
+        judged,
+    ]
+
+
 def render_markdown(result: Mapping[str, Any]) -> str:
     """The comparison as Markdown (GitHub step summary / PR comment)."""
     s = result["summary"]
@@ -501,7 +578,12 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         + f", {s['fixes']} fixes, {s['signature_changes']} signature changes, "
         f"{s['new_signatures']} new signatures, {s['appeared']} cases appeared, {s['vanished']} vanished, "
         f"{s['cells_appeared']} cells appeared, {s['cells_vanished']} vanished, "
-        f"{s['throughput_drops']} throughput drops > {pct}",
+        f"{s['throughput_drops']} throughput drops > {pct} past the runs' spread"
+        + (
+            f" ({s['throughput_noise']} more past {pct} but within the spread or on a busy host)"
+            if s.get("throughput_noise")
+            else ""
+        ),
         "",
     ]
     for pair in result.get("paired") or ():
@@ -565,18 +647,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         ],
     )
     lines += _table(
-        f"Throughput drops > {pct}",
-        ["host", "variant", "case", "metric", "base (n)", "candidate (n)", "change"],
-        [
-            [
-                *_where(r),
-                _md(r["metric"]),
-                f"{r['base']:.4g} ({r['base_samples']})",
-                f"{r['cand']:.4g} ({r['cand_samples']})",
-                f"{r['change'] * 100:+.1f}%",
-            ]
-            for r in result["throughput_drops"]
-        ],
+        f"Throughput drops > {pct} and past the runs' spread",
+        ["host", "variant", "case", "metric", "base", "candidate", "change", "judged"],
+        [_drop_row(r) for r in result["throughput_drops"]],
+    )
+    lines += _table(
+        f"Past {pct} but not counted (within the runs' spread, or the run got less CPU)",
+        ["host", "variant", "case", "metric", "base", "candidate", "change", "judged"],
+        [_drop_row(r) for r in result.get("throughput_noise", [])],
     )
     lines += _table(
         "Cases that appeared",

@@ -20,7 +20,8 @@ from typing import Any
 from repro import compat
 from repro import data as shipped_data
 from repro.junit.files import is_under
-from repro.outcomes import SEVERITY_RANK, Outcome
+from repro.outcomes import EXPECT_EXPECTED, EXPECT_SKIPPED, SEVERITY_RANK, Outcome
+from repro.report import start_methods
 from repro.report.labels import (
     LEGEND,
     RED_STATES,
@@ -37,8 +38,6 @@ from repro.report.labels import (
 from repro.report.merge import totals_line
 from repro.report.model import (
     EFFECTIVE_STATE_ORDER,
-    EXPECT_EXPECTED,
-    EXPECT_SKIPPED,
     GENERATOR,
     STATE_EXPECTED,
     STATE_FLAKY,
@@ -151,8 +150,8 @@ def _case_view(report: Report, case: CaseRecord, out_abs: Path) -> dict[str, Any
     expect = None
     if case.expect is not None and case.expect_status != EXPECT_SKIPPED:
         expect = {
-            "text": f"{case.expect_status}: expected {case.expect['outcome']} — {case.expect['reason']}",
-            "link": case.expect["link"],
+            "text": f"{case.expect_status}: expected {case.expect.outcome} — {case.expect.reason}",
+            "link": case.expect.link,
         }
     return {
         "outcome": case.outcome.value,
@@ -396,6 +395,16 @@ def render_html(report: Report, out_dir: Path) -> str:
         expectations=report.matrix["expectations"],
         expectation_labels={r.index: r.label for r in report.expectations},
         plot=markupsafe.Markup(throughput_svg(report)),
+        start_methods=[
+            {
+                "title": start_methods.title(summary),
+                "note": start_methods.LEGACY_NOTE if summary.legacy else "",
+                "rows": [start_methods.row_texts(row) for row in summary.rows],
+            }
+            for summary in report.start_methods
+        ],
+        start_methods_headings=start_methods.HEADINGS,
+        start_methods_explanation=start_methods.EXPLANATION,
         cuts=cuts,
     )
 

@@ -9,11 +9,11 @@ from inputs is escaped (``|``, ``<``, ``>``, backticks: junit-notes.md) and neve
 from __future__ import annotations
 
 import html
-import statistics
 from collections import Counter
 
 from repro import compat
-from repro.outcomes import Outcome
+from repro.outcomes import EXPECT_EXPECTED, EXPECT_OTHER, EXPECT_XPASS, Outcome
+from repro.report import start_methods
 from repro.report.labels import (
     EMOJI,
     case_label,
@@ -29,9 +29,6 @@ from repro.report.labels import (
 )
 from repro.report.merge import totals_line
 from repro.report.model import (
-    EXPECT_EXPECTED,
-    EXPECT_OTHER,
-    EXPECT_XPASS,
     STATE_EXPECTED,
     STATE_FLAKY,
     STATE_INVALID,
@@ -40,7 +37,6 @@ from repro.report.model import (
     Cell,
     Report,
 )
-from repro.report.plot import start_methods, throughput
 
 #: Markdown limits: GitHub step summaries are capped at 1 MiB per step.
 MD_MAX_BYTES = 900_000
@@ -243,30 +239,28 @@ def _md_problems(report: Report) -> list[str]:
     return lines
 
 
-def _md_throughput(report: Report) -> list[str]:
-    data = throughput(report)
-    if not data:
+def _md_start_methods(report: Report) -> list[str]:
+    """The start-method summary (``repro.report.start_methods``): one table per host, variant
+    and device with dataloader results."""
+    if not report.start_methods:
         return []
-    methods = start_methods(data)
-    lines = [
-        "<details><summary>DataLoader throughput (median it/s per start method, samples in brackets)</summary>",
-        "",
-        "| device | variant | " + " | ".join(md_escape(m) for m in methods) + " |",
-        "|---|---" + "|---" * len(methods) + "|",
-    ]
-    rows = [(d, v) for d in sorted(data) for v in sorted(data[d])]
-    for device, variant in rows[: MD_MAX_LIST * 4]:
-        values = data[device][variant]
-        cells = [
-            f"{statistics.median(values[m]):.4g} ({len(values[m])})" if values.get(m) else ""
-            for m in methods
+    lines = ["## Start methods (DataLoader)", "", md_escape(start_methods.EXPLANATION), ""]
+    for summary in report.start_methods[:MD_MAX_LIST]:
+        lines += [f"**{md_escape(start_methods.title(summary))}**", ""]
+        if summary.legacy:
+            lines += [f"_{md_escape(start_methods.LEGACY_NOTE)}._", ""]
+        lines += [
+            "| " + " | ".join(md_escape(h) for h in start_methods.HEADINGS) + " |",
+            "|---" * len(start_methods.HEADINGS) + "|",
         ]
-        lines.append(
-            f"| {md_escape(device or '-')} | {md_escape(variant)} | " + " | ".join(cells) + " |"
-        )
-    if len(rows) > MD_MAX_LIST * 4:
-        lines.append(f"| … and {len(rows) - MD_MAX_LIST * 4} more | |" + " |" * len(methods))
-    return [*lines, "", "</details>", ""]
+        lines += [
+            "| " + " | ".join(md_escape(text) for text in start_methods.row_texts(row)) + " |"
+            for row in summary.rows
+        ]
+        lines.append("")
+    if len(report.start_methods) > MD_MAX_LIST:
+        lines += [f"_… and {len(report.start_methods) - MD_MAX_LIST} more in matrix.json._", ""]
+    return lines
 
 
 def render_markdown(report: Report) -> str:
@@ -307,7 +301,7 @@ def render_markdown(report: Report) -> str:
     lines += _md_changes(report)
     lines += _md_predictions(report)
     lines += _md_expectations(report)
-    tail = _md_throughput(report) + _md_problems(report)
+    tail = _md_start_methods(report) + _md_problems(report)
 
     fixed = len("\n".join(lines).encode()) + len("\n".join(tail).encode())
     budget = MD_MAX_BYTES - fixed - 4096
@@ -368,12 +362,12 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
         note = ""
         if case.expect_status == EXPECT_EXPECTED:
             label = "expected reproduction"
-            note = f" (expected: {case.expect['reason']})"
+            note = f" (expected: {case.expect.reason})"
             emoji = EMOJI[STATE_EXPECTED]
         elif case.expect_status == EXPECT_XPASS:
             label, note = (
                 STATE_XPASS,
-                f" (expected {case.expect['outcome']}: {case.expect['reason']})",
+                f" (expected {case.expect.outcome}: {case.expect.reason})",
             )
             emoji = EMOJI[STATE_XPASS]
         elif case.is_flaky:
@@ -382,7 +376,7 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
         else:
             emoji = EMOJI.get(label, "")
             if case.expect_status == EXPECT_OTHER:
-                note = f" (expected {case.expect['outcome']}: {case.expect['reason']})"
+                note = f" (expected {case.expect.outcome}: {case.expect.reason})"
         out.append(
             f"| {emoji} {label} | {md_escape(case_label(case))} "
             f"| {md_escape(case.signature or case.first_signature or '')} "

@@ -25,14 +25,20 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat
-from repro.config import Expectation, Matrix, glob_match
+from repro.config import Expectation, Matrix
+from repro.config.expect import Expectations
 from repro.junit.reader import Budget, FileReader, find_files
-from repro.outcomes import DOCTOR_SCENARIO, Outcome, Totals
-from repro.report.model import (
+from repro.outcomes import (
+    DOCTOR_SCENARIO,
     EXPECT_EXPECTED,
     EXPECT_OTHER,
     EXPECT_SKIPPED,
     EXPECT_XPASS,
+    Outcome,
+    Totals,
+)
+from repro.report import start_methods
+from repro.report.model import (
     GENERATOR,
     GREEN_STATES,
     MAX_SUPERSEDED_BY,
@@ -47,7 +53,7 @@ from repro.report.model import (
     PredictionView,
     Report,
     Trend,
-    counts,
+    count_cases,
 )
 from repro.signatures import table
 from repro.variant_id import VariantId, torch_minor
@@ -117,61 +123,17 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
 _ACCELERATOR_MARKERS = ("device=cuda", "device=rocm", "backend=nccl")
 
 
-def _expect_status(rule: Expectation, case: CaseRecord) -> str:
-    if case.outcome is Outcome.PASSED:
-        return EXPECT_XPASS
-    if case.outcome is Outcome.SKIPPED:
-        return EXPECT_SKIPPED
-    if rule.expects(case.outcome.value, case.signature):
-        return EXPECT_EXPECTED
-    return EXPECT_OTHER
-
-
 def _apply_expectations(cells: list[Cell], expectations: Sequence[Expectation]) -> dict[int, int]:
-    """Mark each case the first matching ``expect:`` entry covers; matches per entry index.
-
-    Linear in the cases: case globs are evaluated once per distinct (scenario, case id), host and
-    variant globs once per cell.
-    """
-    hits = {rule.index: 0 for rule in expectations}
+    """Give each case the verdict of the first ``expect:`` entry that covers it
+    (``repro.config.expect``, the matcher ``repro run`` uses too); cases matched per entry index."""
+    judge = Expectations(expectations)
     if not expectations:
-        return hits
-    # One shared, read-only dict per (entry, status): no allocation per case.
-    infos: dict[tuple[int, str], dict[str, Any]] = {}
-    by_case: dict[tuple[str, str], tuple[Expectation, ...]] = {}
+        return judge.hits
     for cell in cells:
-        allowed = {
-            rule.index
-            for rule in expectations
-            if glob_match(rule.variant, cell.variant) and glob_match(rule.host, cell.host)
-        }
-        if not allowed:
-            continue
+        cell_judge = judge.cell(cell.variant, cell.host)
         for case in cell.cases:
-            key = (case.scenario, case.case)
-            rules = by_case.get(key)
-            if rules is None:
-                rules = tuple(
-                    rule
-                    for rule in expectations
-                    if glob_match(rule.case, case.case) and glob_match(rule.scenario, case.scenario)
-                )
-                by_case[key] = rules
-            rule = next((r for r in rules if r.index in allowed), None)
-            if rule is not None:
-                hits[rule.index] += 1
-                status = _expect_status(rule, case)
-                info = infos.get((rule.index, status))
-                if info is None:
-                    info = infos[(rule.index, status)] = {
-                        "rule": rule.index,
-                        "status": status,
-                        "outcome": rule.outcome,
-                        "reason": rule.reason,
-                        "link": rule.link,
-                    }
-                case.expect = info
-    return hits
+            case.expect = cell_judge.verdict(case.scenario, case.case, case.outcome, case.signature)
+    return judge.hits
 
 
 def _observed(cell: Cell | None, accelerator: str | None) -> tuple[str | None, bool]:
@@ -354,8 +316,6 @@ def build_report(
                 vp[name] = value
 
     ordered_cells = [cells[key] for key in sorted(cells)]
-    all_cases = [case for cell in ordered_cells for case in cell.cases]
-    totals = counts(all_cases)
     hosts = [
         {"key": key, "properties": dict(sorted(host_props[key].items()))}
         for key in sorted(host_props)
@@ -369,6 +329,7 @@ def build_report(
         expectations = config.expectations if config is not None else ()
     expectations = tuple(expectations)
     hits = _apply_expectations(ordered_cells, expectations)
+    totals = count_cases([case for cell in ordered_cells for case in cell.cases])
     warnings: list[str] = []
     if config is not None and coverage:
         warnings += _coverage(config, ordered_cells, variants)
@@ -387,6 +348,7 @@ def build_report(
             f"results were predicted (cap {MAX_PREDICTED_PAIRS} pairs)"
         )
     trends = _trends(ordered_cells, history) if history is not None else {}
+    methods = start_methods.summaries(ordered_cells)
 
     cells_json = []
     for cell in ordered_cells:
@@ -406,12 +368,13 @@ def build_report(
         "cells": cells_json,
         "problems": [{"path": path, "reason": reason} for path, reason in problems],
         "warnings": list(warnings),
-        "totals": dict(totals),
+        "totals": totals.to_json(),
         "expectations": [_expectation_json(rule, ordered_cells) for rule in expectations],
         "predictions": [
             view.to_json(host, variant) for (host, variant), view in sorted(predictions.items())
         ],
         "history": {"runs": len(history)} if history is not None else None,
+        "start_methods": [summary.to_json() for summary in methods],
     }
     return Report(
         generated_at=generated_at,
@@ -420,7 +383,7 @@ def build_report(
         hosts=hosts,
         variants=variants,
         problems=problems,
-        totals=totals,
+        totals=matrix["totals"],
         matrix=matrix,
         log_files=log_files,
         warnings=warnings,
@@ -429,15 +392,16 @@ def build_report(
         expectation_hits=hits,
         trends=trends,
         history_runs=len(history) if history is not None else None,
+        start_methods=methods,
     )
 
 
 def _expectation_json(rule: Expectation, cells: list[Cell]) -> dict[str, Any]:
     statuses: Counter[str] = Counter(
-        case.expect["status"]
+        case.expect.status
         for cell in cells
         for case in cell.cases
-        if case.expect is not None and case.expect["rule"] == rule.index
+        if case.expect is not None and case.expect.rule == rule.index
     )
     return {
         **rule.as_dict(),
@@ -452,11 +416,7 @@ def _expectation_json(rule: Expectation, cells: list[Cell]) -> dict[str, Any]:
 def report_totals(report: Report) -> Totals:
     """Every case of the report counted once (``repro.outcomes.Totals``): problems apart from
     expected reproductions, doctor checks apart from scenario cases."""
-    totals = Totals()
-    for cell in report.cells:
-        for case in cell.cases:
-            totals.add(case.scenario, case.outcome, case.expect_status, flaky=case.is_flaky)
-    return totals
+    return count_cases([case for cell in report.cells for case in cell.cases])
 
 
 def totals_line(report: Report) -> str:

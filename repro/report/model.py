@@ -13,20 +13,31 @@ file cannot make the outputs grow without bound. This module never reads files.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro import __version__
 from repro.junit.writer import PROP_FINDING_PREFIX
-from repro.outcomes import OUTCOME_ORDER, SEVERITY_ORDER, SEVERITY_RANK, Outcome
+from repro.outcomes import (
+    EXPECT_EXPECTED,
+    EXPECT_XPASS,
+    SEVERITY_RANK,
+    ExpectVerdict,
+    Outcome,
+    Totals,
+)
 
 if TYPE_CHECKING:
     from repro import compat
     from repro.config import Expectation
+    from repro.report.start_methods import Summary
 
-SCHEMA_VERSION = 1
+#: matrix.json's schema_version: 2 counts doctor checks apart and adds the verdicts to ``totals``
+#: and each cell's ``counts`` (issue 29); the cells and cases read back (history, compare) are
+#: the same in 1 and 2, so both are read.
+SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
 GENERATOR = f"repro-matrix {__version__}"
 
 #: Caps on text taken from an input (characters). A longer value is cut with "…" and the input
@@ -53,12 +64,6 @@ STATE_XPASS = "unexpectedly passing"
 #: A case red first and passed on a rerun (``repro run --rerun-failures``; ``repro.flaky=true``),
 #: and a cell whose worst case is one.
 STATE_FLAKY = "flaky"
-
-#: Per-case status against a matching ``expect:`` entry.
-EXPECT_EXPECTED = "expected"
-EXPECT_XPASS = "unexpectedly passing"
-EXPECT_OTHER = "other outcome"
-EXPECT_SKIPPED = "skipped"
 
 RED_STATES = frozenset({"hung", "crashed", "error", "failed"})
 GREEN_STATES = frozenset({"passed", STATE_EXPECTED, STATE_XPASS, STATE_FLAKY})
@@ -140,9 +145,8 @@ class CaseRecord:
     file: str
     #: Tail of the failure/error body (the trimmed log our writer puts there), "" for none.
     excerpt: str = ""
-    #: The matching ``expect:`` entry and how the outcome compares, or None (shared, read-only:
-    #: ``rule``, ``status``, ``outcome``, ``reason``, ``link``).
-    expect: dict[str, Any] | None = None
+    #: The covering ``expect:`` entry's verdict (``repro.config.expect``; shared, immutable), or None.
+    expect: ExpectVerdict | None = None
     #: ``repro.flaky``: True passed on a rerun, False red on every rerun, None never rerun.
     flaky: bool | None = None
     reruns: int = 0
@@ -153,7 +157,7 @@ class CaseRecord:
 
     @property
     def expect_status(self) -> str | None:
-        return self.expect["status"] if self.expect else None
+        return self.expect.status if self.expect else None
 
     @property
     def is_flaky(self) -> bool:
@@ -193,7 +197,7 @@ class CaseRecord:
             if self.first_signature:
                 out["first_signature"] = self.first_signature
         if self.expect is not None:  # the entry itself is in the top-level "expectations"
-            out["expect"] = {"rule": self.expect["rule"], "status": self.expect["status"]}
+            out["expect"] = {"rule": self.expect.rule, "status": self.expect.status}
         return out
 
 
@@ -258,9 +262,15 @@ class Cell:
     #: Inputs of this cell whose junit.xml changed after its run (``InputRecord.changed``).
     changed_files: list[str] = field(default_factory=list)
 
+    def totals(self) -> Totals:
+        """The cell's cases counted by the one rule of every totals line (``repro.outcomes.
+        Totals``): verdicts applied, doctor checks apart."""
+        return count_cases(self.cases)
+
     @property
     def counts(self) -> dict[str, int]:
-        return counts(self.cases)
+        """matrix.json's ``counts`` of the cell (:meth:`repro.outcomes.Totals.to_json`)."""
+        return self.totals().to_json()
 
     @property
     def state(self) -> str:
@@ -285,12 +295,10 @@ class Cell:
         return STATE_NO_TESTS
 
     def display_counts(self) -> list[tuple[str, int]]:
-        """(label, n) worst first: unexpected problems by outcome, then unexpected passes,
-        expected failures, flaky passes, the other passes and skips. Without expectations: outcome counts."""
-        counts = Counter(case.display_state for case in self.cases)
-        order = [o.value for o in SEVERITY_ORDER[:4]] + [STATE_XPASS, STATE_EXPECTED, STATE_FLAKY]
-        order += [o.value for o in SEVERITY_ORDER[4:]]
-        return [(label, counts[label]) for label in order if counts[label]]
+        """(label, n) worst first, in the totals line's words (:meth:`repro.outcomes.Totals.
+        labels`): unexpected problems by outcome, unexpected passes, expected reproductions,
+        flaky passes, passes, skips, then the doctor checks, counted apart."""
+        return self.totals().labels()
 
     def sorted_cases(self) -> list[CaseRecord]:
         return sorted(
@@ -318,8 +326,8 @@ class Cell:
 class Report:
     """The merged result of ``build_report``.
 
-    ``matrix`` is the json-able dict written to ``matrix.json``; ``totals`` maps each outcome value
-    (and ``"tests"``) to a count; ``problems`` lists ``(path, reason)`` for every input that was
+    ``matrix`` is the json-able dict written to ``matrix.json``; ``totals`` is its ``totals``, every
+    case counted by the one rule (``repro.outcomes.Totals.to_json``); ``problems`` lists ``(path, reason)`` for every input that was
     invalid or needs a warning. ``log_files`` maps a case's ``log`` string to the existing file.
     """
 
@@ -342,6 +350,9 @@ class Report:
     #: (host, variant) -> change since the previous report (``--history``).
     trends: dict[tuple[str, str], Trend] = field(default_factory=dict, repr=False)
     history_runs: int | None = None
+    #: The start-method summaries (``repro.report.start_methods``), per host, variant and
+    #: device with dataloader results.
+    start_methods: list[Summary] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._index = {(cell.host, cell.variant): cell for cell in self.cells}
@@ -351,13 +362,13 @@ class Report:
         return self._index.get((host, variant))
 
 
-def counts(cases: list[CaseRecord]) -> dict[str, int]:
-    """Cases per outcome value (every outcome present, zeros included) plus ``"tests"``."""
-    counts = {outcome.value: 0 for outcome in OUTCOME_ORDER}
+def count_cases(cases: list[CaseRecord]) -> Totals:
+    """``cases`` counted once each by the one rule (``repro.outcomes.Totals``): problems apart
+    from expected reproductions, doctor checks apart from scenario cases."""
+    totals = Totals()
     for case in cases:
-        counts[case.outcome.value] += 1
-    counts["tests"] = len(cases)
-    return counts
+        totals.add(case.scenario, case.outcome, case.expect, flaky=case.is_flaky)
+    return totals
 
 
 @dataclass(frozen=True)

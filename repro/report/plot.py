@@ -1,6 +1,7 @@
 """DataLoader throughput: the samples per (device, variant, start method), and an inline SVG.
 
-The ``dataloader`` scenario records ``metric.it_per_s`` per case; this module groups those values
+The ``dataloader`` scenario records ``metric.steady_it_per_s`` per case (``metric.it_per_s`` in
+results from before the steady windows, :data:`RATE_METRICS`); this module groups those values
 by the case id's ``device`` and ``start_method`` (``workers=0`` is its own "in-process" series)
 and draws one bar chart per device (median bar, min-max whisker, sample count in the tooltip).
 Values come from untrusted files but were bounded by the reader (``repro.junit.reader.MAX_METRIC``),
@@ -39,14 +40,21 @@ def case_params(case_id: str) -> dict[str, str]:
 IN_PROCESS = "in-process"
 
 
+#: The DataLoader rate plotted: the steady windows' median, else (results from before them)
+#: the old first-epoch figure.
+RATE_METRICS = ("steady_it_per_s", "it_per_s")
+
+
 def throughput(
-    report: Report, metric: str = "it_per_s"
+    report: Report, metric: str | None = None
 ) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """DataLoader ``metric`` values: device -> variant -> start method -> samples (all hosts)."""
+    """DataLoader rates: device -> variant -> start method -> samples (all hosts). ``metric``:
+    that metric only; None: the first of :data:`RATE_METRICS` each case has."""
     data: dict[str, dict[str, dict[str, list[float]]]] = {}
+    names = (metric,) if metric else RATE_METRICS
     for cell in report.cells:
         for case in cell.cases:
-            value = case.metrics.get(metric)
+            value = next((case.metrics[n] for n in names if case.metrics.get(n) is not None), None)
             if (
                 value is None
                 or not math.isfinite(value)
@@ -84,10 +92,12 @@ def _nice(value: float) -> float:
     return 10 * scale
 
 
-def throughput_svg(report: Report, metric: str = "it_per_s") -> str:
-    """Inline SVG bar charts (one per device) of the median ``metric`` per variant and start
-    method, min-max whiskers, sample counts in the tooltips; "" when no case recorded it."""
+def throughput_svg(report: Report, metric: str | None = None) -> str:
+    """Inline SVG bar charts (one per device) of the median rate (:func:`throughput`) per
+    variant and start method, min-max whiskers, sample counts in the tooltips; "" when no case
+    recorded one."""
     data = throughput(report, metric)
+    metric = metric or "it/s"
     if not data:
         return ""
     methods = start_methods(data)

@@ -24,7 +24,7 @@ from repro.errors import ConfigError
 from repro.junit.files import InputRefused, open_capped
 from repro.junit.reader import MAX_DEPTH, MAX_TESTCASES_TOTAL
 from repro.report.json_tokens import TokenBounds, TokenTooLong
-from repro.report.model import SCHEMA_VERSION
+from repro.report.model import READABLE_SCHEMA_VERSIONS
 
 #: Largest matrix.json read (bytes): what ``repro report`` writes for its testcase cap fits.
 MAX_MATRIX_BYTES = 512 * 1024 * 1024
@@ -156,10 +156,10 @@ def read_cells(
         raise ConfigError(f"{path}: not JSON: {str(exc).splitlines()[0][:200]}") from None
     if not saw_cells:
         raise ConfigError(f"{path}: not a matrix.json (expected an object with a 'cells' list)")
-    if top.get("schema_version") != SCHEMA_VERSION:
+    if top.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
         raise ConfigError(
             f"{path}: matrix.json schema_version {top.get('schema_version')!r} is not supported "
-            f"(expected {SCHEMA_VERSION})"
+            f"(expected one of {READABLE_SCHEMA_VERSIONS})"
         )
     return top
 

@@ -11,6 +11,7 @@ import math
 import time
 from typing import Any
 
+from repro import measurement
 from repro.runner import protocol
 
 
@@ -80,6 +81,18 @@ class Context:
             self.emit("metric", name=str(name), value=number)
         else:
             self.emit("property", name=f"metric.{name}", value=repr(number))
+
+    def measurement(self, name: str, values: Any) -> None:
+        """Record a figure measured more than once (``values``: its samples, e.g. the it/s of
+        each steady-state window) as its median, spread and sample count: ``metric.<name>``,
+        ``metric.<name>.spread``, ``metric.<name>.n`` (``repro.measurement``, the one codec of
+        those names); what ``repro compare`` weighs a drop against. Non-finite samples are
+        left out; none left records nothing."""
+        finite = [float(v) for v in values if math.isfinite(float(v))]
+        if not finite:
+            return
+        for metric, number in measurement.to_metrics(name, measurement.summarize(finite)).items():
+            self.metric(metric, number)
 
     def property(self, name: str, value: Any) -> None:
         """Record a free-form testcase property (a version, a mode that was really used)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import scenarios
+from repro.config.expect import CellExpectations
 from repro.errors import ConfigError
 from repro.host import fork_check
 from repro.runner import protocol, zygote_pool
@@ -48,6 +49,9 @@ class RunContext:
         case_threads: torch intra-op threads per case that shares the machine (``repro run -j
             N`` on a CPU lane: cores / N), or None for torch's default; an exclusive case keeps
             the default. A user's own ``OMP_NUM_THREADS`` wins in a fresh interpreter.
+        expectations: the judge of this run's cell (``repro.config.expect``: matrix.yaml's
+            ``expect:`` entries, then the scenarios' ``EXPECT``), applied to each result as it
+            ends; None judges nothing.
 
     What the cases share while the run lasts (the zygote pool, the running harnesses, the
     cancel flag) is ``state``, a :class:`RunState`; ``dataclasses.replace`` keeps it shared.
@@ -64,6 +68,7 @@ class RunContext:
     isolation: str = "fresh"
     timeout_scale: float = 1.0
     case_threads: int | None = None
+    expectations: CellExpectations | None = None
     state: RunState = field(default_factory=lambda: RunState(), repr=False, compare=False)
 
     def pool(self) -> ZygotePool:

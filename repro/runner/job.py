@@ -24,8 +24,9 @@ import repro
 from repro import bounds
 from repro import config as matrix_mod
 from repro.config import runners
+from repro.config.expect import Expectations
 from repro.errors import ConfigError, FatalError
-from repro.outcomes import OUTCOME_ORDER, CaseResult
+from repro.outcomes import OUTCOME_ORDER, CaseResult, Totals, totals_of
 from repro.runner import context, executor
 from repro.runner.caselog import DEFAULT_CAP_BYTES
 from repro.runner.run_all import Reporter, new_run_dir, run_all
@@ -85,9 +86,16 @@ class RunSummary:
         """``{outcome value: number of results}`` in the report's outcome order."""
         return {o.value: sum(1 for r in self.results if r.outcome is o) for o in OUTCOME_ORDER}
 
+    def totals(self) -> Totals:
+        """The results counted by the one rule of every totals line (verdicts applied)."""
+        return totals_of(self.results)
+
     @property
     def red(self) -> bool:
-        return any(r.outcome.is_problem for r in self.results)
+        """Whether the run is red (exit status 1): an unexpected problem outcome, a strict
+        ``expect:`` entry's case that passed, or a failed doctor check. A reproduction the
+        scenario's ``EXPECT`` or matrix.yaml's ``expect:`` predicts is not red (issue 29)."""
+        return self.totals().problem_count > 0
 
 
 # ---- step: load config, select cases ----------------------------------------------------
@@ -380,6 +388,10 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
     if mismatch:
         ctx.suite_properties[PROP_VARIANT_MISMATCH] = mismatch
+    # The report's verdicts, applied as each case ends (matrix.yaml wins over a module's EXPECT).
+    ctx.expectations = Expectations(config.expectations).cell(
+        variant["id"], ctx.suite_properties["host.key"]
+    )
     jobs = options.jobs or default_jobs(variant, fp)
     ctx.case_threads = case_threads(jobs)
     ctx.suite_properties["repro.jobs"] = str(jobs)

@@ -7,8 +7,12 @@ Elsewhere (CI logs, pipes) every finished case is one plain line with its full i
 ones followed by their signature and message, and a case running for a long time prints a
 "still running" line every ``NON_TTY_NOTICE_S`` seconds so a CI log never looks dead.
 
-After the run, :meth:`Progress.run_finished` lists every case that did not pass (and every
-flaky one) with its signature and log path, as pytest's short test summary does.
+A red case that a scenario's ``EXPECT`` or matrix.yaml's ``expect:`` predicts shows as
+``EXPECTED`` (``XPASS`` when such a case passed), as in the totals line and the report. Skipped
+cases get no line each: :meth:`Progress.run_finished` prints one line per skip reason with the
+count (the full list is in ``junit.xml`` and the run's ``logs/skipped.log``), then lists every
+problem, then every expected reproduction, with signature and log path, as pytest's short test
+summary does.
 
 Colour: on a TTY unless ``NO_COLOR`` is set to anything non-empty (https://no-color.org);
 ``FORCE_COLOR`` (non-empty) forces it elsewhere. ``NO_COLOR`` wins, as in pytest.
@@ -26,11 +30,19 @@ from pathlib import Path
 from typing import TextIO
 
 from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS
-from repro.outcomes import SEVERITY_RANK, CaseResult, Outcome
+from repro.outcomes import (
+    DOCTOR_SCENARIO,
+    EXPECT_EXPECTED,
+    EXPECT_XPASS,
+    SEVERITY_RANK,
+    CaseResult,
+    Outcome,
+)
 from repro.runner.run_all import (
     PROP_FIRST_LOG,
     PROP_FIRST_MESSAGE,
     PROP_FIRST_SIGNATURE,
+    SKIPPED_LOG,
     Reporter,
     is_flaky,
 )
@@ -49,6 +61,8 @@ _COLOURS = {
     Outcome.HUNG.value: "35",
     Outcome.SKIPPED.value: "90",
     "flaky": "36",
+    "expected": "34",
+    "xpass": "33",
 }
 
 
@@ -108,7 +122,35 @@ def fit_to_terminal(text: str, stream: TextIO) -> str:
 
 
 def _label(result: CaseResult) -> str:
-    return "flaky" if is_flaky(result) else result.outcome.value
+    """``flaky``, ``expected`` (a predicted reproduction), ``xpass`` (a predicted one passed) or
+    the outcome."""
+    if is_flaky(result):
+        return "flaky"
+    status = result.expect.status if result.expect is not None else None
+    if status == EXPECT_EXPECTED:
+        return "expected"
+    if status == EXPECT_XPASS:
+        return "xpass"
+    return result.outcome.value
+
+
+def _is_problem(result: CaseResult) -> bool:
+    """What makes the run red (``repro.outcomes.Totals.problem_count``)."""
+    verdict = result.expect
+    if verdict is not None and verdict.strict_pass:
+        return True
+    return result.outcome.is_problem and (verdict is None or verdict.status != EXPECT_EXPECTED)
+
+
+def skip_groups(results: Sequence[CaseResult]) -> list[tuple[str, int]]:
+    """``(reason, count)`` of the skipped cases, most frequent first (then by reason); doctor
+    checks that do not apply (n/a) are not cases (the totals line counts them apart)."""
+    counts: dict[str, int] = {}
+    for result in results:
+        if result.outcome is Outcome.SKIPPED and result.scenario != DOCTOR_SCENARIO:
+            reason = result.message or "no reason given"
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 class Progress(Reporter):
@@ -203,8 +245,18 @@ class Progress(Reporter):
         label = _label(result)
         verdict = label.upper()
         findings = result.properties.get(PROP_FINDINGS, "")
+        if result.outcome is Outcome.SKIPPED:  # grouped by reason in run_finished
+            if self.tty:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+            self._case = None
+            return
         if self.tty:
             tail = result.signature if result.outcome.is_problem else ""
+            if label == "xpass" and result.expect is not None:
+                tail = f"expected {result.expect.outcome}" + (
+                    " (strict)" if result.expect.strict else ""
+                )
             if findings and not tail:  # exit 0 with failure evidence (issue 21, item 4)
                 tail = f"{findings} finding{'' if findings == '1' else 's'}"
             line = self._line(verdict, label, result.duration_s, result.case_id, tail)
@@ -212,23 +264,30 @@ class Progress(Reporter):
             self.stream.flush()
         else:
             line = f"{self._prefix} {self._paint(f'{verdict:<8}', label)} {result.duration_s:6.1f} s  {result.case_id}"
-            if result.outcome is not Outcome.PASSED or is_flaky(result):
+            pad = " " * len(self._prefix)
+            if label == "xpass" and result.expect is not None:
+                strict = ", strict: a problem" if result.expect.strict else ""
+                line += (
+                    f"\n{pad}   -> passed, but {result.expect.label} expects "
+                    f"{result.expect.outcome}{strict}: {result.expect.reason[:200]}"
+                )
+            elif result.outcome is not Outcome.PASSED or is_flaky(result):
                 detail = f"{result.signature}: " if result.signature else ""
                 if is_flaky(result):
                     first = result.properties.get(PROP_FIRST_SIGNATURE) or "failure"
                     detail = f"passed on a rerun; first {first}: "
+                elif label == "expected":
+                    detail = "expected reproduction; " + detail
                 message = (
                     result.properties.get(PROP_FIRST_MESSAGE, "")
                     if is_flaky(result)
                     else result.message
                 )
-                line += f"\n{' ' * len(self._prefix)}   -> {detail}{message[:200]}"
+                line += f"\n{pad}   -> {detail}{message[:200]}"
             elif findings:  # "passed · 1 finding: RuntimeError: context has already been set"
                 first = result.properties.get(f"{PROP_FINDING_PREFIX}1", "")
                 noun = "finding" if findings == "1" else "findings"
-                line += (
-                    f"\n{' ' * len(self._prefix)}   -> passed · {findings} {noun}: {first[:200]}"
-                )
+                line += f"\n{pad}   -> passed · {findings} {noun}: {first[:200]}"
             print(line, file=self.stream, flush=True)
         self._case = None
 
@@ -244,15 +303,26 @@ class Progress(Reporter):
         return head + _hyperlink(path, truncate_middle(shown, room))
 
     def run_finished(self, results: Sequence[CaseResult], run_dir: Path) -> None:
-        """The closing list: every red case (worst first) and every flaky one, each with its
+        """After the run: one line per skip reason with its count (the full list: junit.xml
+        and ``logs/skipped.log``), then the closing list: every problem (worst first) and every
+        flaky case, then every expected reproduction and unexpected pass, each with its
         signature and message, then its log path (see :meth:`_log_line`)."""
-        listed = [r for r in results if r.outcome.is_problem or is_flaky(r)]
-        if not listed:
-            return
-        listed.sort(key=lambda r: (is_flaky(r), SEVERITY_RANK[r.outcome]))
-        title = " not passed "
-        rule = "=" * max(0, (min(self.width, 100) - 1 - len(title)) // 2)
-        out = [f"{rule}{title}{rule}"]
+        out = []
+        groups = skip_groups(results)
+        for reason, count in groups:
+            text = f"{count} case{'' if count == 1 else 's'}: {reason}"
+            if self.tty:
+                text = truncate_middle(text, self.width - 1 - len("SKIPPED "))
+            out.append(self._paint("SKIPPED", Outcome.SKIPPED.value) + " " + text)
+        if groups:
+            out.append(f"    every skipped case: {_shown_path(run_dir / SKIPPED_LOG)}")
+        listed = [r for r in results if r.outcome.is_problem or is_flaky(r) or _label(r) == "xpass"]
+        if listed:
+            # Problems first (worst first), then flaky ones, then what the expectations predicted.
+            listed.sort(key=lambda r: (not _is_problem(r), is_flaky(r), SEVERITY_RANK[r.outcome]))
+            title = " not passed "
+            rule = "=" * max(0, (min(self.width, 100) - 1 - len(title)) // 2)
+            out.append(f"{rule}{title}{rule}")
         for result in listed:
             label = _label(result)
             signature, message, log = result.signature, result.message, result.log_path
@@ -262,6 +332,10 @@ class Progress(Reporter):
                     PROP_FIRST_MESSAGE, ""
                 )
                 log = result.properties.get(PROP_FIRST_LOG) or log
+            elif label == "xpass" and result.expect is not None:
+                strict = " (strict: a problem)" if result.expect.strict else ""
+                signature = f"passed{strict}"
+                message = f"{result.expect.label} expects {result.expect.outcome}"
             head = f"{label.upper()} "
             text = f"{result.case_id} - {signature}: {message}".strip()
             if self.tty:
@@ -269,7 +343,8 @@ class Progress(Reporter):
             out.append(self._paint(label.upper(), label) + " " + text)
             if log:
                 out.append(self._log_line(run_dir / log))
-        print("\n".join(out), file=self.stream, flush=True)
+        if out:
+            print("\n".join(out), file=self.stream, flush=True)
 
 
 def _hyperlink(target: Path, text: str) -> str:

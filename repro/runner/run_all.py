@@ -31,6 +31,9 @@ from repro.runner.context import RunContext, close_zygote, plan_zygote, prepare_
 from repro.runner.executor import CaseCancelled, is_exclusive, run_case, skipped_result
 from repro.scenarios import Case, skip_reason
 
+#: Every skipped case of a run, one ``CASE_ID<TAB>REASON`` line each, appended as it is decided
+#: (the terminal groups skips by reason, ``repro.runner.progress``; junit.xml has each one too).
+SKIPPED_LOG = "logs/skipped.log"
 #: Seconds between progress ticks while the main thread waits for parallel cases.
 _TICK_S = 0.2
 #: Seconds to wait for running cases to be killed after Ctrl-C or a write error.
@@ -153,6 +156,8 @@ class _Results:
 
     def __init__(self, ctx: RunContext, preflight: Sequence[CaseResult], total: int) -> None:
         self.ctx, self.preflight = ctx, list(preflight)
+        for result in self.preflight:
+            self.judge(result)
         self.finished: dict[int, CaseResult] = {}
         self.junit_path = ctx.run_dir / RESULT_NAME
         self.hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
@@ -162,8 +167,23 @@ class _Results:
             self._write_junit()
             write_run_info(ctx.run_dir, ctx.run_info)
 
+    def judge(self, result: CaseResult) -> None:
+        """Give ``result`` its ``expect:`` verdict (``repro.config.expect``, as the report does)."""
+        if self.ctx.expectations is not None:
+            # A red case without a signature reads back as "unknown" (repro.junit.reader).
+            signature = result.signature or ("unknown" if result.outcome.is_problem else None)
+            result.expect = self.ctx.expectations.verdict(
+                result.scenario, result.case_id, result.outcome, signature
+            )
+
     def add(self, index: int, result: CaseResult) -> None:
+        self.judge(result)
         self.finished[index] = result
+        if result.outcome is Outcome.SKIPPED:
+            path = self.ctx.run_dir / SKIPPED_LOG
+            path.parent.mkdir(exist_ok=True)
+            with open(path, "a", encoding="utf-8") as log:
+                log.write(f"{result.case_id}\t{' '.join(result.message.split())}\n")
         self._write_junit()
         self.ctx.run_info["cases_done"] = len(self.finished)
         write_run_info(self.ctx.run_dir, self.ctx.run_info)

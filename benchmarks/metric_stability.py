@@ -1,0 +1,182 @@
+"""Is a throughput figure stable enough to gate on? The same build run N times, and a planted
+slowdown that must be found (issue 29 item 2).
+
+Runs the real CLI (``python -m repro run --no-doctor``, the CPU dataloader cases by default) N
+times as it is and N times with the dataset's planted slowdown (``$REPRO_DATALOADER_SLOWDOWN``,
+the dataset doing its work that many times per sample; no case id changes), alternating, so a
+change of the machine's load falls on both alike. Then ``repro compare`` (its functions, the
+default 20 % threshold):
+
+- every pair of the plain runs, both ways (N(N-1)/2 pairs): each throughput drop counted (of
+  ``steady_it_per_s`` or ``steady_it_per_cpu_s``) is a false alarm; what is past the threshold
+  but not counted (within the runs' spread, or a wall-clock drop whose per-CPU-second twin held:
+  the run got less CPU) is counted apart;
+- every plain run against every slowed run (N x N pairs): each case without a counted drop is a
+  miss.
+
+Prints each run's figures per case (median ±spread over 5 windows), the wall and CPU seconds of
+each run, both counts, and how far each figure moved between runs of the same build and with
+the planted slowdown. Exit status 1 on a false alarm or a miss.
+
+    python benchmarks/metric_stability.py [--runs 5] [--slowdown 2] [-k PATTERN ...] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from repro import measurement  # noqa: E402
+from repro.report import compare as compare_mod  # noqa: E402
+from repro.report.merge import build_report  # noqa: E402
+from repro.scenarios.dataloader import SLOWDOWN_ENV  # noqa: E402
+
+METRIC = "steady_it_per_s"
+CPU_METRIC = "steady_it_per_cpu_s"
+
+
+def run(results: Path, config: str, patterns: list[str], slowdown: int) -> tuple[float, float]:
+    """One ``repro run`` into ``results``: ``(wall seconds, CPU seconds of its process tree)``."""
+    argv = [sys.executable, "-m", "repro", "run", "--no-doctor", "--config", config]
+    argv += ["--results-dir", str(results)]
+    for pattern in patterns:
+        argv += ["-k", pattern]
+    env = dict(os.environ)
+    env[SLOWDOWN_ENV] = str(slowdown)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _pid, status, usage = os.wait4(proc.pid, 0)  # the runner's rusage includes its reaped tree
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"repro run exited {os.waitstatus_to_exitcode(status)} ({results})")
+    return time.monotonic() - started, usage.ru_utime + usage.ru_stime
+
+
+def side(results: Path) -> compare_mod.Side:
+    return compare_mod.side_of(build_report([results], predict=False).matrix, str(results))
+
+
+_FIGURES: dict[tuple[Path, str], dict[str, measurement.Measurement]] = {}
+
+
+def figures(results: Path, metric: str = METRIC) -> dict[str, measurement.Measurement]:
+    """``{case id: metric}`` of one run (read once)."""
+    if (results, metric) in _FIGURES:
+        return _FIGURES[(results, metric)]
+    out = _FIGURES[(results, metric)] = {}
+    for cell in build_report([results], predict=False).cells:
+        for case in cell.cases:
+            found = measurement.from_metrics(case.metrics, metric)
+            if found is not None:
+                out[case.case] = found
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(REPO / "matrix.yaml"))
+    parser.add_argument("-k", dest="patterns", action="append", default=[])
+    parser.add_argument("--runs", type=int, default=5, help="runs of each kind (default: 5)")
+    parser.add_argument("--slowdown", type=int, default=2, help="planted factor (default: 2)")
+    parser.add_argument("--threshold", type=float, default=compare_mod.DEFAULT_THRESHOLD * 100)
+    parser.add_argument("--keep", metavar="DIR", help="keep the result trees under DIR")
+    args = parser.parse_args(argv)
+    patterns = args.patterns or ["dataloader[device=cpu"]
+    with tempfile.TemporaryDirectory(prefix="repro-metric-stability-") as tmp:
+        root = Path(args.keep or tmp)
+        plain, slowed = [], []
+        print(
+            f"{'run':<8} {'wall s':>7} {'cpu s':>7}  per case: {METRIC} / {CPU_METRIC}, "
+            "median ±spread (5 windows each)"
+        )
+        for index in range(args.runs):
+            for kind, factor, into in (("plain", 1, plain), ("slow", args.slowdown, slowed)):
+                results = root / f"{kind}-{index + 1}"
+                results.mkdir(parents=True)
+                wall, cpu = run(results, args.config, patterns, factor)
+                into.append(results)
+                cpu_figures = figures(results, CPU_METRIC)
+                shown = "  ".join(
+                    f"{m.median:.0f}±{m.spread or 0:.0f}/"
+                    + (
+                        f"{c.median:.0f}±{c.spread or 0:.0f}"
+                        if (c := cpu_figures.get(case))
+                        else "-"
+                    )
+                    for case, m in sorted(figures(results).items())
+                )
+                print(f"{results.name:<8} {wall:>7.1f} {cpu:>7.1f}  {shown}", flush=True)
+        threshold = args.threshold / 100
+        sides = {path: side(path) for path in plain + slowed}
+        false_alarms, within, pairs = [], 0, 0
+        for a, b in itertools.combinations(plain, 2):
+            pairs += 1
+            for base, cand in ((a, b), (b, a)):
+                result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
+                within += len(result["throughput_noise"])
+                false_alarms += [
+                    (base.name, cand.name, f"{d['case']} {d['metric']}", d["change"])
+                    for d in result["throughput_drops"]
+                ]
+        cases = sorted(figures(plain[0]))
+        misses, planted = [], 0
+        for base, cand in itertools.product(plain, slowed):
+            planted += 1
+            result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
+            found = {d["case"] for d in result["throughput_drops"]}
+            misses += [(base.name, cand.name, case) for case in cases if case not in found]
+        changes = {
+            metric: [
+                (s.median - p.median) / p.median
+                for pr, sr in itertools.product(plain, slowed)
+                for case, p in figures(pr, metric).items()
+                if (s := figures(sr, metric).get(case)) is not None and p.median
+            ]
+            for metric in (METRIC, CPU_METRIC)
+        }
+        same = {
+            metric: [
+                abs(figures(b, metric)[case].median / figures(a, metric)[case].median - 1)
+                for a, b in itertools.combinations(plain, 2)
+                for case in figures(a, metric)
+                if case in figures(b, metric) and figures(a, metric)[case].median
+            ]
+            for metric in (METRIC, CPU_METRIC)
+        }
+    for base, cand, case, change in false_alarms:
+        print(f"FALSE ALARM {base} -> {cand}: {case} {change * 100:+.1f}%")
+    for base, cand, case in misses:
+        print(f"MISSED {base} -> {cand}: {case}")
+    print(
+        f"same build: {pairs} pairs compared both ways, {len(false_alarms)} drops reported "
+        f"({within} more past {args.threshold:g}% not counted: within the runs' spread, or the "
+        "run got less CPU)"
+    )
+    print(
+        f"planted {args.slowdown}x slowdown: {planted} pairs x {len(cases)} cases, "
+        f"{planted * len(cases) - len(misses)} found (a drop counted), {len(misses)} missed"
+    )
+    for metric in (METRIC, CPU_METRIC):
+        if changes[metric] and same[metric]:
+            print(
+                f"  {metric}: same build differs by up to {max(same[metric]) * 100:.0f}% "
+                f"(median {statistics.median(same[metric]) * 100:.0f}%); planted slowdown moves "
+                f"it {min(changes[metric]) * 100:+.0f}% to {max(changes[metric]) * 100:+.0f}%"
+            )
+    return 1 if false_alarms or misses else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
