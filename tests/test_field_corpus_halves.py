@@ -1,11 +1,12 @@
 """Judgement on logs the rows were not written from (issue 30, the log half).
 
-tests/fixtures/field-logs-train/ and tests/fixtures/field-logs-test/ hold real logs from public
-issues, none in the "seen" corpus (tests/fixtures/field-logs/), split by issue URL into a train
-half (rows may be written from it) and a frozen test half (only measured:
-``benchmarks/classify_corpus.py --split test``). This module checks the split and the indexes,
-gates the train half, and tests each family issue 30 added with train-half texts and their URLs
-(or public texts); it never asserts a test-half verdict.
+tests/fixtures/field-logs-train/, tests/fixtures/field-logs-test/ and
+tests/fixtures/field-logs-test2/ hold real logs from public issues, none in the "seen" corpus
+(tests/fixtures/field-logs/), split by issue URL in two rounds into a train half (rows may be
+written from it) and two frozen test sets (only measured: ``benchmarks/classify_corpus.py --split
+test --split test2``). This module checks the split and the indexes, gates the train half, and
+tests each family issue 30 added with train-half texts and their URLs (or public texts); it never
+asserts a test-set verdict.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.classify_corpus import CLEAN, SPLITS, judge, load_split
+from benchmarks.classify_corpus import CLEAN, FROZEN, SPLITS, judge, load_split, main
 from repro.signatures import engine, table
 from repro.signatures.engine import classify, findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEN, TRAIN, TEST = (load_split(name) for name in ("seen", "train", "test"))
+SEEN, TRAIN, TEST, TEST2 = (load_split(name) for name in ("seen", "train", "test", "test2"))
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -44,27 +45,37 @@ def _text(name: str) -> str:
 # -- The corpus and its split (item 1) -------------------------------------------------------------
 
 
+def _issue(url: str) -> str:
+    """``owner/repo#N`` of an issue or pull request URL, lower-cased."""
+    owner, repo, _, number = url.removeprefix("https://github.com/").split("/")[:4]
+    return f"{owner}/{repo}#{number}".lower()
+
+
 def test_both_halves_are_big_sourced_and_new():
     assert len(TRAIN) + len(TEST) >= 150
+    assert len([e for e in TRAIN if e.batch == 2]) + len(TEST2) >= 120  # round two
     seen_urls = {entry.url for entry in SEEN}
-    for half in (TRAIN, TEST):
+    for half in (TRAIN, TEST, TEST2):
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
             assert entry.url not in seen_urls, entry.url
         assert len({entry.file for entry in half}) == len(half)
-    assert {e.url for e in TRAIN}.isdisjoint({e.url for e in TEST})
-    for name in ("train", "test"):
+    issues = [_issue(e.url) for e in (*SEEN, *TRAIN, *TEST, *TEST2)]
+    assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
+    for name in ("train", "test", "test2"):
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
         assert on_disk == listed  # no log without provenance, no entry without its log
 
 
-def test_the_split_is_the_documented_hash_of_each_url():
-    """Within each expected signature, entries ordered by sha256(url) are dealt alternately,
-    the first to the test half when the signature's own sha256 is even (corpus.yaml headers)."""
+@pytest.mark.parametrize(("batch", "test_set"), [(1, TEST), (2, TEST2)], ids=["round1", "round2"])
+def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
+    """Within each expected signature of one collection round, entries ordered by sha256(url) are
+    dealt alternately, the first to that round's test set when the signature's own sha256 is even
+    (corpus.yaml headers)."""
     by_signature = defaultdict(list)
-    for half, entries in (("test", TEST), ("train", TRAIN)):
+    for half, entries in (("test", test_set), ("train", [e for e in TRAIN if e.batch == batch])):
         for entry in entries:
             by_signature[entry.expect].append((entry.url, half))
     sha = lambda text: int(hashlib.sha256(text.encode()).hexdigest(), 16)  # noqa: E731
@@ -72,6 +83,16 @@ def test_the_split_is_the_documented_hash_of_each_url():
         start = sha(signature) % 2
         for index, (_, half) in enumerate(sorted(urls, key=lambda item: sha(item[0]))):
             assert half == ("test" if (index + start) % 2 == 0 else "train"), signature
+
+
+def test_misses_of_a_frozen_set_are_refused(capsys):
+    """Rows are not written from a test set's misses: the benchmark will not list them."""
+    assert {"test", "test2"} == FROZEN
+    for split in sorted(FROZEN):
+        with pytest.raises(SystemExit) as done:
+            main(["--split", "train", "--split", split, "--misses"])
+        assert done.value.code == 2
+        assert f"--misses refuses the frozen set(s) {split}" in capsys.readouterr().err
 
 
 def test_every_family_issue_30_names_is_in_both_halves():
