@@ -54,7 +54,8 @@ class Entry:
     """One corpus log: ``file`` (relative to the corpus directory), ``url`` (its public issue),
     ``family``, ``expect`` (a signature name or :data:`CLEAN`), ``message`` (a substring the
     decisive line must contain, or ``""``), ``batch`` (the collection round the split dealt it
-    in: 1, or 2 for issue 30's round two)."""
+    in: 1, or 2 for issue 30's round two), ``dealt_as`` (the label the split dealt it under when
+    a train label was corrected later, else ``""``)."""
 
     file: str
     url: str
@@ -63,6 +64,7 @@ class Entry:
     message: str = ""
     root: Path = CORPUS
     batch: int = 1
+    dealt_as: str = ""
 
     @property
     def path(self) -> Path:
@@ -86,6 +88,7 @@ def load(index: Path = INDEX) -> list[Entry]:
                 raw.get("message", ""),
                 index.parent,
                 int(raw.get("batch", 1)),
+                raw.get("dealt_as", ""),
             )
         )
     return out

@@ -61,8 +61,9 @@ def test_both_halves_are_big_sourced_and_new():
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
             assert entry.url not in seen_urls, entry.url
         assert len({entry.file for entry in half}) == len(half)
-    issues = [_issue(e.url) for e in (*SEEN, *TRAIN, *TEST, *TEST2)]
+    issues = [_issue(e.url) for e in (*TRAIN, *TEST, *TEST2)]
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
+    assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
     for name in ("train", "test", "test2"):
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
@@ -73,11 +74,12 @@ def test_both_halves_are_big_sourced_and_new():
 def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
     """Within each expected signature of one collection round, entries ordered by sha256(url) are
     dealt alternately, the first to that round's test set when the signature's own sha256 is even
-    (corpus.yaml headers)."""
+    (corpus.yaml headers). A train label corrected after the split keeps the label it was dealt
+    under (``dealt_as``)."""
     by_signature = defaultdict(list)
     for half, entries in (("test", test_set), ("train", [e for e in TRAIN if e.batch == batch])):
         for entry in entries:
-            by_signature[entry.expect].append((entry.url, half))
+            by_signature[entry.dealt_as or entry.expect].append((entry.url, half))
     sha = lambda text: int(hashlib.sha256(text.encode()).hexdigest(), 16)  # noqa: E731
     for signature, urls in by_signature.items():
         start = sha(signature) % 2
@@ -100,9 +102,23 @@ def test_every_family_issue_30_names_is_in_both_halves():
     assert {family for family in FAMILIES if not (train[family] and test[family])} == set()
 
 
+#: Train logs left unnamed on purpose (precision over recall, issue 30 round two): the text alone
+#: does not support the name a careful engineer gave with the issue's context.
+UNNAMED_BY_CHOICE = {
+    # https://github.com/pytorch/pytorch/issues/24927: the pasted gdb py-bt shows only a thread
+    # waiting in multiprocessing/queues.py get(); any mp.Queue user waits there, so naming the
+    # DataLoader would over-claim. Unknown, with the coarse family of a pasted hang.
+    "hang/pytorch-24927-gdb-py-bt-pin-memory-get.log": "a hang (a pasted stack no row reads)",
+}
+
+
 @pytest.mark.parametrize("entry", TRAIN, ids=[entry.file for entry in TRAIN])
 def test_every_train_log_is_classified_as_a_careful_engineer_would(entry):
     right, said = judge(entry)
+    if entry.file in UNNAMED_BY_CHOICE:
+        found = engine.classify_stream(io.BytesIO(entry.path.read_bytes()))
+        assert (found.name, found.coarse) == (engine.UNKNOWN, UNNAMED_BY_CHOICE[entry.file])
+        return
     assert right, f"{entry.url}: expected {entry.expect}, got {said}"
 
 
@@ -340,13 +356,14 @@ def test_a_gdb_session_s_banner_and_prompts_are_never_the_decisive_line():
 
 
 # The issue's examples, and the kinds of line the test below rejects: a debugger's banner, a
-# prompt (gdb, pdb, a REPL, a shell), an info line. Written apart from the engine's own list.
+# prompt (gdb, pdb, a REPL, a shell), an info line (a level marker, not NCCL_DEBUG=INFO in an
+# error's advice). Written apart from the engine's own list.
 BANNER = re.compile(
     r"GNU gdb|Copyright \(C\)|Free Software Foundation|There is NO WARRANTY|This GDB was"
     r"|Reading symbols from|\[Thread debugging using|Using host libthread_db|For help, type"
 )
 PROMPT = re.compile(r"^\((?:gdb|Pdb|\w+-gdb)\)|^>>> |^\S+@\S+:\S*[$#] |^\$ ")
-INFO = re.compile(r"^(?:Note|NOTE|INFO|Info)\b|\bINFO\b|^\[?I\d{3,4} \d\d:")
+INFO = re.compile(r"^(?:Note|NOTE|INFO|Info)\b|(?<![=\w])INFO\b|^\[?I\d{3,4} \d\d:")
 
 
 @pytest.mark.parametrize("split", sorted(SPLITS))
@@ -366,3 +383,127 @@ def test_no_unknown_verdict_s_decisive_line_is_a_banner_a_prompt_or_an_info_line
             if not line or BANNER.search(line) or PROMPT.search(line) or INFO.search(line):
                 bad.append(f"{entry.file}: {line!r}")
     assert bad == []
+
+
+# -- Round two (issue 30): rows and readings written from the train half's batch-2 logs --------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pytorch-6461",  # https://github.com/pytorch/pytorch/issues/6461 (at interpreter shutdown)
+        "simpletransformers-763",  # ThilinaRajapakse/simpletransformers#763 (training went on)
+        "pytorch-13670",  # https://github.com/pytorch/pytorch/issues/13670 (after sys.exit())
+    ],
+)
+def test_an_exception_cpython_ignored_is_no_failure(name):
+    # "Exception ignored in: <obj>" is sys.unraisablehook's report: the program went on.
+    assert classify(_text(name)).clean
+
+
+def test_beside_an_ignored_exception_a_raised_one_and_a_row_still_count():
+    ignored = _text("pytorch-6461")
+    raised = 'Traceback (most recent call last):\n  File "a.py", line 1\nValueError: bad shape\n'
+    found = classify(ignored + raised)
+    assert (found.name, found.message) == (engine.UNKNOWN, "ValueError: bad shape")
+    killed = (
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+        "Traceback (most recent call last):\n"
+        '  File "dataloader.py", line 1478, in __del__\n'
+        "RuntimeError: DataLoader worker (pid 17) is killed by signal: Killed.\n"
+    )
+    assert classify(killed).name == "host_oom_killed_hint"  # a row reads every line
+
+
+def test_a_quoted_gdb_stack_and_a_debugger_attaching_are_a_hang_no_row_names():
+    # https://github.com/mlcommons/storage/issues/172: a rank in an MPI broadcast, quoted "> ".
+    quoted = classify(_text("mlcommons-storage-172"))
+    assert (quoted.name, quoted.coarse) == (engine.UNKNOWN, "a hang (a pasted stack no row reads)")
+    # https://github.com/pytorch/pytorch/issues/1355: ps shows defunct workers, gdb attaches.
+    attached = classify(_text("pytorch-1355"))
+    assert (attached.name, attached.coarse) == (
+        engine.UNKNOWN,
+        "a hang (a pasted stack no row reads)",
+    )
+    assert not engine.uninformative(attached.message)
+
+
+def test_nvml_s_version_mismatch_is_named_and_its_other_failures_are_a_coarse_family():
+    # https://github.com/Azure/az-hop/issues/269, https://github.com/fastai/courses/issues/27
+    for name in ("az-hop-269", "fastai-courses-27"):
+        assert classify(_text(name)).name == "driver_library_mismatch"
+    # https://github.com/NVIDIA/nvidia-docker/issues/1671: NVML lost the GPU in a container.
+    found = classify(_text("nvidia-docker-1671"))
+    assert (found.name, found.coarse) == (engine.UNKNOWN, "an NVIDIA driver (NVML) error")
+    assert found.message == "Failed to initialize NVML: Unknown Error"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "alpaca-585",  # https://github.com/Jeffser/Alpaca/issues/585
+        "sakura-46",  # https://github.com/PiDanShouRouZhouXD/Sakura_Launcher_GUI/issues/46
+        "ollama-6423",  # https://github.com/ollama/ollama/issues/6423 (MI300X in Docker)
+    ],
+)
+def test_tensile_host_with_no_devices_is_not_a_missing_tensile_library(name):
+    # rocBLAS prints "No devices found" when hipGetDeviceCount fails (tensile_host.cpp): no GPU
+    # reached the runtime, so HSA_OVERRIDE_GFX_VERSION is not the answer.
+    found = classify(_text(name))
+    assert (found.name, found.coarse) == (engine.UNKNOWN, "a ROCm runtime error")
+    assert classify("rocBLAS error: Could not initialize Tensile host:\n").name == (
+        "rocblas_tensile_missing"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "musubi-733",  # https://github.com/kohya-ss/musubi-tuner/issues/733 (SIGHUP)
+        "chinese-vicuna-73",  # https://github.com/Facico/Chinese-Vicuna/issues/73 (SIGHUP)
+    ],
+)
+def test_a_launcher_sent_a_signal_is_not_a_failed_rank(name):
+    found = classify(_text(name))
+    assert found.name == "launcher_signalled"
+    assert "nohup" in found.workaround
+
+
+def test_a_rank_that_failed_first_stays_the_rank_s_failure():
+    text = (
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 7 closing signal "
+        "SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 "
+        "(pid: 8) of binary: /usr/bin/python\n"
+    )
+    assert classify(text).name == "rank_failed"  # the agent's own SIGTERMs are not a signal to it
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "raylight-102",  # https://github.com/komikndr/raylight/issues/102 (then SIGABRT)
+        "therock-2151",  # https://github.com/ROCm/TheRock/issues/2151 (then faulthandler)
+        "force-host-alloc-2",  # https://github.com/segurac/force-host-alloction-APU/issues/2
+    ],
+)
+def test_a_rocm_gpu_hang_is_named_before_the_abort_it_causes(name):
+    assert classify(_text(name)).name == "rocm_gpu_hang"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("detectron2-460", "cpu_only_torch"),  # facebookresearch/detectron2#460
+        ("pydeepfakedet-1", "invalid_device_ordinal"),  # wdrink/PyDeepFakeDet#1
+        ("minicpm-v-356", "invalid_device_ordinal"),  # OpenBMB/MiniCPM-V#356 ([rank6])
+        ("labs-molt-88", "container_gpu_setup"),  # NVIDIA-NeMo/labs-molt#88
+        ("nnunet-294", "dataloader_shm_exhausted"),  # MIC-DKFZ/nnUNet#294
+        ("pytorch-siamfc-36", "nan_detected"),  # rafellerc/Pytorch-SiamFC#36 (scikit-learn)
+        ("nougat-115", "libcuda_not_found"),  # facebookresearch/nougat#115 (cuDNN's loader)
+        ("vllm-21661", "nccl_init_failure"),  # vllm-project/vllm#21661 (pynccl)
+        ("video-llava-13", "host_oom_killed_hint"),  # PKU-YuanGroup/Video-LLaVA#13
+    ],
+)
+def test_round_two_spellings_of_known_failures(name, expected):
+    assert classify(_text(name)).name == expected

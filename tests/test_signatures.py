@@ -89,6 +89,12 @@ CATEGORIES = {
     "rocm_hsa_error",
     "rocblas_tensile_missing",
     "hipblas_error",
+    # Issue 30, round two: families round two's train half showed no row had.
+    "driver_library_mismatch",
+    "cpu_only_torch",
+    "invalid_device_ordinal",
+    "rocm_gpu_hang",
+    "launcher_signalled",
 }
 
 # (expected signature, one line as quoted in ../shared/field-reports.md or printed by torch).
@@ -497,6 +503,60 @@ SINGLE_LINES = [
         "Attempting to use hipBLASLt on a unsupported architecture!",
     ),  # pytorch/pytorch#138067
     ("rocm_no_code_object", "HIP error: Invalid device function"),  # ROCm/legacy-rocm-build#5264
+    # Issue 30, round two: lines of the train half's round-two logs (batch: 2 there, with URLs)
+    # and the spellings public sources document.
+    (
+        "driver_library_mismatch",
+        "Failed to initialize NVML: Driver/library version mismatch",
+    ),  # Azure/az-hop#269
+    (
+        "cpu_only_torch",
+        "AssertionError: Torch not compiled with CUDA enabled",
+    ),  # facebookresearch/detectron2#460
+    (
+        "invalid_device_ordinal",
+        "RuntimeError: CUDA error: invalid device ordinal",
+    ),  # wdrink/PyDeepFakeDet#1
+    (
+        "rocm_gpu_hang",
+        "HW Exception by GPU node-1 (Agent handle: 0x5899c75e9d60) reason :GPU Hang",
+    ),  # ROCm/TheRock#2151
+    (
+        "launcher_signalled",
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 642371 got signal: 1",
+    ),  # kohya-ss/musubi-tuner#733
+    (
+        "launcher_signalled",
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
+    ),  # torch/distributed/elastic/agent/server/api.py's spelling
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: unknown or invalid runtime name: nvidia",
+    ),  # NVIDIA-NeMo/labs-molt#88
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: Unknown runtime specified nvidia.",
+    ),  # NVIDIA/nvidia-docker#1236
+    (
+        "nccl_init_failure",
+        "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    ),  # vllm-project/vllm#21661
+    (
+        "dataloader_shm_exhausted",
+        "RuntimeError: unable to write to file </torch_15769_1517813162>",
+    ),  # MIC-DKFZ/nnUNet#294
+    (
+        "nan_detected",
+        "ValueError: Input contains NaN, infinity or a value too large for dtype('float32')",
+    ),  # rafellerc/Pytorch-SiamFC#36
+    (
+        "libcuda_not_found",
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory",
+    ),  # facebookresearch/nougat#115
+    (
+        "host_oom_killed_hint",
+        "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed",
+    ),  # PKU-YuanGroup/Video-LLaVA#13
 ]
 
 
@@ -608,6 +668,8 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "libcuda_not_found",
         "cuda_driver_init_failed",
         "rocblas_tensile_missing",
+        "driver_library_mismatch",
+        "cpu_only_torch",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {

@@ -217,6 +217,17 @@ _FAILURE_NEEDLES = (
     "exit",
     "error: ",
 )
+#: CPython's report of an exception it ignored (sys.unraisablehook: raised in ``__del__``, a
+#: weakref callback, at interpreter shutdown): ``Exception ignored in: <obj>``, its traceback and
+#: exception line; the program went on, so none of it is a failure (issue 30, round two). The
+#: frames and source lines are indented, the exception line is not.
+_IGNORED_TRACEBACK = re.compile(
+    r"^Exception ignored\b[^\n]*\n"
+    r"(?:(?:Original )?Traceback \(most recent call last\):[ \t]*\n)?"
+    r"(?:[ \t][^\n]*\n|\n)*"
+    r"(?:(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::[^\n]*)?$)?",
+    re.MULTILINE,
+)
 _DB_DICE_ASSERT = re.compile(r"assert loss <= 1\b")
 _DB_DICE_LITERAL = "assert loss <= 1"
 
@@ -401,6 +412,14 @@ def signal_signature(signum: int) -> str:
 # -- Internals ----------------------------------------------------------------------------------
 
 
+def _quiet(block: str) -> str:
+    """``block`` with every exception CPython ignored blanked out (:data:`_IGNORED_TRACEBACK`),
+    one empty line for each of its lines, so line numbers hold."""
+    if "Exception ignored" not in block:
+        return block
+    return _IGNORED_TRACEBACK.sub(lambda found: "\n" * found.group(0).count("\n"), block)
+
+
 def _body(line: str) -> str:
     """A line without the ``[rank0]: `` prefix torchrun puts on each rank's output."""
     if line.startswith("["):
@@ -564,14 +583,19 @@ class _Scanner:
             clean = _ANSI.sub("", block) if "\x1b" in block else block
             present["block"] = clean
             present["newlines"] = clean.count("\n")
+            # Rows read every line; what decides whether and what failed (tracebacks, failure
+            # evidence, issue 30's error lines) reads past the exceptions CPython ignored.
+            quiet = _quiet(clean)
+            present["quiet"] = quiet
+            present["quiet_present"] = present if quiet is clean else {}
             present["headers"] = (
-                [(m.start(), m.end()) for m in _TRACEBACK_HEADER_ANYWHERE.finditer(clean)]
-                if "Traceback" in clean
+                [(m.start(), m.end()) for m in _TRACEBACK_HEADER_ANYWHERE.finditer(quiet)]
+                if "Traceback" in quiet
                 else []
             )
-        block = present["block"]
+        block, quiet, quiet_present = present["block"], present["quiet"], present["quiet_present"]
         if self._waiting:
-            decided, exception, index = _traceback_end(_lines_from(block, 0))
+            decided, exception, index = _traceback_end(_lines_from(quiet, 0))
             if decided:
                 waiting, self._waiting = self._waiting, []
                 for waiter in waiting:
@@ -579,16 +603,16 @@ class _Scanner:
         self._match(block, present)
         line_no, counted_to = self.lines + 1, 0
         for start, end in present["headers"]:
-            line_no += block.count("\n", counted_to, start)
+            line_no += quiet.count("\n", counted_to, start)
             counted_to = start
             waiter = ("header", self._first_header == "none", line_no)
             if waiter[1]:
                 self._first_header = "waiting"
-            self._wait_or_resolve(waiter, block, end, line_no)
+            self._wait_or_resolve(waiter, quiet, end, line_no)
         if self._first_line is None:
-            self._scan_first_line(block)
-        self._scan_decisive(block, present)
-        self._issue30.feed(block, present, self.lines + 1)
+            self._scan_first_line(quiet)
+        self._scan_decisive(quiet, quiet_present)
+        self._issue30.feed(quiet, quiet_present, self.lines + 1)
         self.lines += present["newlines"]
 
     def _scan_decisive(self, block: str, present: dict[object, Any]) -> None:
@@ -902,16 +926,21 @@ class _Scanner:
 #: thread headers, faulthandler's, and the ``^C`` a terminal echoes before the traceback Ctrl-C
 #: prints.
 _STACK_DUMP = re.compile(
-    r"^#\d+[ \t]+(?:0x[0-9a-fA-F]+ in )?\S"
-    r"|^Thread \d+ \(Thread 0x[0-9a-fA-F]+"
-    r"|^Thread (?:0x)?[0-9a-fA-F]+ \((?:idle|active)\b"
-    r"|^\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt)"
-    r"|^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
-    r"|^\^C"
-    r"|^KeyboardInterrupt\s*$",
+    r"^(?:>[ \t]?)?(?:"  # a markdown quote of someone else's dump
+    r"#\d+[ \t]+(?:0x[0-9a-fA-F]+ in )?\S"
+    r"|Thread \d+ \(Thread 0x[0-9a-fA-F]+"
+    r"|Thread (?:0x)?[0-9a-fA-F]+ \((?:idle|active)\b"
+    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt)"
+    r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
+    r"|Attaching to process \d+"  # gdb -p: a debugger attached to a live (stuck) process
+    r"|\^C"
+    r"|KeyboardInterrupt\s*$)",
     re.MULTILINE,
 )
-_STACK_NEEDLES = ("#", "Thread ", "gdb) ", "most recent call first", "^C", "KeyboardInterrupt")
+_STACK_NEEDLES = (
+    "#", "Thread ", "gdb) ", "most recent call first", "^C", "KeyboardInterrupt",
+    "Attaching to process",
+)  # fmt: skip
 _KEYBOARD_INTERRUPT = re.compile(r"^(?:[\w.]+\.)?KeyboardInterrupt\b")
 _INTERRUPTED = re.compile(r"^\^C|^KeyboardInterrupt\s*$", re.MULTILINE)
 
@@ -991,11 +1020,20 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
             "rocdevice.cpp",
             "amdgpu",
             "/dev/kfd",
+            "Tensile host",
         ),  # fmt: skip
         re.compile(
             r"HSA_STATUS_|hipError\w+|HIP error|hipBLAS|HIPBLAS_STATUS|rocBLAS error|rocblas_status"
             r"|MIOpen(?:\(HIP\))?:? ?Error|rocdevice\.cpp|\bamdgpu\b|/dev/kfd"
+            r"|Could not initialize Tensile host"
         ),
+    ),
+    (
+        # nvidia-smi / NVML's "Failed to initialize NVML: <nvmlErrorString>", the container
+        # toolkit's "nvml error: ...".
+        "an NVIDIA driver (NVML) error",
+        ("NVML", "nvml error"),
+        re.compile(r"Failed to initialize NVML|NVML_ERROR_\w+|nvml error: "),
     ),
     (
         "a CUDA error",
