@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 
 import pytest
 
+from benchmarks.classify_stream import progress_log
 from repro.signatures.engine import _NEEDLES as NEEDLES
 from repro.signatures.engine import (
     Classification,
@@ -1229,21 +1228,14 @@ def test_colour_codes_are_ignored() -> None:
     assert result.message == "RuntimeError: CUDA error: an illegal instruction was encountered"
 
 
-def test_big_log_is_classified_quickly_and_exactly() -> None:
-    rng = random.Random(0)
-    progress = "\n".join(
-        f"Epoch {i // 500}: step {i} loss={rng.random():.4f} lr=1e-4 it/s=2.53 "
-        f"batch torch.Size([4, 3, 640, 640]) CUDA mem 5.1 GiB"
-        for i in range(40_000)
-    )
-    text = progress + "\n" + O1_CASCADE
+def test_big_log_is_classified_exactly() -> None:
+    """The 4.1 MB progress log before a cascade: the verdict and its line, exactly. Its speed is
+    measured by ``benchmarks/classify_stream.py --in-process``, never asserted here."""
+    text = progress_log() + "\n" + O1_CASCADE
     assert len(text) > 3_000_000
-    start = time.perf_counter()
     result = classify(text)
-    elapsed = time.perf_counter() - start
     assert result.name == "cudnn_execution_failed"
     assert result.line_no == 40_000 + 9
-    assert elapsed < 5.0  # about 0.2 s here; generous for slow CI machines
 
 
 # -- Signals -------------------------------------------------------------------------------------
