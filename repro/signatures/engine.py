@@ -587,13 +587,18 @@ class _Scanner:
             # evidence, issue 30's error lines) reads past the exceptions CPython ignored.
             quiet = _quiet(clean)
             present["quiet"] = quiet
-            present["quiet_present"] = present if quiet is clean else {}
+            # Its own cache only when it differs (no reference from present to itself: a cycle
+            # would keep every block alive until the cyclic GC ran).
+            present["quiet_present"] = None if quiet is clean else {}
             present["headers"] = (
                 [(m.start(), m.end()) for m in _TRACEBACK_HEADER_ANYWHERE.finditer(quiet)]
                 if "Traceback" in quiet
                 else []
             )
-        block, quiet, quiet_present = present["block"], present["quiet"], present["quiet_present"]
+        block, quiet = present["block"], present["quiet"]
+        quiet_present = present["quiet_present"]
+        if quiet_present is None:
+            quiet_present = present
         if self._waiting:
             decided, exception, index = _traceback_end(_lines_from(quiet, 0))
             if decided:
