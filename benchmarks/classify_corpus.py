@@ -1,10 +1,20 @@
-"""Classify the field corpus (tests/fixtures/field-logs/corpus.yaml) and print accuracy per family.
+"""Classify the field corpus and print its score per family.
 
 Each entry is a real log from a public issue, with its URL, the family a careful engineer files it
 under and the signature repro should name (``clean``: "no failure found"). Classified as
 ``repro classify`` does with no host facts: the log's own host evidence decides (issue 21).
 
-    python benchmarks/classify_corpus.py [--misses]
+Four corpora (issue 30): ``seen`` (tests/fixtures/field-logs/, the logs issue 21's rows were
+written against), ``train`` (tests/fixtures/field-logs-train/, the logs rows may be written from:
+round one's half and round two's, ``batch: 2``), and the two frozen sets, run only to measure:
+``test`` (tests/fixtures/field-logs-test/, round one) and ``test2``
+(tests/fixtures/field-logs-test2/, round two). Per family: named right, named wrong (a failure
+signature other than the expected one, a failure called clean, or a name where ``unknown`` was
+expected) and unnamed (no row matched where one was expected). Several ``--split`` options print
+each corpus, then the corpora combined. ``--misses`` lists each wrong verdict and refuses the
+frozen sets: rows are not written from their misses.
+
+    python benchmarks/classify_corpus.py [--split seen|train|test|test2 ...] [--misses]
 
 Exit status 0; the figures are for the closing note, the pass/fail gate is
 tests/test_field_corpus.py.
@@ -24,6 +34,17 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "field-logs"
 INDEX = CORPUS / "corpus.yaml"
+#: The corpora ``--split`` names: their directories, each with its own corpus.yaml.
+SPLITS = {
+    "seen": CORPUS,
+    "train": ROOT / "tests" / "fixtures" / "field-logs-train",
+    "test": ROOT / "tests" / "fixtures" / "field-logs-test",
+    "test2": ROOT / "tests" / "fixtures" / "field-logs-test2",
+}
+#: The frozen sets: measured only, never mined for misses (issue 30).
+FROZEN = frozenset({"test", "test2"})
+#: What repro says of a log no row matched.
+UNKNOWN = "unknown"
 #: ``expect`` of a log with no failure in it.
 CLEAN = "clean"
 
@@ -32,17 +53,22 @@ CLEAN = "clean"
 class Entry:
     """One corpus log: ``file`` (relative to the corpus directory), ``url`` (its public issue),
     ``family``, ``expect`` (a signature name or :data:`CLEAN`), ``message`` (a substring the
-    decisive line must contain, or ``""``)."""
+    decisive line must contain, or ``""``), ``batch`` (the collection round the split dealt it
+    in: 1, or 2 for issue 30's round two), ``dealt_as`` (the label the split dealt it under when
+    a train label was corrected later, else ``""``)."""
 
     file: str
     url: str
     family: str
     expect: str
     message: str = ""
+    root: Path = CORPUS
+    batch: int = 1
+    dealt_as: str = ""
 
     @property
     def path(self) -> Path:
-        return CORPUS / self.file
+        return self.root / self.file
 
 
 def load(index: Path = INDEX) -> list[Entry]:
@@ -54,9 +80,23 @@ def load(index: Path = INDEX) -> list[Entry]:
             if not isinstance(raw.get(key), str) or not raw[key]:
                 raise ValueError(f"{index}: logs[{at}].{key}: expected a non-empty string")
         out.append(
-            Entry(raw["file"], raw["url"], raw["family"], raw["expect"], raw.get("message", ""))
+            Entry(
+                raw["file"],
+                raw["url"],
+                raw["family"],
+                raw["expect"],
+                raw.get("message", ""),
+                index.parent,
+                int(raw.get("batch", 1)),
+                raw.get("dealt_as", ""),
+            )
         )
     return out
+
+
+def load_split(split: str) -> list[Entry]:
+    """The entries of one corpus of :data:`SPLITS`."""
+    return load(SPLITS[split] / "corpus.yaml")
 
 
 def judge(entry: Entry) -> tuple[bool, str]:
@@ -70,32 +110,83 @@ def judge(entry: Entry) -> tuple[bool, str]:
     return right, f"{said}: {found.message}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--misses", action="store_true", help="print every wrong verdict")
-    args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    entries = load()
-    total, right = Counter(), Counter()
+def outcome(entry: Entry, right: bool, said: str) -> str:
+    """``right``, ``wrong`` (another name, or clean for a failure) or ``unnamed`` (no row matched
+    where one was expected)."""
+    if right:
+        return "right"
+    return "unnamed" if said.split(":", 1)[0] == UNKNOWN else "wrong"
+
+
+def score(entries: list[Entry]) -> tuple[dict[str, Counter], list[str]]:
+    """Per family, a Counter of :func:`outcome` values; and one line per wrong verdict."""
+    total: dict[str, Counter] = {}
     misses = []
-    start = time.perf_counter()
     for entry in entries:
         ok, said = judge(entry)
-        total[entry.family] += 1
-        right[entry.family] += ok
+        total.setdefault(entry.family, Counter())[outcome(entry, ok, said)] += 1
         if not ok:
             misses.append(f"{entry.file}: expected {entry.expect}, got {said}")
-    elapsed = time.perf_counter() - start
-    print(f"{'family':<12} {'logs':>5} {'right':>6} {'accuracy':>9}")
+    return total, misses
+
+
+def table(title: str, total: dict[str, Counter]) -> list[str]:
+    """The printed score of one corpus (or several combined): a row per family, then all."""
+    lines = [
+        f"corpus: {title}",
+        f"{'family':<12} {'logs':>5} {'right':>6} {'wrong':>6} {'unnamed':>8} {'right %':>8}",
+    ]
+    whole: Counter = Counter()
     for family in sorted(total):
-        share = 100 * right[family] / total[family]
-        print(f"{family:<12} {total[family]:>5} {right[family]:>6} {share:>8.1f}%")
-    all_right, all_logs = sum(right.values()), sum(total.values())
-    print(f"{'all':<12} {all_logs:>5} {all_right:>6} {100 * all_right / all_logs:>8.1f}%")
-    print(f"classified in {elapsed:.2f} s")
-    if args.misses:
-        for line in misses:
-            print(f"  miss: {line}")
+        row = total[family]
+        whole.update(row)
+        logs = sum(row.values())
+        lines.append(
+            f"{family:<12} {logs:>5} {row['right']:>6} {row['wrong']:>6} {row['unnamed']:>8}"
+            f" {100 * row['right'] / logs:>7.1f}%"
+        )
+    logs = sum(whole.values())
+    lines.append(
+        f"{'all':<12} {logs:>5} {whole['right']:>6} {whole['wrong']:>6} {whole['unnamed']:>8}"
+        f" {100 * whole['right'] / logs:>7.1f}%"
+    )
+    lines.append(f"named wrong: {100 * whole['wrong'] / logs:.1f}% of {logs}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--split",
+        action="append",
+        choices=sorted(SPLITS),
+        help="which corpus (repeat for several, then their combined score; default: seen)",
+    )
+    parser.add_argument(
+        "--misses", action="store_true", help="print every wrong verdict (not for test, test2)"
+    )
+    args = parser.parse_args(argv)
+    splits = list(dict.fromkeys(args.split or ["seen"]))
+    frozen = sorted(FROZEN.intersection(splits))
+    if args.misses and frozen:
+        parser.error(
+            f"--misses refuses the frozen set(s) {', '.join(frozen)}: they are measured only"
+        )
+    sys.path.insert(0, str(ROOT))
+    combined: dict[str, Counter] = {}
+    for split in splits:
+        start = time.perf_counter()
+        total, misses = score(load_split(split))
+        elapsed = time.perf_counter() - start
+        print("\n".join(table(f"{split} ({SPLITS[split].relative_to(ROOT)})", total)))
+        print(f"classified in {elapsed:.2f} s")
+        if args.misses:
+            for line in misses:
+                print(f"  miss: {line}")
+        for family, row in total.items():
+            combined.setdefault(family, Counter()).update(row)
+    if len(splits) > 1:
+        print("\n".join(table(" + ".join(splits), combined)))
     return 0
 
 

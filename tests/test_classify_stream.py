@@ -58,7 +58,10 @@ def test_a_utf8_character_split_between_chunks_is_decoded():
 
 def test_invalid_utf8_becomes_replacement_characters():
     found = engine.classify_stream(io.BytesIO(b"\xff\xfe garbage\nValueError: bad \xff\n"))
-    assert found.name == engine.UNKNOWN and found.message == "\ufffd\ufffd garbage"
+    # The unknown failure's decisive line is its error line, not the first line (issue 30).
+    assert found.name == engine.UNKNOWN and found.message == "ValueError: bad \ufffd"
+    found = engine.classify_stream(io.BytesIO(b"\xff\xfe garbage\nstill going\n"))
+    assert found.clean and found.message == "\ufffd\ufffd garbage"
 
 
 def test_lines_longer_than_the_cap_are_cut_and_noted():

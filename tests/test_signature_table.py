@@ -284,6 +284,9 @@ def test_the_watchdog_names_every_hang_row_from_its_own_stack_patterns_and_sourc
             'File "weakref.py", line 590 in __call__\n'
         ),
         "hang.dataloader_wait": 'File "dataloader.py", line 1133 in _try_get_data',
+        # Issue 30: gdb frames (rwth-i6/returnn#1811, pytorch/pytorch#75147).
+        "hang.cuda_sync": "#7  0x000014e44688a7d8 in cudaStreamSynchronize ()",
+        "hang.fork_lock": "#0  __lll_lock_wait () at ../sysdeps/unix/sysv/linux/x86_64/lowlevellock.S:135",
     }
     for row in hang_rows:
         if row.wait_channels:

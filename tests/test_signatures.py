@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 
 import pytest
 
+from benchmarks.classify_stream import progress_log
 from repro.signatures.engine import _NEEDLES as NEEDLES
 from repro.signatures.engine import (
     Classification,
@@ -82,6 +81,19 @@ CATEGORIES = {
     "segfault",
     "host_sigill",
     "wandb_backend_error",
+    # Issue 30: families the field corpus's train half showed no row had.
+    "cuda_driver_init_failed",
+    "cudnn_plan_failed_warning",
+    "shm_bus_error",
+    "rocm_hsa_error",
+    "rocblas_tensile_missing",
+    "hipblas_error",
+    # Issue 30, round two: families round two's train half showed no row had.
+    "driver_library_mismatch",
+    "cpu_only_torch",
+    "invalid_device_ordinal",
+    "rocm_gpu_hang",
+    "launcher_signalled",
 }
 
 # (expected signature, one line as quoted in ../shared/field-reports.md or printed by torch).
@@ -389,6 +401,161 @@ SINGLE_LINES = [
     ("segfault", "Segmentation fault (core dumped)"),
     ("segfault", "Fatal Python error: Segmentation fault"),
     ("host_sigill", "Illegal instruction (core dumped)"),
+    # Issue 30: lines of the field corpus's train half (tests/fixtures/field-logs-train/, each
+    # with its URL there) and the spellings public sources document.
+    ("host_sigill", "Program received signal SIGILL, Illegal instruction."),  # pytorch#37577, gdb
+    (
+        "shm_bus_error",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 0 (pid: 5275) of binary: /usr/bin/python",
+    ),  # NVIDIA/Megatron-LM#516
+    ("shm_bus_error", "traceback : Signal 7 (SIGBUS) received by PID 100"),  # awslabs/slapo#114
+    (
+        "shm_bus_error",
+        'Thread 787 "imagenet_fake_d" received signal SIGBUS, Bus error.',
+    ),  # NVIDIA/JAX-Toolbox#183
+    (
+        "shm_bus_error",
+        "[01b962a216fb:1387 :0:1656] Caught signal 7 (Bus error: nonexistent physical address)",
+    ),  # NVIDIA/physicsnemo#1068
+    (
+        "shm_bus_error",
+        "APPLICATION TERMINATED WITH THE EXIT STRING: Bus error (signal 7)",
+    ),  # openai/mlsh#17
+    ("shm_bus_error", "Fatal Python error: Bus error"),  # CPython's faulthandler
+    ("shm_bus_error", "Bus error (core dumped)"),  # bash
+    ("host_oom_killed_hint", "**Killed**"),  # InternLandMark/LandMark#61
+    ("host_oom_killed_hint", "Killed"),  # bash
+    ("host_oom_killed_hint", "[1]+  Killed                  python train.py"),  # bash's jobs
+    ("host_oom_killed_hint", "zsh: killed     python train.py"),  # zsh's job report
+    (
+        "host_oom_killed_hint",
+        "Process finished with exit code 137 (interrupted by signal 9:SIGKILL)",
+    ),  # noelshin/selfmask#11
+    ("host_oom_killed_hint", "=   EXIT CODE: 9"),  # je-santos/MPLBM-UT#92, mpirun
+    (
+        "cuda_driver_init_failed",
+        "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at  /opt/conda/conda-bld/pytorch_1631630839582/work/c10/cuda/CUDAFunctions.cpp:115.)",
+    ),  # wenet-e2e/wenet#700
+    (
+        "cuda_driver_init_failed",
+        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+    ),  # replicate/cog-svd#11
+    (
+        "cuda_unavailable_host_unknown",
+        "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+    ),  # pytorch/pytorch#100691 (CUDA 12's spelling; native there, unknown here)
+    (
+        "cudnn_no_engine",
+        "RuntimeError: GET was unable to find an engine to execute this computation",
+    ),  # zai-org/VisualGLM-6B#3
+    (
+        "cudnn_no_engine",
+        "KSamplerAdvanced - cuDNN Frontend error: [cudnn_frontend] Error: No valid execution plans built.",
+    ),  # YanWenKun/ComfyUI-Docker#140
+    (
+        "cudnn_no_engine",
+        "RuntimeError: no valid convolution algorithms available in CuDNN",
+    ),  # gistvision/e2sri#13
+    (
+        "cudnn_plan_failed_warning",
+        r"cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ..\aten\src\ATen\native\cudnn\Conv_v8.cpp:919.)",
+    ),  # Nerogar/OneTrainer#397
+    (
+        "cuda_init_error_in_worker",
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error",
+    ),  # pytorch/pytorch#33407
+    (
+        "nccl_timeout",
+        "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    ),  # jpata/particleflow#390
+    (
+        "compile_toolchain_missing",
+        "torch._dynamo.exc.InternalTorchDynamoError: RuntimeError: Compiler: cl is not found.",
+    ),  # pytorch/pytorch#157458
+    (
+        "compile_toolchain_missing",
+        "E:/Comfy_UI/ComfyUI_windows_portable/python_embeded/Include/Python.h:12: error: include file 'pyconfig.h' not found",
+    ),  # woct0rdho/triton-windows#96
+    (
+        "rocm_hsa_error",
+        ":0:rocdevice.cpp            :2652: 4238358292712 us: 48946: [tid:0x7fffd023f700] Device::callbackQueue aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This error may also occur when the core runtime library needs to spawn threads or create internal OS-specific events. code: 0x1008",
+    ),  # StanfordLegion/legion#1339
+    (
+        "rocm_hsa_error",
+        ":0:rocdevice.cpp            :2303: 768423197593 us: Device::callbackQueue aborting with status: 0x100f",
+    ),  # ROCm/legacy-rocm-build#1393
+    (
+        "rocm_hsa_error",
+        "### HCC STATUS_CHECK Error: HSA_STATUS_ERROR_INVALID_ISA_NAME (0x1017) at file:/home/vishwas/vrajesh_temp/PIM_14.04/hcc_git/hcc/lib/hsa/mcwamp_hsa.cpp line:2319",
+    ),  # ROCm/hcc#272
+    (
+        "rocm_memory_access_fault",
+        "rocdevice.cpp Callback: Queue 0x7fc220400000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal address. code: 0x29",
+    ),  # ggml-org/whisper.cpp#3576
+    (
+        "rocblas_tensile_missing",
+        r"rocBLAS error: Cannot read C:\Program Files\AMD\ROCm\6.1\bin\/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1103",
+    ),  # brknsoul/ROCmLibs#4
+    ("hipblas_error", "RuntimeError: HIPBLAS_STATUS_NOT_SUPPORTED"),  # pytorch/pytorch#150016
+    (
+        "hipblas_error",
+        "Attempting to use hipBLASLt on a unsupported architecture!",
+    ),  # pytorch/pytorch#138067
+    ("rocm_no_code_object", "HIP error: Invalid device function"),  # ROCm/legacy-rocm-build#5264
+    # Issue 30, round two: lines of the train half's round-two logs (batch: 2 there, with URLs)
+    # and the spellings public sources document.
+    (
+        "driver_library_mismatch",
+        "Failed to initialize NVML: Driver/library version mismatch",
+    ),  # Azure/az-hop#269
+    (
+        "cpu_only_torch",
+        "AssertionError: Torch not compiled with CUDA enabled",
+    ),  # facebookresearch/detectron2#460
+    (
+        "invalid_device_ordinal",
+        "RuntimeError: CUDA error: invalid device ordinal",
+    ),  # wdrink/PyDeepFakeDet#1
+    (
+        "rocm_gpu_hang",
+        "HW Exception by GPU node-1 (Agent handle: 0x5899c75e9d60) reason :GPU Hang",
+    ),  # ROCm/TheRock#2151
+    (
+        "launcher_signalled",
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 642371 got signal: 1",
+    ),  # kohya-ss/musubi-tuner#733
+    (
+        "launcher_signalled",
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
+    ),  # torch/distributed/elastic/agent/server/api.py's spelling
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: unknown or invalid runtime name: nvidia",
+    ),  # NVIDIA-NeMo/labs-molt#88
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: Unknown runtime specified nvidia.",
+    ),  # NVIDIA/nvidia-docker#1236
+    (
+        "nccl_init_failure",
+        "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    ),  # vllm-project/vllm#21661
+    (
+        "dataloader_shm_exhausted",
+        "RuntimeError: unable to write to file </torch_15769_1517813162>",
+    ),  # MIC-DKFZ/nnUNet#294
+    (
+        "nan_detected",
+        "ValueError: Input contains NaN, infinity or a value too large for dtype('float32')",
+    ),  # rafellerc/Pytorch-SiamFC#36
+    (
+        "libcuda_not_found",
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory",
+    ),  # facebookresearch/nougat#115
+    (
+        "host_oom_killed_hint",
+        "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed",
+    ),  # PKU-YuanGroup/Video-LLaVA#13
 ]
 
 
@@ -469,6 +636,10 @@ def test_every_row_has_source_kind_and_compiled_pattern(sig) -> None:
         ("host_oom_killed_hint", "dataloader_worker_killed"),
         ("dataloader_worker_killed", "segfault"),
         ("segfault", "rank_failed"),
+        ("dataloader_shm_exhausted", "shm_bus_error"),
+        ("shm_bus_error", "rank_failed"),
+        ("nccl_async_error", "nccl_timeout"),
+        ("rocm_memory_access_fault", "rocm_hsa_error"),
         ("hip_fork_abort", "cpp_terminate"),
         ("forward_compat_unsupported", "wsl_gpu_unavailable"),
     ],
@@ -494,6 +665,10 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "no_nvidia_driver",
         "wsl_libcuda_missing",
         "libcuda_not_found",
+        "cuda_driver_init_failed",
+        "rocblas_tensile_missing",
+        "driver_library_mismatch",
+        "cpu_only_torch",
     }
     assert {name for name, kind in kinds.items() if kind == "environment"} == environment
     assert {name for name, kind in kinds.items() if kind == "wrapper"} == {
@@ -506,6 +681,7 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "cuda_ipc_producer_terminated",
         "rocm_kfd_workqueue_hog",
         "amdgpu_gpu_fault",
+        "cudnn_plan_failed_warning",
     }
 
 
@@ -1052,21 +1228,14 @@ def test_colour_codes_are_ignored() -> None:
     assert result.message == "RuntimeError: CUDA error: an illegal instruction was encountered"
 
 
-def test_big_log_is_classified_quickly_and_exactly() -> None:
-    rng = random.Random(0)
-    progress = "\n".join(
-        f"Epoch {i // 500}: step {i} loss={rng.random():.4f} lr=1e-4 it/s=2.53 "
-        f"batch torch.Size([4, 3, 640, 640]) CUDA mem 5.1 GiB"
-        for i in range(40_000)
-    )
-    text = progress + "\n" + O1_CASCADE
+def test_big_log_is_classified_exactly() -> None:
+    """The 4.1 MB progress log before a cascade: the verdict and its line, exactly. Its speed is
+    measured by ``benchmarks/classify_stream.py --in-process``, never asserted here."""
+    text = progress_log() + "\n" + O1_CASCADE
     assert len(text) > 3_000_000
-    start = time.perf_counter()
     result = classify(text)
-    elapsed = time.perf_counter() - start
     assert result.name == "cudnn_execution_failed"
     assert result.line_no == 40_000 + 9
-    assert elapsed < 5.0  # about 0.2 s here; generous for slow CI machines
 
 
 # -- Signals -------------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ the log came from (:mod:`repro.signatures.hostfacts`); without them the log's ow
 the verdict names the alternatives instead of assuming WSL2.
 
 Exit status: 0 when every log is named or clean ("no failure found": nothing in it looks like a
-failure), 1 when some log holds a failure no row names (``unknown``, with its decisive line).
+failure), 1 when some log holds a failure no row names (``unknown``, with its decisive line,
+"no row matched" said plainly, and the coarse family the text still shows: a ROCm runtime error, a
+process killed by signal N, a C++ abort, ...; issue 30).
 ``--signatures FILE`` adds a team's own rows (same schema as repro/data/signatures.yaml).
 """
 
@@ -151,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
                 "workaround": found.workaround,
                 "host_evidence": list(found.host_evidence),
                 "notes": list(found.notes),
+                "coarse_family": found.coarse or None,
             }
         )
     status = (
@@ -165,6 +168,10 @@ def run(args: argparse.Namespace) -> int:
             continue
         where = f" (line {item['line']})" if item["line"] else ""
         print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
+        if item["verdict"] == engine.UNKNOWN:
+            # Issue 30, item 3: say plainly that no row matched, and what the text still shows.
+            coarse = item["coarse_family"]
+            print(f"  no row matched{f'; coarse family: {coarse}' if coarse else ''}")
         if item["source"]:
             print(f"  source: {item['source']}")
         if item["workaround"]:
