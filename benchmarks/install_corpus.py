@@ -26,6 +26,7 @@ import hashlib
 import sys
 import time
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,14 @@ def judge(entry: dict[str, Any]):
 
     host = entry["host"]
     line = install_line.parse(entry["line"])
-    return check_line(line, host_properties(host), str(host["python"]), host["platform"])
+    return check_line(
+        line,
+        host_properties(host),
+        str(host["python"]),
+        host["platform"],
+        machine=host.get("arch"),
+        as_of=date.fromisoformat(str(entry["date"])),
+    )
 
 
 HEADER = """\
@@ -156,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="train half: print each miss")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    from repro.errors import ConfigError
+
     if args.action == "split":
         if args.labelled is None:
             parser.error("split needs the labelled corpus file")
@@ -166,16 +176,21 @@ def main(argv: list[str] | None = None) -> int:
     misses = []
     start = time.perf_counter()
     for entry in entries:
-        result = judge(entry)
-        ok = result.outcome == entry["outcome"]
+        try:
+            result = judge(entry)
+        except ConfigError as exc:  # refused as no install line: no verdict
+            result, outcome, summary = None, "refused", str(exc)
+        else:
+            outcome, summary = result.outcome, result.summary
+        ok = outcome == entry["outcome"]
         by_kind[entry["kind"]] += 1
         right_kind[entry["kind"]] += ok
-        said[result.outcome] += 1
-        if entry["outcome"] == "fail" and result.outcome == "fail":
+        said[outcome] += 1
+        if result is not None and entry["outcome"] == "fail" and outcome == "fail":
             fails += 1
             because_right += entry["because"] in {r.check for r in result.prediction.deciding}
         if not ok:
-            misses.append(f"{entry['id']}: happened {entry['outcome']}, said {result.summary}")
+            misses.append(f"{entry['id']}: happened {entry['outcome']}, said {summary}")
     elapsed = time.perf_counter() - start
     print(f"{args.split} half: {len(entries)} lines, {len({e['url'] for e in entries})} issues")
     print(f"{'what happened':<28} {'lines':>5} {'agree':>6}")

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import date
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from repro.compat import check as build_check
-from repro.compat import install_line
+from repro.compat import install_index, install_line, install_nightly
+from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
 from repro.compat.install_conda import check_conda
@@ -43,11 +45,11 @@ from repro.compat.install_fix import (
 )
 from repro.compat.install_line import InstallLine
 from repro.compat.install_result import INSTALL_CHECKS, LineResult, host_of
-from repro.compat.install_runs import needs, run_reasons
+from repro.compat.install_runs import needs, run_reasons_on
 from repro.compat.install_wheel import check_wheel
 from repro.compat.predictions import gpus_of, version
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason, combine
-from repro.compat.sources import DOWNLOAD, Host, Offer
+from repro.compat.sources import DOWNLOAD, Host
 from repro.errors import ConfigError
 
 __all__ = [
@@ -103,59 +105,27 @@ def _torch_for(facts: Facts, name: str, pinned: Version) -> str | None:
     return None
 
 
-def _matches(spec: SpecifierSet, offer: Offer) -> bool:
-    return spec.contains(offer.version, prereleases=True)
+def _platform_builds(facts: Facts, extra: Facts, host: Host) -> str:
+    """What download.pytorch.org builds for the host's platform, in words."""
+    plat = host.wheel_platform
+    if plat == "linux-aarch64":
+        first = sorted(
+            (Version(str(m)) for m in extra.get("aarch64", "cuda_builds") or {}),
+            key=lambda v: v.release,
+        )
+        since = f"; its CUDA (sbsa) builds start with {first[0]}" if first else ""
+        return f"Linux aarch64 gets CPU builds{since} (Jetson wheels are NVIDIA's own)"
+    if plat == "windows-arm64":
+        return "no Windows on Arm wheels on PyPI or download.pytorch.org"
+    if plat in ("macos", "macos-arm64"):
+        return "macOS gets CPU/MPS builds only"
+    return "Windows gets no ROCm builds"
 
 
-def _local_of(spec: SpecifierSet) -> str | None:
-    for item in spec:
-        parsed = src.parse_version(item.version.replace("*", "0"))
-        if parsed is not None and parsed.local:
-            return parsed.local
-    return None
-
-
-def _public_spec(spec: SpecifierSet) -> SpecifierSet:
-    return SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in spec))
-
-
-def _pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
-    if line.uv_first_index:
-        # uv: the first index that has torch (first-index), or that has a fitting torch
-        # (unsafe-first-match); uv docs, "Index strategies".
-        for _source, offers in groups:
-            if offers:
-                fitting = [o for o in offers if _matches(spec, o) and o.fits is not False]
-                if not fitting and line.index_strategy == "unsafe-first-match":
-                    continue
-                return max(fitting, key=lambda o: o.version) if fitting else None
-        return None
-    fitting = [
-        o for _s, offers in groups for o in offers if _matches(spec, o) and o.fits is not False
-    ]
-    return max(fitting, key=lambda o: o.version) if fitting else None
-
-
-def _ever_published(facts: Facts, extra: Facts, runtime: str) -> bool:
-    """Whether any release the facts know has ``runtime`` builds (cu114, cu131: none)."""
-    return any(runtime in (src.runtimes_of(facts, r) or []) for r in src.releases(facts, extra))
-
-
-_PLATFORM_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
-
-
-def _indexes_without_platform(groups: list, host: Host) -> list[str]:
-    """The PyTorch indexes of ``groups`` that serve no wheel for the host's platform: CUDA and
-    ROCm indexes on macOS, ROCm indexes on Windows ("ROCM ... (Linux only)", previous-versions
-    page)."""
-    out = []
-    for source, _offers in groups:
-        runtime = src.runtime_from_url(source) if source != "PyPI" else None
-        if runtime is None or runtime == "cpu":
-            continue
-        if host.platform == "macos" or host.platform == "windows" and runtime.startswith("rocm"):
-            out.append(source)
-    return out
+def _platform_fact(host: Host) -> str:
+    if host.wheel_platform == "linux-aarch64":
+        return "compat-extra:aarch64.cuda_builds"
+    return "wheel_index.pypi_note"
 
 
 def _why_none(
@@ -169,8 +139,8 @@ def _why_none(
 ) -> tuple[list[Reason], str | None, list[str]]:
     """Why no build fits: reasons, a line that works and the nearest alternatives."""
     all_offers = [o for _s, offers in groups for o in offers]
-    public = _public_spec(spec)
-    local = _local_of(spec)
+    public = picks.public_spec(spec)
+    local = picks.local_of(spec)
     releases = src.releases(facts, extra)
     released = [r for r in releases if public.contains(r, prereleases=True)]
     wanted = max(released) if released else None
@@ -187,11 +157,11 @@ def _why_none(
         )
         nearest = patches or [str(r) for r in releases[-1:]]
         return [Reason("install", FAIL, text, "torch_releases")], None, nearest
-    matching = [o for o in all_offers if _matches(spec, o)]
+    matching = [o for o in all_offers if picks.matches(spec, o)]
     if not matching and local and not src.runtime_tag(local):
         text = f"+{local} is no PyTorch build tag (cuXYZ, rocmX.Y, cpu): no index serves it"
         return [Reason("install", FAIL, text, "wheel_index.stable")], None, []
-    elsewhere = _indexes_without_platform(groups, host)
+    elsewhere = picks.indexes_without_platform(groups, host)
     if not matching and elsewhere:
         # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
         what = (
@@ -201,8 +171,8 @@ def _why_none(
         )
         gets = "CPU/MPS" if host.platform == "macos" else "CPU"
         text = (
-            f"{', '.join(elsewhere)} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} "
-            f"(previous-versions page); {_PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
+            f"{', '.join(elsewhere)} has no {picks.PLATFORM_NAMES[host.platform]} wheels: {what} "
+            f"(previous-versions page); {picks.PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
         )
         on_pypi = [
             o.version
@@ -218,7 +188,7 @@ def _why_none(
         for s, offers in groups
         if first
         and s != first[0]
-        and any(_matches(spec, o) and o.fits is not False for o in offers)
+        and any(picks.matches(spec, o) and o.fits is not False for o in offers)
     ]
     if line.uv_first_index and first and elsewhere_fits:
         # uv's default index strategy (uv docs, "Index strategy": first-index).
@@ -295,6 +265,17 @@ def _why_none(
                     f"come from {DOWNLOAD}/{local}"
                 )
                 return [Reason("install", FAIL, text, "wheel_index.pypi_note")], fix, []
+            if (
+                published
+                and local in published
+                and not src.platform_has(facts, extra, wanted, local, host)
+            ):
+                # pytorch/pytorch#71473: torch==1.8.1+cu102 on a Jetson (aarch64).
+                text = (
+                    f"torch {wanted}+{local} has no {install_index.platform_name(host)} build: "
+                    f"{_platform_builds(facts, extra, host)}"
+                )
+                return [Reason("platform", FAIL, text, _platform_fact(host))], None, []
             served = sorted({o.version.local for o in all_offers if o.version.local}) or ["no"]
             text = (
                 f"no torch=={wanted}+{local} on {sources_text} (local versions there: "
@@ -311,7 +292,7 @@ def _why_none(
         asked = [r for r in asked if r]
         if runtime is None and not all_offers and asked:
             runtime = asked[0]
-            if not _ever_published(facts, extra, runtime):
+            if not picks.ever_published(facts, extra, runtime):
                 text += (
                     f" (no release has {runtime} builds: download.pytorch.org has no such index)"
                 )
@@ -334,7 +315,11 @@ def _why_none(
     if not pythons:
         text = f"torch {best.public} has no wheel for {plat} on {', '.join(s for s, _ in groups)}"
         check = "platform"
-        runtimes = src.runtimes_of(facts, Version(best.public)) or []
+        runtimes = [
+            r
+            for r in src.runtimes_of(facts, Version(best.public)) or []
+            if src.platform_has(facts, extra, Version(best.public), r, host)
+        ]
         if runtimes and host.platform != "macos":
             gpu = any(g.vendor == "nvidia" for g in gpus_of(host_props) or [])
             default = facts.get("torch_variants", f"{best.major}.{best.minor}", "pypi_default")
@@ -463,7 +448,7 @@ def _backend(
 
 
 def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
-    local = _local_of(spec)
+    local = picks.local_of(spec)
     if local and local != "cpu":
         return f"+{local}"
     for url in line.all_indexes:
@@ -473,6 +458,41 @@ def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
     if line.torch_backend and line.torch_backend not in ("cpu", "auto"):
         return f"--torch-backend {line.torch_backend}"
     return None
+
+
+_FAMILY_NAMES = {"cu": "CUDA", "rocm": "ROCm", "cpu": "CPU"}
+
+
+def _family(runtime: str | None) -> str | None:
+    """``cu``, ``rocm`` or ``cpu`` for a runtime tag; None for an unknown one."""
+    if not runtime:
+        return None
+    if runtime.startswith("cu"):
+        return "cu"
+    if runtime.startswith("rocm"):
+        return "rocm"
+    return "cpu" if runtime == "cpu" else None
+
+
+def _asked_cpu(line: InstallLine, spec: SpecifierSet) -> bool:
+    """Whether the line asks for the CPU build itself (``+cpu``, a ``/cpu`` index,
+    ``--torch-backend cpu``): then a CPU build on a GPU host is what it wants."""
+    if picks.local_of(spec) == "cpu" or line.torch_backend == "cpu":
+        return True
+    return any(src.runtime_from_url(url) == "cpu" for url in line.all_indexes)
+
+
+def _unused_gpu(host_props: Mapping[str, str], runtime: str | None) -> str | None:
+    """ "NVIDIA"/"AMD" when the host's GPUs are known, the build is CPU-only or for the other
+    vendor, and no GPU of the build's vendor is there: the GPU stays unused."""
+    gpus = gpus_of(host_props) or []
+    vendors = {g.vendor for g in gpus if g.vendor in ("nvidia", "amd")}
+    if not vendors or _family(runtime) is None:
+        return None
+    needs = {"cu": "nvidia", "rocm": "amd"}.get(_family(runtime) or "")
+    if needs in vendors:
+        return None
+    return "NVIDIA" if "nvidia" in vendors else "AMD"
 
 
 def _after_fix(
@@ -493,6 +513,7 @@ def _after_fix(
             facts,
             extra,
             follow_fix=False,
+            machine=host.machine,
         )
     except ConfigError:
         return [], (), True, None
@@ -518,13 +539,20 @@ def check_line(
     extra: Facts | None = None,
     *,
     follow_fix: bool = True,
+    machine: str | None = None,
+    as_of: date | None = None,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
-    properties), for Python ``python`` and ``platform`` when given (else the line's own
-    environment Python, else the host's). ``follow_fix``: also check the line that works, and
-    drop it when it would not install on this host either (off for that check itself)."""
+    properties), for Python ``python``, ``platform`` and CPU ``machine`` (``x86_64``/``aarch64``)
+    when given (else the line's own environment Python, else the host's), on the day ``as_of``
+    (the indexes then served only the releases out by that day: an old unpinned line gets that
+    day's build, and the driver floor is that build's; None: today's facts). ``follow_fix``:
+    also check the line that works, and drop it when it would not install on this host either
+    (off for that check itself)."""
     facts, extra = facts or default_facts(), extra or extra_facts()
-    result = _check_line(line, host_props, python, platform, facts, extra, follow_fix)
+    if as_of is not None:
+        facts, extra = src.dated(facts, extra, as_of)
+    result = _check_line(line, host_props, python, platform, machine, facts, extra, follow_fix)
     if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
         fixed = check_line(
             install_line.parse(result.fix),
@@ -534,6 +562,7 @@ def check_line(
             facts,
             extra,
             follow_fix=False,
+            machine=result.host.machine,
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
@@ -568,6 +597,7 @@ def _installs(
         facts,
         extra,
         follow_fix=False,
+        machine=result.host.machine,
     )
     return checked.installs is not False
 
@@ -577,12 +607,13 @@ def _check_line(
     host_props: Mapping[str, str],
     python: str | None,
     platform: str | None,
+    machine: str | None,
     facts: Facts,
     extra: Facts,
     follow_fix: bool,
 ) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python or line.python, platform)
+    host = host_of(host_props, python or line.python, platform, machine)
     if line.conda is not None:
         return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:
@@ -601,13 +632,33 @@ def _check_line(
     backend, backend_note = _backend(line, host_props, facts, extra)
     if backend_note:
         reasons.append(backend_note)
-    groups, nightlies = src.sources(line, facts, extra, host, backend)
-    nightly_result = _check_nightly(
+    found = src.sources(line, facts, extra, host, backend)
+    groups = found.groups
+    if found.jetson:
+        why = install_index.jetson_index(line, spec, found, host_props, host, extra)
+        return LineResult(line, host, None, "jetson", combine(reasons + why))
+    blocked = install_index.unknown_index(line, found)
+    if blocked is not None:
+        return LineResult(line, host, None, None, combine([*reasons, blocked]))
+    nightlies, gone = install_nightly.live_nightlies(found.nightlies, facts, extra)
+    reasons += gone
+    nightly_result = install_nightly.check_nightly(
         line, spec, nightlies, groups, host_props, host, facts, extra, reasons
     )
     if nightly_result is not None:
         return nightly_result
-    offer = _pick(line, groups, spec)
+    if line.universal:
+        # uv add: the lock's pick (for any platform, Linux x86_64 standing for the widest) and
+        # whether this host has a wheel of it.
+        every = src.Host(host.python, "linux", "x86_64")
+        locked = picks.pick(line, src.sources(line, facts, extra, every, backend).groups, spec)
+        offer, why, fix = install_index.universal_lock(line, locked, groups, host, extra)
+        reasons += why
+        if offer is None and locked is not None:
+            return LineResult(line, host, None, None, combine(reasons), fix)
+        if any(r.verdict == FAIL for r in why):
+            return LineResult(line, host, None, None, combine(reasons))
+    offer = picks.pick(line, groups, spec) if not line.universal else offer
     if offer is None:
         why, fix, nearest = _why_none(line, groups, spec, facts, extra, host, host_props)
         after, instead, works, runs = [], (), True, None
@@ -654,6 +705,9 @@ def _check_line(
         )
     reasons += _companion_reasons(line, facts, release, offer.runtime)
     asked = _asked_gpu(line, spec)
+    wanted_runtime = (
+        (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None
+    ) or (backend if backend and backend != "cpu" else None)
     fix = None
     if offer.runtime == "cpu" and asked and host.platform == "macos":
         text = (
@@ -664,7 +718,7 @@ def _check_line(
     elif offer.runtime == "cpu" and asked:
         text = f"the line asks for a GPU build ({asked}) but gets the CPU build"
         wanted = src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))
-        if wanted and not _ever_published(facts, extra, wanted):
+        if wanted and not picks.ever_published(facts, extra, wanted):
             text += f" (no release has {wanted} builds: download.pytorch.org has no such index)"
         reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
         if wanted:
@@ -676,20 +730,34 @@ def _check_line(
             if same:
                 runtime = Version(same[0]).local or "cpu"
                 fix = fix_line(facts, release, runtime, line, companion_pins(facts, release, line))
-    elif offer.runtime == "cpu" and any(g.vendor == "nvidia" for g in gpus_of(host_props) or []):
+    elif asked and _family(wanted_runtime) not in (None, _family(offer.runtime)):
+        # ROCm/hip#3465: a ROCm nightly index without --pre; pip took PyPI's CUDA build.
+        text = (
+            f"the line asks for a {_FAMILY_NAMES[_family(wanted_runtime)]} build ({asked}) but "
+            f"gets torch {offer.version} from {offer.source}, a "
+            f"{_FAMILY_NAMES.get(_family(offer.runtime), 'unknown')} build ({offer.runtime})"
+        )
+        reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
+    elif not _asked_cpu(line, spec) and (unused := _unused_gpu(host_props, offer.runtime)):
+        # pytorch/pytorch#123835, #160162: PyPI's aarch64 torch on a GH200 is a CPU build.
         cuda = [r for r in src.runtimes_of(facts, release) or [] if r.startswith("cu")]
-        if cuda:
+        if unused == "NVIDIA" and cuda and src.platform_has(facts, extra, release, cuda[-1], host):
             fix = fix_line(facts, release, cuda[-1], line, companion_pins(facts, release, line))
+        what = "CPU-only" if offer.runtime == "cpu" else f"{offer.runtime}"
+        text = (
+            f"a {what} build on {host.wheel_platform}: the host's {unused} GPU stays unused "
+            f"(torch.cuda.is_available() is False)"
+        )
         reasons.append(
             Reason(
                 "accelerator",
-                NOTE,
-                f"a CPU-only build on {host.platform}: torch.cuda.is_available() is False on this NVIDIA host",
+                FAIL,
+                text,
                 offer.fact or "wheel_index.pypi_note",
                 offer.unverified,
             )
         )
-    reasons += run_reasons(host_props, str(release), offer.runtime, facts, host)
+    reasons += run_reasons_on(host_props, str(release), offer.runtime, facts, extra, host)
     if offer.runtime and any(r.check == "driver" and r.verdict == FAIL for r in reasons):
         hint = build_check._forward_compat_hint(host_props, offer.runtime, facts, extra)
         reasons += [hint] if hint else []
@@ -731,107 +799,3 @@ def _check_line(
     return LineResult(
         line, host, str(offer.version), offer.runtime, prediction, fix, (), tuple(instead)
     )
-
-
-def _check_nightly(
-    line, spec, nightlies, groups, host_props, host, facts, extra, reasons
-) -> LineResult | None:
-    """A nightly index: the line it builds today, judged by the newest release of its runtime.
-
-    None (judge the other sources) when the spec admits no build of today's nightly line (a
-    release pin: nightly indexes serve only ``X.Y.0.devYYYYMMDD`` builds), or when another source
-    has a final release that fits and ``--pre`` is not given: pip and uv take pre-releases only
-    with ``--pre`` or when nothing else fits (packaging ``SpecifierSet.filter``; uv
-    ``--prerelease if-necessary-or-explicit``)."""
-    if not nightlies:
-        return None
-    nightly = nightlies[0]
-    pinned = next((src.parse_version(s.version) for s in spec if s.operator in ("==", "===")), None)
-    releases = src.releases(facts, extra)
-    if pinned is not None and pinned.is_prerelease:
-        base = Version(pinned.base_version)
-        if any(r >= base for r in releases):
-            text = (
-                f"torch {pinned} is a nightly of a line that has since been released ({base}): "
-                f"the nightly index keeps only recent builds, so pip finds no such version"
-            )
-            runtime = pinned.local or nightly.runtime or "cpu"
-            fix = (
-                fix_line(facts, base, runtime, line, {})
-                if runtime in (src.runtimes_of(facts, base) or [])
-                else None
-            )
-            return LineResult(
-                line,
-                host,
-                None,
-                nightly.runtime,
-                combine(reasons + [Reason("install", FAIL, text, "torch_releases")]),
-                fix,
-            )
-    today = Version(f"{nightly.line}.0.dev99999999")
-    same_line = (
-        pinned is not None and pinned.is_prerelease and pinned.release[:2] == today.release[:2]
-    )
-    if not same_line and not _public_spec(spec).contains(today, prereleases=True):
-        return None  # a pin the nightly line cannot meet (_why_none names the nightly index)
-    if not line.pre and any(_matches(spec, o) for _s, offers in groups for o in offers):
-        return None  # a final release fits elsewhere: without --pre pip takes it
-    runtime = nightly.runtime
-    elsewhere = _indexes_without_platform([(nightly.url, [])], host)
-    if elsewhere:
-        what = "CUDA and ROCm" if host.platform == "macos" else "ROCm"
-        text = (
-            f"{nightly.url} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} nightlies are "
-            f"built for {'Linux and Windows' if host.platform == 'macos' else 'Linux'} only"
-        )
-        names = " ".join(["torch", *line.companions])
-        tool = "uv pip install" if line.tool == "uv" else "pip install"
-        fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/cpu"
-        reason = Reason("platform", FAIL, text, "wheel_index.nightly")
-        return LineResult(line, host, None, runtime, combine([*reasons, reason]), fix)
-    with_runtime = [r for r in releases if runtime in (src.runtimes_of(facts, r) or [])]
-    if runtime is None or not with_runtime:
-        text = f"the nightly index {nightly.url} serves a runtime the facts do not know"
-        return LineResult(
-            line,
-            host,
-            None,
-            runtime,
-            combine(reasons + [Reason("install", UNKNOWN, text, "wheel_index.nightly")]),
-        )
-    judged = with_runtime[-1]
-    newest = releases[-1]
-    if runtime not in (src.runtimes_of(facts, newest) or []):
-        text = (
-            f"no {runtime} nightlies any more: the newest release with {runtime} is {judged}, "
-            f"{newest} has {', '.join(src.runtimes_of(facts, newest) or [])}; the nightly index "
-            "keeps only recent builds, so pip finds no torch there"
-        )
-        current = [r for r in src.runtimes_of(facts, newest) or [] if r[:2] == runtime[:2]]
-        fix = None
-        if current:
-            tool = "uv pip install" if line.tool == "uv" else "pip install"
-            names = " ".join(["torch", *line.companions])
-            fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/{current[-1]}"
-        fact = f"torch_variants.{newest.major}.{newest.minor}.variants"
-        return LineResult(
-            line,
-            host,
-            None,
-            runtime,
-            combine(reasons + [Reason("install", FAIL, text, fact, True)]),
-            fix,
-        )
-    text = (
-        f"pip gets a {nightly.line} nightly ({runtime}) from {nightly.url}; judged by torch "
-        f"{judged}+{runtime}, the newest release of that build"
-    )
-    reasons.append(Reason("install", PASS, text, "wheel_index.nightly", True))
-    fits = src._fits(facts, judged, host)
-    if fits is False:
-        pythons = src.pypi_pythons(facts, judged, host) or []
-        text = f"nightlies follow {judged}'s Python set: no Python {host.python} wheel ({', '.join(pythons)})"
-        reasons.append(Reason("python", FAIL, text, Facts.name("pypi_python", str(judged)), True))
-    reasons += run_reasons(host_props, str(judged), runtime, facts, host)
-    return LineResult(line, host, f"{nightly.line} nightly", runtime, combine(reasons))

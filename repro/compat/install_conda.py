@@ -39,8 +39,29 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     conda = line.conda
     assert conda is not None
     channel = facts.get("conda_channel", "name") or "pytorch"
+    nightly = str(extra.get("conda_nightly_channel", "name") or "pytorch-nightly")
     last = Version(str(facts.get("conda_channel", "last_release") or "2.5.1"))
     fact_end = "conda_channel.last_release"
+    if conda.nightly_package and channel not in conda.channels:
+        # maskrcnn-benchmark#1317: `conda install pytorch-nightly` on the default channels.
+        where = ", ".join(conda.channels) or "the default channels"
+        text = (
+            f"the pytorch-nightly package (the 1.0 preview) was only on the pytorch channel: "
+            f"{where} has none (PackagesNotFoundError)"
+        )
+        fact = "compat-extra:conda_nightly_channel.package"
+        return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
+    subdirs = extra.get("conda_channel_platforms") or {}
+    if host.wheel_platform in subdirs and not subdirs[host.wheel_platform]:
+        path = ("conda_channel_platforms", host.wheel_platform)
+        text = (
+            f"the {channel} channels have no {host.wheel_platform} builds: conda finds no "
+            "pytorch for this platform (PackagesNotFoundError)"
+        )
+        reason = Reason("platform", FAIL, text, "compat-extra:" + Facts.name(*path), True)
+        return LineResult(line, host, None, None, combine([reason]))
+    if nightly in conda.channels:
+        return _check_nightly_channel(line, host_props, host, facts, extra, nightly)
     if channel not in conda.channels:
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
@@ -127,6 +148,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
                 )
             )
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
+        reasons += _mkl_break(conda, release, host, extra)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
     wanted = conda.cuda
     # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
@@ -183,6 +205,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None),
     ]
     reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
+    reasons += _mkl_break(conda, release, host, extra)
     prediction = combine(reasons)
     fix = None
     if prediction.outcome == FAIL:
@@ -233,3 +256,76 @@ def _conda_run_reasons(
 def _conda_runtime(cuda: str | None) -> str | None:
     parts = version(cuda)
     return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
+
+
+def _mkl_break(conda, release: Version, host: Host, extra: Facts) -> list[Reason]:
+    """pytorch/pytorch#123097: since mkl 2024.1 reached the default channels the pytorch
+    channel's Linux builds (linked to MKL dynamically) fail at ``import torch`` ("undefined
+    symbol: iJIT_NotifyEvent") unless the line pins mkl below 2024.1 (compat-extra
+    ``conda_mkl_break``); lines run before that day are not affected."""
+    since = extra.get("conda_mkl_break", "since")
+    first = src.parse_version(str(extra.get("conda_mkl_break", "from_release") or ""))
+    if not since or first is None or release < first or host.platform != "linux":
+        return []
+    day = src.as_of(extra)
+    if day is not None and day < str(since):
+        return []
+    if conda.mkl and not SpecifierSet(conda.mkl).contains("2024.1"):
+        return []
+    text = (
+        f"import torch fails: the pytorch channel's {release} links MKL dynamically, and conda "
+        f'takes mkl 2024.1 or newer from the default channels since {since} ("undefined symbol: '
+        'iJIT_NotifyEvent", pytorch/pytorch#123097); add mkl==2024.0 to the line'
+    )
+    return [Reason("install", FAIL, text, "compat-extra:sources.conda_mkl_2024_1", True)]
+
+
+def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -> LineResult:
+    """``-c pytorch-nightly``: the line after the newest release (of the day, when dated),
+    built for the CUDA versions of that line's release on the pytorch channel; a CUDA version it
+    does not build comes as the CPU build (pytorch/pytorch#91009); the channel stopped after
+    ``conda_nightly_channel.last_line``."""
+    conda = line.conda
+    fact = "compat-extra:conda_nightly_channel"
+    nightly_line = src.nightly_line(facts, extra)
+    last = Version(str(extra.get("conda_nightly_channel", "last_line") or "0"))
+    if Version(nightly_line) > last:
+        text = (
+            f"the {channel} conda channel stopped with the {last} nightlies (pytorch/pytorch"
+            f"#138506): no {nightly_line} nightly there"
+        )
+        return LineResult(
+            line, host, None, None, combine([Reason("install", FAIL, text, fact, True)])
+        )
+    pythons = [str(p) for p in facts.get("torch_variants", nightly_line, "python") or ()]
+    if pythons and host.python and host.python not in pythons:
+        text = (
+            f"the {nightly_line} nightlies have no Python {host.python} builds (Python "
+            f"{', '.join(pythons)})"
+        )
+        reason = Reason("python", FAIL, text, Facts.name("torch_variants", nightly_line, "python"))
+        return LineResult(line, host, None, None, combine([reason]))
+    own = Version(f"{nightly_line}.0")
+    builds = _conda_cuda(facts, own, host.platform)
+    path = Facts.name("torch_variants", nightly_line, "conda")
+    label = f"pytorch {nightly_line} nightly"
+    if host.platform == "macos" or conda.cpu_only or (conda.cuda and conda.cuda not in builds):
+        reasons = []
+        if conda.cuda and not conda.cpu_only and host.platform != "macos":
+            text = (
+                f"the {channel} channel builds the {nightly_line} nightlies for CUDA "
+                f"{', '.join(builds) or 'none listed'}, not {conda.cuda}: conda installs the CPU "
+                "build (pytorch/pytorch#91009)"
+            )
+            reasons.append(Reason("accelerator", FAIL, text, path, True))
+        else:
+            text = f"{conda.tool} gets the {label} CPU build from {channel}"
+            reasons.append(Reason("install", PASS, text, path, True))
+        reasons += run_reasons(host_props, str(own), "cpu", facts, host)
+        return LineResult(line, host, label, "cpu", combine(reasons))
+    cuda = conda.cuda or (builds[-1] if builds else None)
+    runtime = _conda_runtime(cuda) if cuda else None
+    text = f"{conda.tool} gets a {label} built for CUDA {cuda} from {channel}"
+    reasons = [Reason("install", PASS if runtime else UNKNOWN, text, path, True)]
+    reasons += _conda_run_reasons(host_props, host, facts, own, cuda, runtime)
+    return LineResult(line, host, label, runtime, combine(reasons))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from repro.compat import check as build_check
+from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.predictions import gpus_of, predict
 from repro.compat.results import NOTE, PASS, UNKNOWN, Reason
@@ -139,3 +140,22 @@ def run_reasons(
             for r in reasons
         ]
     return reasons
+
+
+def run_reasons_on(
+    host_props: Mapping[str, str],
+    torch: str,
+    runtime: str | None,
+    facts: Facts,
+    extra: Facts,
+    host: Host,
+) -> list[Reason]:
+    """:func:`run_reasons` with the kernel list of the host's CPU architecture: on Linux aarch64
+    download.pytorch.org's CUDA builds are sbsa builds with their own sm_XY list (compat-extra
+    ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them)."""
+    if host.wheel_platform == "linux-aarch64" and runtime and runtime.startswith("cu"):
+        arch = src.aarch64_arch(extra, runtime)
+        if arch:
+            label = f"compat-extra:aarch64.arch.{runtime}"
+            return run_reasons(host_props, torch, runtime, facts, host, arch, label)
+    return run_reasons(host_props, torch, runtime, facts, host)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from urllib.parse import urlparse
 
 from packaging.version import InvalidVersion, Version
@@ -50,12 +51,28 @@ class Host:
 
     @property
     def wheel_platform(self) -> str:
-        """The key of ``pypi_python``: linux, linux-aarch64, windows, macos, macos-arm64."""
-        if self.platform == "linux" and self.machine in ("aarch64", "arm64"):
+        """The key of ``pypi_python``: linux, linux-aarch64, windows, windows-arm64, macos,
+        macos-arm64 (no release has a ``windows-arm64`` entry: PyPI has no win_arm64 torch)."""
+        arm = self.machine in ("aarch64", "arm64")
+        if self.platform == "linux" and arm:
             return "linux-aarch64"
-        if self.platform == "macos" and self.machine in ("arm64", "aarch64"):
+        if self.platform == "macos" and arm:
             return "macos-arm64"
+        if self.platform == "windows" and arm:
+            return "windows-arm64"
         return self.platform
+
+
+#: ``uname -m`` / ``--machine`` spellings -> the machine names of :class:`Host`.
+MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "aarch64": "aarch64",
+            "arm64": "aarch64"}  # fmt: skip
+
+
+def machine_of(text: str | None, platform: str) -> str:
+    """The :class:`Host` machine for a ``uname -m``-style name on ``platform``: ``aarch64`` and
+    ``arm64`` are one architecture (``arm64`` on macOS); unknown names and None are x86_64."""
+    machine = MACHINES.get((text or "x86_64").lower(), "x86_64")
+    return "arm64" if machine == "aarch64" and platform == "macos" else machine
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,43 @@ def releases(facts: Facts, extra: Facts) -> list[Version]:
         for items in table.values():
             out.update(Version(str(v)) for v in items or ())
     return sorted(out)
+
+
+def release_day(facts: Facts, extra: Facts, release: Version) -> date | None:
+    """The day ``release`` reached PyPI (compat-extra ``torch_release_dates``, else its minor's
+    ``released``); None when neither is known."""
+    text = extra.get("torch_release_dates", str(release.public)) or facts.get(
+        "torch_variants", _minor_of(release), "released"
+    )
+    try:
+        return date.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
+def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
+    """The facts as of ``day``: views whose ``torch_releases`` hold only the releases out by
+    then (:func:`release_day`; a release with no known day is kept), so PyPI's newest torch,
+    the nightly line and every "nearest release" are those of that day; ``extra``'s ``as_of``
+    records the day."""
+    out = []
+    for source in (facts, extra):
+        table = source.get("torch_releases") or {}
+        kept = {}
+        for minor, items in table.items():
+            keep = [
+                v for v in items or () if (release_day(facts, extra, Version(str(v))) or day) <= day
+            ]
+            if keep:
+                kept[minor] = keep
+        out.append(source.replaced("torch_releases", kept))
+    return out[0], out[1].replaced("as_of", day.isoformat())
+
+
+def as_of(extra: Facts) -> str | None:
+    """The day (YYYY-MM-DD) a :func:`dated` view stands for, None for today's facts."""
+    value = extra.get("as_of")
+    return str(value) if value else None
 
 
 def runtimes_of(facts: Facts, release: Version) -> list[str] | None:
@@ -118,7 +172,11 @@ def pypi_runtime(
         unverified = release < Version("2.4")
         return "cpu", "wheel_index.pypi_note", unverified and plat == "windows"
     if plat == "linux-aarch64":
-        return None, "pypi_python", False
+        # PyPI's aarch64 wheels are CPU-only (compat-extra aarch64.pypi_runtime).
+        until = Version(str(extra.get("aarch64", "pypi_runtime_read_until") or "0"))
+        runtime = extra.get("aarch64", "pypi_runtime")
+        fact = "compat-extra:aarch64.pypi_runtime"
+        return (str(runtime) if runtime else None), fact, release > until
     wheel = extra.get("pypi_wheels", str(release.public), "runtime")
     if wheel:
         return str(wheel), f"compat-extra:pypi_wheels.{release.public}", False
@@ -185,13 +243,11 @@ def index_offers(
         if root:
             tags, unverified = _root_index(facts, release, published)
         for tag in tags:
-            if tag not in published:
+            if tag not in published or not platform_has(facts, extra, release, tag, host):
                 continue
-            if host.platform == "macos" and tag != "cpu":
-                continue  # CUDA and ROCm wheels are Linux/Windows only (previous-versions page)
-            if host.platform == "windows" and tag.startswith("rocm"):
-                continue  # "ROCM ... (Linux only)" (previous-versions page)
             version = Version(f"{release.public}+{tag}")
+            if tag == "cpu" and host.wheel_platform in _unlabelled_cpu(extra):
+                version = Version(str(release.public))  # macOS's CPU wheels carry no +cpu
             fact = (
                 "root_index"
                 if root
@@ -199,6 +255,37 @@ def index_offers(
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
     return out
+
+
+def _unlabelled_cpu(extra: Facts) -> list[str]:
+    return [str(p) for p in extra.get("aarch64", "unlabelled_cpu_platforms") or ()]
+
+
+def platform_has(facts: Facts, extra: Facts, release: Version, tag: str, host: Host) -> bool:
+    """Whether download.pytorch.org has a ``tag`` build of ``release`` for the host's platform:
+    macOS only CPU builds; Windows no ROCm builds ("ROCM ... (Linux only)") nor the builds the -f
+    page never had (``pip_windows_missing``; previous-versions page); Windows on Arm none; Linux
+    aarch64 CPU builds and, from 2.7, the CUDA builds of ``aarch64.cuda_builds``."""
+    plat = host.wheel_platform
+    if plat in ("macos", "macos-arm64"):
+        return tag == "cpu"
+    if plat == "windows-arm64":
+        return False
+    if plat == "windows":
+        missing = facts.get("torch_variants", _minor_of(release), "pip_windows_missing") or {}
+        return not tag.startswith("rocm") and tag not in (missing.get(str(release.public)) or [])
+    if plat == "linux-aarch64":
+        if tag == "cpu":
+            return True
+        builds = extra.get("aarch64", "cuda_builds", _minor_of(release)) or []
+        return tag in [str(b) for b in builds]
+    return True
+
+
+def aarch64_arch(extra: Facts, runtime: str) -> list[str] | None:
+    """The sm_XY list of download.pytorch.org's Linux aarch64 (sbsa) ``runtime`` build."""
+    arch = extra.get("aarch64", "arch", runtime)
+    return [str(a) for a in arch] if isinstance(arch, list) else None
 
 
 def _root_index(facts: Facts, release: Version, published: list[str]) -> tuple[list[str], bool]:
@@ -224,26 +311,67 @@ class Nightly:
 
 
 def nightly_line(facts: Facts, extra: Facts) -> str:
-    """The release line today's nightlies build: the newest known minor plus one."""
+    """The release line the nightlies build (today's, or the day of a :func:`dated` view): the
+    minor after the newest release (1.13 -> 2.0, the next ``torch_variants`` line when the facts
+    have it), else the newest minor plus one."""
     newest = releases(facts, extra)[-1]
+    later = sorted(
+        (Version(str(m)) for m in facts.get("torch_variants") or {}),
+        key=lambda v: v.release,
+    )
+    after = [v for v in later if v.release > (newest.major, newest.minor)]
+    if after:
+        return f"{after[0].major}.{after[0].minor}"
     return f"{newest.major}.{newest.minor + 1}"
 
 
-def sources(line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: str | None):
-    """(offers by source in search order, nightlies, notes) for a pip/uv line.
+@dataclass(frozen=True)
+class Sources:
+    """What a pip/uv line's indexes serve: ``groups`` (source, offers) in search order,
+    ``nightlies``, and the indexes and ``-f`` pages the facts do not cover: ``unknown`` (any
+    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list)."""
+
+    groups: list[tuple[str, list[Offer]]]
+    nightlies: list[Nightly]
+    unknown: tuple[str, ...] = ()
+    jetson: tuple[str, ...] = ()
+
+
+def index_kind(url: str, extra: Facts) -> str:
+    """``pytorch`` (download.pytorch.org or a path-for-path mirror), ``pypi`` (PyPI or a mirror
+    of it: compat-extra ``pypi_hosts``), ``jetson`` (``jetson.indexes``) or ``unknown``."""
+    if is_pytorch_index(url) or "download.pytorch.org" in url:
+        return "pytorch"
+    parsed = urlparse(url.strip() if "://" in url else f"https://{url.strip()}")
+    where = f"{parsed.netloc}{parsed.path}"
+    if any(where.startswith(str(prefix)) for prefix in extra.get("jetson", "indexes") or ()):
+        return "jetson"
+    host = parsed.netloc.lower().split("@")[-1].split(":")[0]
+    if host in [str(h) for h in extra.get("pypi_hosts") or ()]:
+        return "pypi"
+    return "unknown"
+
+
+def sources(
+    line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: str | None
+) -> Sources:
+    """What each index and ``-f`` page of a pip/uv line serves (:class:`Sources`).
 
     Order: uv ``--index``/extra indexes first, then ``--index-url``/default (PyPI unless
     replaced), then ``-f`` pages. ``backend``: the runtime uv's ``--torch-backend`` resolved to.
     """
     groups: list[tuple[str, list[Offer]]] = []
     nightlies: list[Nightly] = []
+    unknown: list[str] = []
+    jetson: list[str] = []
     replaced = bool(line.indexes)
     ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
     if backend:
         url = f"{DOWNLOAD}/{backend}"
         groups.append((url, index_offers(facts, extra, host, backend, url)))
     for url in ordered:
-        if is_pytorch_index(url) or "download.pytorch.org" in url:
+        kind = index_kind(url, extra)
+        if kind == "pytorch":
             if is_nightly(url):
                 nightlies.append(Nightly(nightly_line(facts, extra), runtime_from_url(url), url))
                 groups.append((url, []))
@@ -252,12 +380,15 @@ def sources(line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: 
             if runtime is None and "/whl" not in urlparse(url).path:
                 continue
             groups.append((url, index_offers(facts, extra, host, runtime, url)))
-        elif url in line.indexes or url in line.extra_indexes:
-            # Any other index is taken for PyPI or a mirror of it.
+        elif kind == "pypi":
             groups.append((url, pypi_offers(facts, extra, host)))
+        elif kind == "jetson":
+            jetson.append(url)
+        else:
+            unknown.append(url)
     if not replaced:
         groups.append(("PyPI", pypi_offers(facts, extra, host)))
-    return groups, nightlies
+    return Sources(groups, nightlies, tuple(unknown), tuple(jetson))
 
 
 def runtime_tag(text: str | None) -> str | None:
