@@ -322,10 +322,10 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
             text = f"{conda.tool} gets the {label} CPU build from {channel}"
             reasons.append(Reason("install", PASS, text, path, True))
         reasons += run_reasons(host_props, str(own), "cpu", facts, host)
-        return LineResult(line, host, label, "cpu", combine(reasons))
+        return LineResult(line, host, f"{nightly_line} nightly", "cpu", combine(reasons))
     cuda = conda.cuda or (builds[-1] if builds else None)
     runtime = _conda_runtime(cuda) if cuda else None
     text = f"{conda.tool} gets a {label} built for CUDA {cuda} from {channel}"
     reasons = [Reason("install", PASS if runtime else UNKNOWN, text, path, True)]
     reasons += _conda_run_reasons(host_props, host, facts, own, cuda, runtime)
-    return LineResult(line, host, label, runtime, combine(reasons))
+    return LineResult(line, host, f"{nightly_line} nightly", runtime, combine(reasons))
