@@ -368,3 +368,10 @@ def test_cli_machine_and_as_of(tmp_path: Path, capsys):
     with pytest.raises(SystemExit) as bad:
         cli_main.main([*argv, "--as-of", "08/08/2025"])
     assert bad.value.code == 2 and "expected a day YYYY-MM-DD" in capsys.readouterr().err
+
+
+def test_a_pin_released_after_the_day_was_not_served_then():
+    # pytorch/pytorch#160162's pin, on a day before 2.8.0 was out (2025-08-06).
+    arm = {"python": "3.12", "platform": "linux", "arch": "aarch64"}
+    result = judge(f"pip install torch==2.8 --index-url {CU}/cu128", "2025-06-01", **arm)
+    assert result.outcome == FAIL and "released on 2025-08-06, after 2025-06-01" in text_of(result)

@@ -146,6 +146,16 @@ def _why_none(
     wanted = max(released) if released else None
     pinned = next((src.parse_version(s.version) for s in spec if s.operator in ("==", "===")), None)
     sources_text = ", ".join(s for s, _ in groups) or "no index"
+    day = src.as_of(extra)
+    known = [
+        Version(str(r))
+        for r in extra.get("torch_release_dates") or {}
+        if pinned and Version(str(r)) == Version(pinned.public)
+    ]
+    later = src.release_day(facts, extra, known[0]) if known and day else None
+    if not released and later is not None and later.isoformat() > (day or ""):
+        text = f"torch {known[0]} was released on {later}, after {day}: no index served it then"
+        return [Reason("install", FAIL, text, "compat-extra:torch_release_dates")], None, []
     if not released:
         minor = f"{pinned.major}.{pinned.minor}" if pinned else None
         patches = [str(r) for r in releases if minor and f"{r.major}.{r.minor}" == minor]
