@@ -375,3 +375,17 @@ def test_a_pin_released_after_the_day_was_not_served_then():
     arm = {"python": "3.12", "platform": "linux", "arch": "aarch64"}
     result = judge(f"pip install torch==2.8 --index-url {CU}/cu128", "2025-06-01", **arm)
     assert result.outcome == FAIL and "released on 2025-08-06, after 2025-06-01" in text_of(result)
+
+
+def test_pypi_builds_of_1_9_to_1_12_are_cuda_10_2():
+    # pytorch/pytorch#37320's line and host without a day: Python 3.6's newest torch is 1.10.2,
+    # PyPI's CUDA 10.2 build, which driver 410.104 (CUDA 10.0) cannot run (was: unknown runtime).
+    p100 = {
+        "python": "3.6",
+        "platform": "linux",
+        "gpu": "Tesla P100-PCIE-16GB",
+        "capability": "6.0",
+    }
+    result = judge("pip3 install torch", None, driver="410.104", **p100)
+    assert (result.torch, result.runtime) == ("1.10.2", "cu102")
+    assert result.outcome == FAIL and "driver" in checks(result, FAIL)
