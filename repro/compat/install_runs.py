@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from repro.compat import check as build_check
 from repro.compat import sources as src
 from repro.compat.facts import Facts
-from repro.compat.predictions import gpus_of, predict
+from repro.compat.predictions import gpus_of, key_for_release, predict
 from repro.compat.results import NOTE, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host
 
@@ -33,15 +33,16 @@ def needs(runtime: str, torch: str, facts: Facts, platform: str) -> Reason | Non
         if minimum is None:
             path = ("cuda_family_min_driver", cuda.split(".")[0], side)
             minimum = facts.get(*path)
-        arch = facts.get("arch_lists", facts.get(*entry, "arch")) if entry else None
+        arch_path = (*entry, *key_for_release(facts, entry, "arch", torch)) if entry else None
+        arch = facts.get("arch_lists", facts.get(*arch_path)) if arch_path else None
         driver = f"an NVIDIA driver >= {minimum} ({side})" if minimum else "an NVIDIA driver"
         what = f"needs {driver}"
         fact = Facts.name(*path)
         unverified = facts.unverified(*path)
-        if isinstance(arch, list) and arch:
+        if isinstance(arch, list) and arch and arch_path:
             what += f" and a GPU of compute capability {_capability_range(arch)}"
-            fact += f"; {Facts.name(*entry, 'arch')}"
-            unverified = unverified or facts.unverified(*entry, "arch")
+            fact += f"; {Facts.name(*arch_path)}"
+            unverified = unverified or facts.unverified(*arch_path)
         text = f"the {runtime} build {what} for its CUDA {cuda} kernels; without one it runs on CPU"
         return Reason("needs", NOTE, text, fact, unverified)
     if runtime.startswith("rocm"):
