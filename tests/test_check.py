@@ -368,8 +368,13 @@ def test_the_extra_facts_cover_every_release_of_the_shared_facts_with_their_mark
     for release, wheel in extra.get("pypi_wheels").items():
         minor = ".".join(release.split(".")[:2])
         assert wheel["runtime"] == facts.get("torch_variants", minor, "pypi_default"), release
-    assert extra.unverified("image_forward_compat_branches", "13.0")
-    assert extra.unverified("compat_package_images", "carries")
+    # Every value names its source (issue 30): none carries an ``# unverified`` mark any more.
+    text = data.COMPAT_EXTRA.read_text(encoding="utf-8")
+    assert not [
+        line for line in text.splitlines() if "unverified" in line and not line.startswith("#")
+    ]
+    assert not extra.unverified("image_forward_compat_branches", "13.0")
+    assert not extra.unverified("compat_package_images", "carries")
     assert not extra.unverified("pypi_wheels", "2.15.0")
 
 

@@ -202,6 +202,57 @@ def test_conda_pytorch_channel_breaks_at_import_with_mkl_2024_1():
     assert "iJIT_NotifyEvent" not in text_of(before)  # before mkl 2024.1 reached the channels
 
 
+def test_the_mkl_break_follows_the_releases_with_the_itt_api():
+    # The ITT API that references iJIT_NotifyEvent came with 1.13 (pytorch/tutorials#2072:
+    # "PyTorch 1.13 or later"); #123097's oldest named release is 2.0.1 (2024-04-05 comment).
+    host = {"python": "3.8", "platform": "linux"}
+    old = judge("conda install pytorch==1.12.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert old.outcome == PASS and "iJIT_NotifyEvent" not in text_of(old)
+    between = judge("conda install pytorch==1.13.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert between.outcome == UNKNOWN and "oldest release reported broken is 2.0.1" in text_of(
+        between
+    )
+    reported = judge("conda install pytorch==2.0.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert reported.outcome == FAIL and "iJIT_NotifyEvent" in text_of(reported)
+
+
+def test_conda_on_linux_aarch64_has_no_old_pytorch_channel_builds():
+    # https://github.com/mli0603/stereo-transformer/issues/32 (2021-08-09, Jetson Xavier NX):
+    # PackagesNotFoundError for pytorch==1.5.0 on conda.anaconda.org/pytorch/linux-aarch64.
+    host = {"python": "3.6", "platform": "linux", "arch": "aarch64"}
+    old = judge("conda install pytorch==1.5.0 cpuonly -c pytorch", "2021-08-09", **host)
+    assert old.outcome == FAIL and checks(old, FAIL) == {"platform"}
+    newer = judge(
+        "conda install pytorch cpuonly -c pytorch",
+        "2024-06-01",
+        python="3.10",
+        platform="linux",
+        arch="aarch64",
+    )
+    assert newer.outcome == UNKNOWN and "after 1.5.0 is not in the facts" in text_of(newer)
+
+
+def test_a_patch_release_whose_builds_were_not_read_says_so():
+    # pytorch/test-infra's release matrix at 2.12.1's go-live (087680185) lists 2.12.0's CUDA and
+    # ROCm versions; 2.14.1 (2026-09-30) is after the snapshot, so its cu126 build is an inference.
+    host = {"python": "3.12", "platform": "linux"}
+    read = judge(f"pip install torch==2.12.1 --index-url {CU}/cu126", None, **host)
+    assert read.outcome == PASS and not read.prediction.unverified
+    unread = judge(f"pip install torch==2.14.1 --index-url {CU}/cu126", None, **host)
+    assert unread.outcome == PASS and unread.prediction.unverified
+
+
+def test_only_the_pypi_path_of_a_mirror_host_is_pypi():
+    # mirrors.aliyun.com serves PyPI under /pypi (jiangyoupai.com's mirror list) and other things
+    # beside it; pypi.python.org is not in the facts' list any more.
+    from repro.compat import sources
+    from repro.compat.facts import extra_facts
+
+    assert sources.index_kind("https://mirrors.aliyun.com/pypi/simple/", extra_facts()) == "pypi"
+    assert sources.index_kind("https://mirrors.aliyun.com/anaconda/", extra_facts()) == "unknown"
+    assert sources.index_kind("https://pypi.tuna.tsinghua.edu.cn/simple", extra_facts()) == "pypi"
+
+
 # ------------------------------------------------------------------------------------------
 # The CPU architecture
 

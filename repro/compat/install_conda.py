@@ -51,14 +51,8 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         )
         fact = "compat-extra:conda_nightly_channel.package"
         return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
-    subdirs = extra.get("conda_channel_platforms") or {}
-    if host.wheel_platform in subdirs and not subdirs[host.wheel_platform]:
-        path = ("conda_channel_platforms", host.wheel_platform)
-        text = (
-            f"the {channel} channels have no {host.wheel_platform} builds: conda finds no "
-            "pytorch for this platform (PackagesNotFoundError)"
-        )
-        reason = Reason("platform", FAIL, text, "compat-extra:" + Facts.name(*path), True)
+    reason = _platform_reason(conda, host, facts, extra, channel)
+    if reason is not None:
         return LineResult(line, host, None, None, combine([reason]))
     if nightly in conda.channels:
         return _check_nightly_channel(line, host_props, host, facts, extra, nightly)
@@ -91,7 +85,8 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     # conda keeps the environment's Python minor version unless python is named (conda
     # core/solve.py: "we never want to update python beyond the current minor version"; conda
     # #11001 got pytorch-1.10.0-py3.6_cpu_0): the newest release with a build for it. The
-    # channel's Python set per release is taken from PyPI's wheels (unverified).
+    # channel's Python set per release is taken from PyPI's wheels: an inference, so its reasons
+    # say "as on PyPI" and are marked unverified in the answer.
     for_python = [r for r in releases if src._fits(facts, r, host) is not False]
     if not for_python:
         pythons = src.pypi_pythons(facts, releases[-1], host) or []
@@ -253,6 +248,38 @@ def _conda_run_reasons(
     )
 
 
+def _platform_reason(conda, host: Host, facts: Facts, extra: Facts, channel: str) -> Reason | None:
+    """The pytorch channel's builds for the host's conda platform (compat-extra
+    ``conda_channel_platforms``): [] none (fail), ``{none_through: X}`` none of the releases up
+    to X (fail when the line's pin allows no newer release, else unknown); None where the facts
+    say nothing of the platform."""
+    subdirs = extra.get("conda_channel_platforms") or {}
+    if host.wheel_platform not in subdirs:
+        return None
+    path = ("conda_channel_platforms", host.wheel_platform)
+    value = subdirs[host.wheel_platform]
+    fact = "compat-extra:" + Facts.name(*path)
+    through = (
+        src.parse_version(str(value.get("none_through") or ""))
+        if isinstance(value, Mapping)
+        else None
+    )
+    spec = SpecifierSet(conda.spec) if conda.spec else SpecifierSet()
+    newer_allowed = through is None or any(
+        spec.contains(r, prereleases=True) for r in src.releases(facts, extra) if r > through
+    )
+    if value == [] or (through is not None and not newer_allowed):
+        pinned = f" of pytorch {conda.spec}" if conda.spec else ""
+        text = (
+            f"the {channel} channel has no {host.wheel_platform} builds{pinned}: conda finds no "
+            "pytorch for this platform (PackagesNotFoundError)"
+        )
+        return Reason("platform", FAIL, text, fact, extra.unverified(*path))
+    after = f" after {through}" if through else ""
+    text = f"which releases the {channel} channel built for {host.wheel_platform}{after} is not in the facts"
+    return Reason("platform", UNKNOWN, text, fact)
+
+
 def _conda_runtime(cuda: str | None) -> str | None:
     parts = version(cuda)
     return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
@@ -262,22 +289,34 @@ def _mkl_break(conda, release: Version, host: Host, extra: Facts) -> list[Reason
     """pytorch/pytorch#123097: since mkl 2024.1 reached the default channels the pytorch
     channel's Linux builds (linked to MKL dynamically) fail at ``import torch`` ("undefined
     symbol: iJIT_NotifyEvent") unless the line pins mkl below 2024.1 (compat-extra
-    ``conda_mkl_break``); lines run before that day are not affected."""
+    ``conda_mkl_break``); lines run before that day are not affected, nor releases before the ITT
+    API (``unaffected_before``). One between that and the oldest release a report names
+    (``from_release``) is unknown."""
     since = extra.get("conda_mkl_break", "since")
     first = src.parse_version(str(extra.get("conda_mkl_break", "from_release") or ""))
-    if not since or first is None or release < first or host.platform != "linux":
+    if not since or first is None or host.platform != "linux":
         return []
     day = src.as_of(extra)
     if day is not None and day < str(since):
         return []
     if conda.mkl and not SpecifierSet(conda.mkl).contains("2024.1"):
         return []
+    unaffected = src.parse_version(str(extra.get("conda_mkl_break", "unaffected_before") or ""))
+    if unaffected is not None and release < unaffected:
+        return []
+    if release < first:
+        text = (
+            f"whether the pytorch channel's {release} fails at import with mkl 2024.1 (taken from "
+            f"the default channels since {since}, pytorch/pytorch#123097) is not in the facts: "
+            f"the oldest release reported broken is {first}; mkl==2024.0 on the line avoids it"
+        )
+        return [Reason("install", UNKNOWN, text, "compat-extra:conda_mkl_break.from_release")]
     text = (
         f"import torch fails: the pytorch channel's {release} links MKL dynamically, and conda "
         f'takes mkl 2024.1 or newer from the default channels since {since} ("undefined symbol: '
         'iJIT_NotifyEvent", pytorch/pytorch#123097); add mkl==2024.0 to the line'
     )
-    return [Reason("install", FAIL, text, "compat-extra:sources.conda_mkl_2024_1", True)]
+    return [Reason("install", FAIL, text, "compat-extra:sources.conda_mkl_2024_1")]
 
 
 def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -> LineResult:
@@ -294,8 +333,9 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
             f"the {channel} conda channel stopped with the {last} nightlies (pytorch/pytorch"
             f"#138506): no {nightly_line} nightly there"
         )
+        unverified = extra.unverified("conda_nightly_channel", "last_line")
         return LineResult(
-            line, host, None, None, combine([Reason("install", FAIL, text, fact, True)])
+            line, host, None, None, combine([Reason("install", FAIL, text, fact, unverified)])
         )
     pythons = [str(p) for p in facts.get("torch_variants", nightly_line, "python") or ()]
     if pythons and host.python and host.python not in pythons:

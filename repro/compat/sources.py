@@ -239,9 +239,10 @@ def index_offers(
         if published is None:
             continue
         tags = published if runtime is None else [runtime]
-        unverified = False
+        unverified = not patch_matrix_read(facts, extra, release)
         if root:
-            tags, unverified = _root_index(facts, release, published)
+            tags, root_unverified = _root_index(facts, release, published)
+            unverified = unverified or root_unverified
         for tag in tags:
             if tag not in published or not platform_has(facts, extra, release, tag, host):
                 continue
@@ -255,6 +256,19 @@ def index_offers(
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
     return out
+
+
+def patch_matrix_read(facts: Facts, extra: Facts, release: Version) -> bool:
+    """Whether the facts know ``release``'s download.pytorch.org builds: a minor's first release
+    (its ``torch_variants``), a 1.x-2.3 patch release (compat-facts-history ``only`` lists, read
+    from the previous-versions page) or a later patch release whose go-live build matrix was read
+    (compat-extra ``patch_matrix``). False for a later patch release not read (2.14.1): its
+    builds are taken to be its minor's, and every reason resting on that says unverified."""
+    if release.micro == 0 or release < Version("2.4") or str(release.public) == "1.8.2":
+        return True
+    if facts.get("torch_variants", _minor_of(release), "released") is None:
+        return True  # not a release line compat-facts.yaml describes
+    return str(release.public) in (extra.get("patch_matrix") or {})
 
 
 def _unlabelled_cpu(extra: Facts) -> list[str]:
@@ -339,7 +353,8 @@ class Sources:
 
 def index_kind(url: str, extra: Facts) -> str:
     """``pytorch`` (download.pytorch.org or a path-for-path mirror), ``pypi`` (PyPI or a mirror
-    of it: compat-extra ``pypi_hosts``), ``jetson`` (``jetson.indexes``) or ``unknown``."""
+    of it: compat-extra ``pypi_hosts``, a host or a host and path prefix), ``jetson``
+    (``jetson.indexes``) or ``unknown``."""
     if is_pytorch_index(url) or "download.pytorch.org" in url:
         return "pytorch"
     parsed = urlparse(url.strip() if "://" in url else f"https://{url.strip()}")
@@ -347,8 +362,10 @@ def index_kind(url: str, extra: Facts) -> str:
     if any(where.startswith(str(prefix)) for prefix in extra.get("jetson", "indexes") or ()):
         return "jetson"
     host = parsed.netloc.lower().split("@")[-1].split(":")[0]
-    if host in [str(h) for h in extra.get("pypi_hosts") or ()]:
-        return "pypi"
+    at = f"{host}{parsed.path}".rstrip("/")
+    for entry in (str(h).rstrip("/") for h in extra.get("pypi_hosts") or ()):
+        if at == entry or at.startswith(entry + "/"):
+            return "pypi"
     return "unknown"
 
 
