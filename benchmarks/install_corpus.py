@@ -1,17 +1,21 @@
 """Judge the install-line corpus halves and print how often ``repro check`` agrees with what happened.
 
-The corpus of issue 30 (tests/fixtures/install-lines/train-half.yaml and test-half.yaml) holds
+The corpus of issue 30 (tests/fixtures/install-lines/train-half.yaml, test-half.yaml and
+test-half-2.yaml) holds
 install lines people typed in public issues, each with its URL, the person's host (platform,
 Python, CPU architecture, GPU and driver where stated), the day it happened and what happened
 (``kind``: installed and ran, installed a CPU-only build, no matching distribution, resolver
 conflict, ...; ``outcome``: pass or fail; ``because``: the check a failure comes from). The lines
 were labelled first, then split by issue URL (:func:`split_of`: a hash, so every line of one
 issue lands in the same half), and the test half was committed before any change to the facts or
-rules; rules are written from the train half only.
+rules; rules are written from the train half only. A later round of lines (``add``) is labelled
+and split the same way: its test lines go to a new frozen file (test-half-2.yaml, committed on
+its own before any further change to the rules), its train lines to the end of train-half.yaml.
 
     python benchmarks/install_corpus.py --split train [--misses]
-    python benchmarks/install_corpus.py --split test
-    python benchmarks/install_corpus.py split LABELLED.yaml   # write the two halves
+    python benchmarks/install_corpus.py --split test     # each test file, then all together
+    python benchmarks/install_corpus.py split LABELLED.yaml   # round one: write the two halves
+    python benchmarks/install_corpus.py add LABELLED.yaml test-half-2.yaml  # a later round
 
 A verdict agrees when its outcome (pass/fail) is the labelled one; ``unknown`` never agrees.
 ``--misses`` prints each disagreeing line of the train half; for the test half only the figures
@@ -34,7 +38,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "install-lines"
-HALVES = {"train": CORPUS / "train-half.yaml", "test": CORPUS / "test-half.yaml"}
+#: The files of each half: the test half's second file holds round two's test lines (issue 30).
+HALVES = {
+    "train": (CORPUS / "train-half.yaml",),
+    "test": (CORPUS / "test-half.yaml", CORPUS / "test-half-2.yaml"),
+}
 #: What each entry must carry (``because`` too when ``outcome`` is fail).
 FIELDS = ("id", "url", "date", "line", "form", "host", "happened", "kind", "outcome")
 OUTCOMES = ("pass", "fail")
@@ -102,7 +110,7 @@ def judge(entry: dict[str, Any]):
 
 
 HEADER = """\
-# The {name} half of the install-line corpus of issue 30: lines people typed in public issues,
+# The {name} of the install-line corpus of issue 30: lines people typed in public issues,
 # labelled with what happened before the corpus was split by issue URL
 # (benchmarks/install_corpus.py split_of).
 # {rule}
@@ -125,6 +133,8 @@ HEADER = """\
 RULES = {
     "test": "Frozen: committed before any change to repro/compat or repro/data, never edited.",
     "train": "Rules and facts are written from this half (and public documentation) only.",
+    "test-2": "Frozen: round two's test lines, committed on their own after the facts were sourced\n"
+    "# and before any further change to repro/compat or repro/data; never edited.",
 }
 
 
@@ -140,48 +150,77 @@ _Dumper.add_representer(
 )
 
 
-def _split(labelled: Path) -> int:
+def _dump(entries: list) -> str:
+    return yaml.dump(entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _by_half(labelled: Path) -> dict[str, list]:
     entries = yaml.safe_load(labelled.read_text(encoding="utf-8"))
     halves: dict[str, list] = {"train": [], "test": []}
     for entry in entries:
         halves[split_of(entry["url"])].append(entry)
-    for name, path in HALVES.items():
-        body = yaml.dump(
-            halves[name], Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
-        )
-        header = HEADER.format(name=name, rule=RULES[name])
-        path.write_text(header + "\n" + body, encoding="utf-8")
-        urls = {e["url"] for e in halves[name]}
-        print(f"{name}: {len(halves[name])} lines from {len(urls)} issues -> {path}")
+    return halves
+
+
+def _report(name: str, entries: list, path: Path) -> None:
+    urls = {e["url"] for e in entries}
+    print(f"{name}: {len(entries)} lines from {len(urls)} issues -> {path}")
+
+
+def _split(labelled: Path) -> int:
+    """Round one: write the train half and the (first) test half."""
+    halves = _by_half(labelled)
+    for name in ("train", "test"):
+        path = HALVES[name][0]
+        header = HEADER.format(name=f"{name} half", rule=RULES[name])
+        path.write_text(header + "\n" + _dump(halves[name]), encoding="utf-8")
+        _report(name, halves[name], path)
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", nargs="?", choices=("judge", "split"), default="judge")
-    parser.add_argument("labelled", nargs="?", type=Path, help="split: the labelled corpus")
-    parser.add_argument("--split", choices=tuple(HALVES), default="train")
-    parser.add_argument("--misses", action="store_true", help="train half: print each miss")
-    args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
+def _add(labelled: Path, test_file: Path) -> int:
+    """A later round: its test lines to a new file (never an existing one), its train lines to
+    the end of the train half."""
+    test_file = test_file if test_file.is_absolute() else CORPUS / test_file
+    if test_file.exists():
+        raise SystemExit(f"{test_file} exists: a frozen test file is written once")
+    halves = _by_half(labelled)
+    header = HEADER.format(name="test half (second file)", rule=RULES["test-2"])
+    test_file.write_text(header + "\n" + _dump(halves["test"]), encoding="utf-8")
+    _report("test", halves["test"], test_file)
+    train = HALVES["train"][0]
+    text = train.read_text(encoding="utf-8")
+    train.write_text(text.rstrip("\n") + "\n" + _dump(halves["train"]), encoding="utf-8")
+    _report("train (added)", halves["train"], train)
+    return 0
+
+
+def load_half(name: str) -> dict[Path, list[dict[str, Any]]]:
+    """The entries of each file of one half (a file not yet written is left out)."""
+    return {path: load(path) for path in HALVES[name] if path.exists()}
+
+
+def _judge_all(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any, str, str]]:
+    """Each entry with its result (None when refused), the outcome said and its summary."""
     from repro.errors import ConfigError
 
-    if args.action == "split":
-        if args.labelled is None:
-            parser.error("split needs the labelled corpus file")
-        return _split(args.labelled)
-    entries = load(HALVES[args.split])
-    by_kind, right_kind = Counter(), Counter()
-    said, because_right, fails = Counter(), 0, 0
-    misses = []
-    start = time.perf_counter()
+    judged = []
     for entry in entries:
         try:
             result = judge(entry)
         except ConfigError as exc:  # refused as no install line: no verdict
-            result, outcome, summary = None, "refused", str(exc)
+            judged.append((entry, None, "refused", str(exc)))
         else:
-            outcome, summary = result.outcome, result.summary
+            judged.append((entry, result, result.outcome, result.summary))
+    return judged
+
+
+def _print_figures(title: str, judged: list) -> list[str]:
+    """Print the figures of some judged entries; return their misses (not printed here)."""
+    by_kind, right_kind = Counter(), Counter()
+    said, because_right, fails = Counter(), 0, 0
+    misses = []
+    for entry, result, outcome, summary in judged:
         ok = outcome == entry["outcome"]
         by_kind[entry["kind"]] += 1
         right_kind[entry["kind"]] += ok
@@ -191,16 +230,51 @@ def main(argv: list[str] | None = None) -> int:
             because_right += entry["because"] in {r.check for r in result.prediction.deciding}
         if not ok:
             misses.append(f"{entry['id']}: happened {entry['outcome']}, said {summary}")
-    elapsed = time.perf_counter() - start
-    print(f"{args.split} half: {len(entries)} lines, {len({e['url'] for e in entries})} issues")
+    entries = [item[0] for item in judged]
+    print(f"{title}: {len(entries)} lines, {len({e['url'] for e in entries})} issues")
     print(f"{'what happened':<28} {'lines':>5} {'agree':>6}")
     for kind in sorted(by_kind):
         print(f"{kind:<28} {by_kind[kind]:>5} {right_kind[kind]:>6}")
     agree = sum(right_kind.values())
-    print(f"{'all':<28} {len(entries):>5} {agree:>6}  {100 * agree / len(entries):.1f}% agree")
+    share = 100 * agree / len(entries) if entries else 0.0
+    print(f"{'all':<28} {len(entries):>5} {agree:>6}  {share:.1f}% agree")
     print(f"verdicts: {dict(sorted(said.items()))}")
     if fails:
         print(f"failing verdicts naming the labelled cause: {because_right} of {fails}")
+    return misses
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", nargs="?", choices=("judge", "split", "add"), default="judge")
+    parser.add_argument("labelled", nargs="?", type=Path, help="split, add: the labelled lines")
+    parser.add_argument("test_file", nargs="?", type=Path, help="add: the new test file")
+    parser.add_argument("--split", choices=tuple(HALVES), default="train")
+    parser.add_argument("--misses", action="store_true", help="train half: print each miss")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+
+    if args.action in ("split", "add"):
+        if args.labelled is None:
+            parser.error(f"{args.action} needs the labelled lines")
+        if args.action == "split":
+            return _split(args.labelled)
+        if args.test_file is None:
+            parser.error("add needs the new test file's name")
+        return _add(args.labelled, args.test_file)
+    files = load_half(args.split)
+    start = time.perf_counter()
+    judged = {path: _judge_all(entries) for path, entries in files.items()}
+    elapsed = time.perf_counter() - start
+    misses = []
+    if len(judged) > 1:
+        for path, items in judged.items():
+            _print_figures(f"{args.split} half, {path.name}", items)
+            print()
+    every = [item for items in judged.values() for item in items]
+    misses = _print_figures(
+        f"{args.split} half" + (", all files" if len(judged) > 1 else ""), every
+    )
     print(f"judged in {elapsed:.2f} s")
     if args.misses and args.split == "train":
         for line in misses:
