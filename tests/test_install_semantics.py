@@ -7,7 +7,10 @@ and host their thread gives:
 - conda's ``pytorch-nightly`` channel (and the pre-1.0 ``pytorch-nightly`` package);
 - ``--machine aarch64``: PyPI's CPU-only aarch64 torch, download.pytorch.org's sbsa CUDA builds,
   NVIDIA's Jetson wheels, no Windows on Arm wheels;
-- ``--as-of``: the build an unpinned line really got that day, and that build's driver floor.
+- ``--as-of``: the build an unpinned line really got that day, and that build's driver floor;
+- round two (train half): conda's missing Python 3.11 builds and cudatoolkit channels, ``-f`` at
+  an index root, download.pytorch.org's XPU index and Intel's own pages, a PyTorch-labelled pin
+  beside unknown indexes, NVIDIA's JetPack 5 wheel folder.
 """
 
 from __future__ import annotations
@@ -440,3 +443,113 @@ def test_pypi_builds_of_1_9_to_1_12_are_cuda_10_2():
     result = judge("pip3 install torch", None, driver="410.104", **p100)
     assert (result.torch, result.runtime) == ("1.10.2", "cu102")
     assert result.outcome == FAIL and "driver" in checks(result, FAIL)
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 30 round two: rules from the train half and public sources
+
+
+def test_conda_had_no_python_3_11_builds_through_2_0():
+    # https://github.com/lxe/simple-llm-finetuner/pull/9 (2023-03-22): pytorch=1.13.1 on Python
+    # 3.11 found no solution; PyTorch 2.0's release notes: no conda Python 3.11 binaries for 2.0.
+    line = "conda install -y pytorch=1.13.1 pytorch-cuda=11.7 -c pytorch"
+    result = judge(line, "2023-03-22", python="3.11", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
+    assert "conda_python_gaps.3.11" in text_of(result)
+    assert judge(line, "2023-03-22", python="3.10", platform="linux").outcome == PASS
+    # https://github.com/pytorch/pytorch/issues/86566 (2022-11-05): the 2.0 nightlies neither.
+    nightly = (
+        "conda create -n x -c pytorch-nightly -c defaults -c conda-forge python==3.11.0 pytorch"
+    )
+    mac = {"python": "3.11", "platform": "macos", "arch": "arm64"}
+    assert judge(nightly, "2022-11-05", **mac).outcome == FAIL
+
+
+def test_cudatoolkit_comes_from_the_channels_that_have_it():
+    # https://github.com/pytorch/pytorch/issues/53593 (2021-03-09): cudatoolkit=11.1 with -c
+    # pytorch alone: PackagesNotFoundError; the previous-versions page adds -c conda-forge.
+    win = {"python": "3.7", "platform": "windows"}
+    line = "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch"
+    result = judge(line, "2021-03-09", **win)
+    assert result.outcome == FAIL and "PackagesNotFoundError" in text_of(result)
+    assert judge(line + " -c conda-forge", "2021-03-09", **win).outcome == PASS
+    # 11.3 is on the default channels.
+    ok = "conda install pytorch==1.11.0 cudatoolkit=11.3 -c pytorch"
+    assert judge(ok, "2022-04-01", python="3.9", platform="windows").outcome == PASS
+    # https://github.com/myshell-ai/OpenVoice/issues/83 (2024-01-07): the nvidia channel's
+    # cudatoolkit 11.7 is a Linux package only.
+    nvidia = "conda install pytorch==1.13.1 cudatoolkit=11.7 -c pytorch -c nvidia"
+    assert judge(nvidia, "2024-01-07", python="3.10", platform="windows").outcome == FAIL
+    assert judge(nvidia, "2024-01-07", python="3.10", platform="linux").outcome != FAIL
+
+
+def test_find_links_at_an_index_root_finds_no_wheels():
+    # https://github.com/pytorch/pytorch/issues/114893 (2023-11-30): -f .../nightly/cu121 on
+    # Python 3.12: "(from versions: none)"; pip's -f reads archive links only.
+    line = "pip3 install --pre torch torchvision -f https://download.pytorch.org/whl/nightly/cu121"
+    result = judge(line, "2023-11-30", python="3.12", platform="linux")
+    assert result.outcome == FAIL and "index root" in text_of(result)
+    as_index = line.replace(" -f ", " --index-url ")
+    assert "index root" not in text_of(
+        judge(as_index, "2023-11-30", python="3.12", platform="linux")
+    )
+
+
+def test_xpu_index_serves_intel_gpu_builds_on_linux_and_windows_from_2_5():
+    linux = {"python": "3.12", "platform": "linux"}
+    line = f"pip install torch==2.12 --index-url {CU}/xpu"
+    # https://github.com/pytorch/pytorch/issues/185608 (2026-05-29): the release index lost
+    # torch's dependency wheels; after the day the reports saw, unknown; before, the build.
+    broken = judge(line, "2026-05-29", **linux)
+    assert broken.outcome == FAIL and "intel-cmplr-lib-rt" in text_of(broken)
+    assert judge(line, "2026-06-10", **linux).outcome == UNKNOWN
+    fine = judge(line, "2026-05-20", **linux)
+    assert fine.outcome == PASS and (fine.torch, fine.runtime) == ("2.12.0+xpu", "xpu")
+    # No macOS wheels; no 2.4 xpu builds; 2.5's wheels needed oneAPI on the system.
+    mac = judge(line, "2026-05-20", python="3.12", platform="macos")
+    assert mac.outcome == FAIL and "XPU builds are Linux and Windows only" in text_of(mac)
+    old = judge(f"pip install torch==2.4.0 --index-url {CU}/xpu", None, **linux)
+    assert old.outcome == FAIL
+    first = judge(f"pip install torch==2.5.1 --index-url {CU}/xpu", None, **linux)
+    assert first.outcome == UNKNOWN and "oneAPI" in text_of(first)
+
+
+def test_intel_pages_had_no_native_windows_wheels_before_2_0_1():
+    # https://github.com/intel/intel-extension-for-pytorch/issues/304 (2023-02-22): "We don't
+    # have wheel files for native Windows yet".
+    line = (
+        "python -m pip install torch==1.13.0a0 torchvision==0.14.1a0 "
+        "intel_extension_for_pytorch==1.13.10+xpu -f https://developer.intel.com/ipex-whl-stable-xpu-idp"
+    )
+    win = judge(line, "2023-02-22", python="3.9", platform="windows")
+    assert win.outcome == FAIL and checks(win, FAIL) == {"platform"}
+    assert judge(line, "2023-02-22", python="3.9", platform="linux").outcome == UNKNOWN
+
+
+def test_a_pytorch_labelled_pin_no_python_build_exists_for_fails_beside_unknown_indexes():
+    # https://github.com/Verg-Avesta/CounTR/issues/46 (2024-05-22): torch==1.13.1+cu116 on
+    # Windows Python 3.11 with pypi.ngc.nvidia.com among the indexes.
+    line = (
+        "pip install torch==1.13.1+cu116 --extra-index-url https://pypi.ngc.nvidia.com "
+        f"--extra-index-url {CU}/cu116"
+    )
+    result = judge(line, "2024-05-22", python="3.11", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
+    # For a Python PyTorch built it for, the unknown index keeps the answer unknown.
+    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+
+
+def test_nvidia_jetpack_5_folder_has_python_3_8_wheels_only():
+    # https://github.com/pinokiocomputer/pinokio/issues/1027 (2025-12-31): HTTP 404.
+    orin = {
+        "python": "3.10",
+        "platform": "linux",
+        "arch": "aarch64",
+        "gpu": "NVIDIA Jetson AGX Orin",
+        "capability": "8.7",
+    }
+    url = "https://developer.download.nvidia.com/compute/redist/jp/v512/pytorch/torch-2.1.0a0+41361538.nv23.06-cp310-cp310-linux_aarch64.whl"
+    result = judge(f"pip install {url}", "2025-12-31", **orin)
+    assert result.outcome == FAIL and "HTTP 404" in text_of(result)
+    cp38 = url.replace("cp310-cp310", "cp38-cp38")
+    assert judge(f"pip install {cp38}", "2025-12-31", **{**orin, "python": "3.8"}).outcome != FAIL

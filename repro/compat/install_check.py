@@ -31,7 +31,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from repro.compat import check as build_check
-from repro.compat import install_index, install_line, install_nightly
+from repro.compat import install_index, install_line, install_nightly, install_xpu
 from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
@@ -174,15 +174,18 @@ def _why_none(
     elsewhere = picks.indexes_without_platform(groups, host)
     if not matching and elsewhere:
         # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
+        xpu_only = all(src.runtime_from_url(url) == "xpu" for url in elsewhere)
         what = (
-            "CUDA and ROCm builds are Linux and Windows only"
+            "XPU builds are Linux and Windows only"
+            if xpu_only
+            else "CUDA and ROCm builds are Linux and Windows only"
             if host.platform == "macos"
             else "ROCm builds are Linux only"
         )
         gets = "CPU/MPS" if host.platform == "macos" else "CPU"
         text = (
             f"{', '.join(elsewhere)} has no {picks.PLATFORM_NAMES[host.platform]} wheels: {what} "
-            f"(previous-versions page); {picks.PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
+            f"({'compat-extra xpu' if xpu_only else 'previous-versions page'}); {picks.PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
         )
         on_pypi = [
             o.version
@@ -470,13 +473,15 @@ def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
     return None
 
 
-_FAMILY_NAMES = {"cu": "CUDA", "rocm": "ROCm", "cpu": "CPU"}
+_FAMILY_NAMES = {"cu": "CUDA", "rocm": "ROCm", "cpu": "CPU", "xpu": "Intel XPU"}
 
 
 def _family(runtime: str | None) -> str | None:
-    """``cu``, ``rocm`` or ``cpu`` for a runtime tag; None for an unknown one."""
+    """``cu``, ``rocm``, ``xpu`` or ``cpu`` for a runtime tag; None for an unknown one."""
     if not runtime:
         return None
+    if runtime == "xpu":
+        return "xpu"
     if runtime.startswith("cu"):
         return "cu"
     if runtime.startswith("rocm"):
@@ -644,10 +649,20 @@ def _check_line(
         reasons.append(backend_note)
     found = src.sources(line, facts, extra, host, backend)
     groups = found.groups
+    for url in found.no_archives:
+        text = (
+            f"-f {url} is an index root (it lists projects, not wheel files): pip's -f reads "
+            "archive links only, so it finds no torch there (--index-url takes an index)"
+        )
+        reasons.append(Reason("install", NOTE, text, "compat-extra:sources.pip_find_links"))
     if found.jetson:
         why = install_index.jetson_index(line, spec, found, host_props, host, extra)
         return LineResult(line, host, None, "jetson", combine(reasons + why))
-    blocked = install_index.unknown_index(line, found)
+    blocked = (
+        install_xpu.intel_page_platform(found.unknown, spec, host, extra)
+        or install_index.labelled_build_elsewhere(found, spec, facts, extra, host)
+        or install_index.unknown_index(line, found)
+    )
     if blocked is not None:
         return LineResult(line, host, None, None, combine([*reasons, blocked]))
     nightlies, gone = install_nightly.live_nightlies(found.nightlies, facts, extra)
@@ -701,6 +716,8 @@ def _check_line(
             offer.unverified,
         )
     )
+    if offer.runtime == "xpu":
+        reasons += install_xpu.index_faults(release, extra)
     if offer.fits:
         own = host.python in (src.pypi_pythons(facts, release, host) or [])
         plat = host.wheel_platform if own else "linux"

@@ -87,7 +87,20 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     # #11001 got pytorch-1.10.0-py3.6_cpu_0): the newest release with a build for it. The
     # channel's Python set per release is taken from PyPI's wheels: an inference, so its reasons
     # say "as on PyPI" and are marked unverified in the answer.
-    for_python = [r for r in releases if src._fits(facts, r, host) is not False]
+    gap = _python_gap(extra, host)
+    for_python = [
+        r for r in releases if src._fits(facts, r, host) is not False and (gap is None or r > gap)
+    ]
+    if not for_python and gap is not None and all(r <= gap for r in releases):
+        text = (
+            f"the pytorch channel has no pytorch {conda.spec or releases[-1]} build for Python "
+            f"{host.python}: its first Python {host.python} builds came after {gap} (the Anaconda "
+            "platform lacked NumPy, SciPy, SymPy and Pillow for it; PyTorch 2.0 release notes); "
+            "conda: 'incompatible with the existing python installation in your environment'"
+        )
+        fact = "compat-extra:" + Facts.name("conda_python_gaps", host.python)
+        reason = Reason("python", FAIL, text, fact)
+        return LineResult(line, host, None, None, combine([reason]))
     if not for_python:
         pythons = src.pypi_pythons(facts, releases[-1], host) or []
         text = (
@@ -122,6 +135,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         if host.python
         else []
     )
+    toolkit = _cudatoolkit_reason(conda, host, extra)
+    if toolkit is not None:
+        return LineResult(line, host, None, None, combine([*python_reason, toolkit]))
     if host.platform == "macos" or conda.cpu_only:
         release = releases[-1]
         text = f"{conda.tool} gets the pytorch {release} CPU build from the pytorch channel"
@@ -280,6 +296,61 @@ def _platform_reason(conda, host: Host, facts: Facts, extra: Facts, channel: str
     return Reason("platform", UNKNOWN, text, fact)
 
 
+def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
+    """Whether conda finds ``cudatoolkit=X`` (11.x) on the line's channels and the default ones
+    (compat-extra ``conda_cudatoolkit``): a fail where none has it, unknown where a channel that
+    might was not read, None where one has it (or for other versions)."""
+    table = extra.get("conda_cudatoolkit") or {}
+    wanted = conda.cuda
+    if conda.cuda_package != "cudatoolkit" or not wanted or not wanted.startswith("11."):
+        return None
+
+    def has(key: str) -> bool:
+        return wanted in [str(v) for v in table.get(key) or ()]
+
+    fact = "compat-extra:conda_cudatoolkit"
+    channels = [c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels]
+    if has("default_channels") or ("conda-forge" in channels and has("conda_forge")):
+        return None
+    if "nvidia" in channels and has("nvidia"):
+        platforms = (table.get("nvidia_platforms") or {}).get(wanted)
+        subdir = {"linux": "linux-64", "windows": "win-64"}.get(host.wheel_platform)
+        seen = (table.get("nvidia_platforms_seen") or {}).get(wanted) or ()
+        if subdir in [str(p) for p in seen]:
+            return None
+        if platforms is None:
+            text = (
+                f"which platforms the nvidia channel's cudatoolkit {wanted} has is not in the facts"
+            )
+            return Reason("install", UNKNOWN, text, f"{fact}.nvidia")
+        if subdir in [str(p) for p in platforms]:
+            return None
+    where = ", ".join(conda.channels) or "no channel"
+    nvidia_note = ""
+    if "nvidia" in channels and has("nvidia"):
+        platforms = ", ".join(str(p) for p in (table.get("nvidia_platforms") or {})[wanted])
+        nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
+    defaults = ", ".join(str(v) for v in table.get("default_channels") or ())
+    text = (
+        f"cudatoolkit={wanted} is on none of {where}{nvidia_note}, nor on the default channels "
+        f"(their 11.x: {defaults}); the pytorch channel carries no cudatoolkit: "
+        "PackagesNotFoundError; conda-forge has it (the previous-versions page adds "
+        "-c conda-forge)"
+    )
+    inferred = "pytorch" in channels and not has("not_on_pytorch")
+    return Reason("install", FAIL, text, fact, inferred)
+
+
+def _python_gap(extra: Facts, host: Host) -> Version | None:
+    """The last release the pytorch channel built no package of for the host's Python although
+    PyPI had wheels (compat-extra ``conda_python_gaps``), or None."""
+    gaps = extra.get("conda_python_gaps") or {}
+    value = gaps.get(host.python) if host.python else None
+    if not isinstance(value, Mapping):
+        return None
+    return src.parse_version(str(value.get("none_through") or ""))
+
+
 def _conda_runtime(cuda: str | None) -> str | None:
     parts = version(cuda)
     return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
@@ -337,6 +408,15 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
         return LineResult(
             line, host, None, None, combine([Reason("install", FAIL, text, fact, unverified)])
         )
+    gap = _python_gap(extra, host)
+    if gap is not None and Version(f"{nightly_line}.0") <= Version(f"{gap.major}.{gap.minor}.0"):
+        text = (
+            f"the {channel} channel's {nightly_line} nightlies have no Python {host.python} "
+            f"builds: the pytorch channel's first came after {gap} (PyTorch 2.0 release notes: "
+            "the Anaconda platform lacked NumPy, SciPy, SymPy and Pillow for it)"
+        )
+        fact = "compat-extra:" + Facts.name("conda_python_gaps", host.python)
+        return LineResult(line, host, None, None, combine([Reason("python", FAIL, text, fact)]))
     pythons = [str(p) for p in facts.get("torch_variants", nightly_line, "python") or ()]
     if pythons and host.python and host.python not in pythons:
         text = (

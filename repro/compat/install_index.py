@@ -68,6 +68,35 @@ def unknown_index(line: InstallLine, found: Sources) -> Reason | None:
     return Reason("install", UNKNOWN, text, _EXTRA + "pypi_hosts")
 
 
+def labelled_build_elsewhere(
+    found: Sources, spec: SpecifierSet, facts: Facts, extra: Facts, host: Host
+) -> Reason | None:
+    """A fail where the line pins one of PyTorch's own builds (``==X+cu116``: a runtime label
+    of download.pytorch.org) that PyTorch never built for the host's Python, and the line also
+    names indexes the facts do not cover: a wheel with PyTorch's label is PyTorch's build (the
+    facts judge such a wheel file by its name wherever it lies; mirrors copy it), so no index can
+    have one for this Python. None otherwise (those indexes stay unknown)."""
+    if not found.unknown or host.python is None:
+        return None
+    pinned = next((src.parse_version(s.version) for s in spec if s.operator in ("==", "===")), None)
+    if pinned is None or not pinned.local or src.runtime_tag(pinned.local) is None:
+        return None
+    release = src.parse_version(pinned.public)
+    if release is None or release not in src.releases(facts, extra):
+        return None
+    if src._fits(facts, release, host) is not False:
+        return None
+    pythons = src.pypi_pythons(facts, release, host) or []
+    text = (
+        f"torch {pinned} is PyTorch's own build ({pinned.local}); PyTorch built {release} for "
+        f"Python {', '.join(pythons) or 'other versions'} on {platform_name(host)}, not "
+        f"{host.python}, so no index has it for this Python ({', '.join(found.unknown)} "
+        "included: the facts take a wheel with PyTorch's label for PyTorch's)"
+    )
+    fact = Facts.name("pypi_python", str(release), host.wheel_platform)
+    return Reason("python", FAIL, text, fact, True)
+
+
 # --------------------------------------------------------------------------------------------
 # NVIDIA's Jetson wheels
 

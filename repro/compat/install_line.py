@@ -37,8 +37,10 @@ TORCH = "torch"
 COMPANIONS = ("torchvision", "torchaudio")
 #: A runtime tag as the wheel index spells it: cu92, cu121, rocm6.4, rocm6.2.4, cpu.
 RUNTIME_RE = re.compile(r"^(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu)$")
+#: The index folders of download.pytorch.org: those and Intel GPUs' ``xpu`` (from 2.5).
+INDEX_RUNTIME_RE = re.compile(r"^(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu|xpu)$")
 _URL_RUNTIME_RE = re.compile(
-    r"/(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu)(?:/|/torch_(?:stable|nightly)\.html)?$"
+    r"/(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu|xpu)(?:/|/torch_(?:stable|nightly)\.html)?$"
 )
 
 #: pip/uv options that take a value (the value is the next word unless written ``--opt=value``).

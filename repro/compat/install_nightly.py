@@ -48,7 +48,7 @@ def check_nightly(
             runtime = pinned.local or nightly.runtime or "cpu"
             fix = (
                 fix_line(facts, base, runtime, line, {})
-                if runtime in (src.runtimes_of(facts, base) or [])
+                if runtime in (src.runtimes_with_xpu(facts, extra, base) or [])
                 else None
             )
             return LineResult(
@@ -88,19 +88,23 @@ def check_nightly(
         return None
     elsewhere = indexes_without_platform([(nightly.url, [])], host)
     if elsewhere:
-        what = "CUDA and ROCm" if host.platform == "macos" else "ROCm"
+        what = (
+            "XPU" if runtime == "xpu" else "CUDA and ROCm" if host.platform == "macos" else "ROCm"
+        )
         text = (
             f"{nightly.url} has no {PLATFORM_NAMES[host.platform]} wheels: {what} nightlies are "
-            f"built for {'Linux and Windows' if host.platform == 'macos' else 'Linux'} only"
+            f"built for {'Linux' if what == 'ROCm' else 'Linux and Windows'} only"
         )
         names = " ".join(["torch", *line.companions])
         tool = "uv pip install" if line.tool == "uv" else "pip install"
         fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/cpu"
         reason = Reason("platform", FAIL, text, "wheel_index.nightly")
         return LineResult(line, host, None, runtime, combine([*reasons, reason]), fix)
-    with_runtime = [r for r in releases if runtime in (src.runtimes_of(facts, r) or [])]
+    with_runtime = [
+        r for r in releases if runtime in (src.runtimes_with_xpu(facts, extra, r) or [])
+    ]
     own = Version(f"{nightly.line}.0")
-    if runtime is not None and runtime in (src.runtimes_of(facts, own) or []):
+    if runtime is not None and runtime in (src.runtimes_with_xpu(facts, extra, own) or []):
         # The facts know the line this nightly built (a dated check): its release stands for it.
         with_runtime.append(own)
     if runtime is None or not with_runtime:
@@ -114,13 +118,15 @@ def check_nightly(
         )
     judged = with_runtime[-1]
     newest = releases[-1]
-    if judged != own and runtime not in (src.runtimes_of(facts, newest) or []):
+    if judged != own and runtime not in (src.runtimes_with_xpu(facts, extra, newest) or []):
         text = (
             f"no {runtime} nightlies any more: the newest release with {runtime} is {judged}, "
-            f"{newest} has {', '.join(src.runtimes_of(facts, newest) or [])}; the nightly index "
+            f"{newest} has {', '.join(src.runtimes_with_xpu(facts, extra, newest) or [])}; the nightly index "
             "keeps only recent builds, so pip finds no torch there"
         )
-        current = [r for r in src.runtimes_of(facts, newest) or [] if r[:2] == runtime[:2]]
+        current = [
+            r for r in src.runtimes_with_xpu(facts, extra, newest) or [] if r[:2] == runtime[:2]
+        ]
         fix = None
         if current:
             tool = "uv pip install" if line.tool == "uv" else "pip install"

@@ -48,7 +48,10 @@ def pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
 
 def ever_published(facts: Facts, extra: Facts, runtime: str) -> bool:
     """Whether any release the facts know has ``runtime`` builds (cu114, cu131: none)."""
-    return any(runtime in (src.runtimes_of(facts, r) or []) for r in src.releases(facts, extra))
+    return any(
+        runtime in (src.runtimes_with_xpu(facts, extra, r) or [])
+        for r in src.releases(facts, extra)
+    )
 
 
 PLATFORM_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from packaging.version import Version
+
 from repro.compat import check as build_check
+from repro.compat import install_xpu
 from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.predictions import gpus_of, key_for_release, predict
@@ -154,6 +157,8 @@ def run_reasons_on(
     """:func:`run_reasons` with the kernel list of the host's CPU architecture: on Linux aarch64
     download.pytorch.org's CUDA builds are sbsa builds with their own sm_XY list (compat-extra
     ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them)."""
+    if runtime == "xpu":
+        return install_xpu.run_reasons(Version(Version(torch).public), host_props, host, extra)
     if host.wheel_platform == "linux-aarch64" and runtime and runtime.startswith("cu"):
         arch = src.aarch64_arch(extra, runtime)
         if arch:

@@ -73,6 +73,9 @@ def check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResul
     )
     if wheel.name == "torch" and _is_jetson(wheel, extra):
         # NVIDIA's Jetson wheels (torch-2.0.0+nv23.05-...-linux_aarch64.whl): CUDA for Tegra GPUs.
+        missing = _jetson_missing(wheel, extra)
+        if missing is not None:
+            return LineResult(line, host, str(wheel.version), "jetson", combine([missing]))
         reasons += install_index.jetson_reasons(host_props, host, extra)
         return LineResult(line, host, str(wheel.version), "jetson", combine(reasons))
     if runtime is None and published is not None:
@@ -98,6 +101,22 @@ def _is_jetson(wheel: Wheel, extra: Facts) -> bool:
         return True
     local = wheel.version.local or ""
     return local.startswith("nv") and local[2:3].isdigit()
+
+
+def _jetson_missing(wheel: Wheel, extra: Facts) -> Reason | None:
+    """A wheel URL in one of NVIDIA's redist folders for a Python that folder has no wheels for
+    (compat-extra ``jetson.folder_pythons``): the file does not exist."""
+    for folder, pythons in (extra.get("jetson", "folder_pythons") or {}).items():
+        if f"/{folder}" not in wheel.source:
+            continue
+        listed = [str(p) for p in pythons or ()]
+        if wheel.pythons and not set(wheel.pythons) & set(listed):
+            text = (
+                f"NVIDIA's {folder} folder has Python {', '.join(listed)} wheels only: no "
+                f"cp{wheel.pythons[0].replace('.', '')} file there (HTTP 404)"
+            )
+            return Reason("install", FAIL, text, "compat-extra:jetson.folder_pythons")
+    return None
 
 
 def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Version) -> str | None:

@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro.compat.facts import Facts
 from repro.compat.install_line import (
+    INDEX_RUNTIME_RE,
     RUNTIME_RE,
     InstallLine,
     is_nightly,
@@ -238,6 +239,8 @@ def index_offers(
         published = runtimes_of(facts, release)
         if published is None:
             continue
+        if runtime == "xpu" and xpu_release(extra, release):
+            published = [*published, "xpu"]
         tags = published if runtime is None else [runtime]
         unverified = not patch_matrix_read(facts, extra, release)
         if root:
@@ -252,6 +255,8 @@ def index_offers(
             fact = (
                 "root_index"
                 if root
+                else "compat-extra:xpu.from_release"
+                if tag == "xpu"
                 else Facts.name("torch_variants", _minor_of(release), "variants")
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
@@ -277,10 +282,12 @@ def _unlabelled_cpu(extra: Facts) -> list[str]:
 
 def platform_has(facts: Facts, extra: Facts, release: Version, tag: str, host: Host) -> bool:
     """Whether download.pytorch.org has a ``tag`` build of ``release`` for the host's platform:
-    macOS only CPU builds; Windows no ROCm builds ("ROCM ... (Linux only)") nor the builds the -f
+    XPU builds for Linux and Windows x86_64 (compat-extra ``xpu.platforms``); macOS only CPU builds; Windows no ROCm builds ("ROCM ... (Linux only)") nor the builds the -f
     page never had (``pip_windows_missing``; previous-versions page); Windows on Arm none; Linux
     aarch64 CPU builds and, from 2.7, the CUDA builds of ``aarch64.cuda_builds``."""
     plat = host.wheel_platform
+    if tag == "xpu":
+        return plat in [str(p) for p in extra.get("xpu", "platforms") or ()]
     if plat in ("macos", "macos-arm64"):
         return tag == "cpu"
     if plat == "windows-arm64":
@@ -294,6 +301,20 @@ def platform_has(facts: Facts, extra: Facts, release: Version, tag: str, host: H
         builds = extra.get("aarch64", "cuda_builds", _minor_of(release)) or []
         return tag in [str(b) for b in builds]
     return True
+
+
+def runtimes_with_xpu(facts: Facts, extra: Facts, release: Version) -> list[str] | None:
+    """:func:`runtimes_of` and, from ``xpu.from_release``, the ``xpu`` builds of /whl/xpu."""
+    out = runtimes_of(facts, release)
+    if out is not None and xpu_release(extra, release):
+        out = [*out, "xpu"]
+    return out
+
+
+def xpu_release(extra: Facts, release: Version) -> bool:
+    """Whether download.pytorch.org/whl/xpu has ``release`` (compat-extra ``xpu.from_release``)."""
+    first = parse_version(str(extra.get("xpu", "from_release") or ""))
+    return first is not None and release >= first
 
 
 def aarch64_arch(extra: Facts, runtime: str) -> list[str] | None:
@@ -349,6 +370,18 @@ class Sources:
     nightlies: list[Nightly]
     unknown: tuple[str, ...] = ()
     jetson: tuple[str, ...] = ()
+    no_archives: tuple[str, ...] = ()
+
+
+def index_root_page(url: str) -> bool:
+    """A download.pytorch.org index root (``.../whl/cu121``, ``.../whl/nightly/cu121/``,
+    ``.../whl/``) rather than a page of files (``torch_stable.html``, ``.../whl/torch/``): PEP
+    503 roots list project names, so as a ``-f`` page they hold no archive links
+    (compat-extra ``sources.pip_find_links``)."""
+    path = urlparse(url.strip()).path.rstrip("/")
+    if path.endswith(".html"):
+        return False
+    return runtime_from_url(url) is not None or path in ("/whl", "/whl/nightly", "/whl/test")
 
 
 def index_kind(url: str, extra: Facts) -> str:
@@ -381,6 +414,7 @@ def sources(
     nightlies: list[Nightly] = []
     unknown: list[str] = []
     jetson: list[str] = []
+    empty: list[str] = []
     replaced = bool(line.indexes)
     ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
     if backend:
@@ -388,6 +422,10 @@ def sources(
         groups.append((url, index_offers(facts, extra, host, backend, url)))
     for url in ordered:
         kind = index_kind(url, extra)
+        if kind == "pytorch" and url in line.find_links and index_root_page(url):
+            empty.append(url)  # pip -f reads archive links only: none on an index root
+            groups.append((url, []))
+            continue
         if kind == "pytorch":
             if is_nightly(url):
                 nightlies.append(Nightly(nightly_line(facts, extra), runtime_from_url(url), url))
@@ -405,11 +443,11 @@ def sources(
             unknown.append(url)
     if not replaced:
         groups.append(("PyPI", pypi_offers(facts, extra, host)))
-    return Sources(groups, nightlies, tuple(unknown), tuple(jetson))
+    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty))
 
 
 def runtime_tag(text: str | None) -> str | None:
-    return text if text and RUNTIME_RE.match(text) else None
+    return text if text and INDEX_RUNTIME_RE.match(text) else None
 
 
 def parse_version(text: str) -> Version | None:
