@@ -6,6 +6,7 @@ fingerprint, ``variant.*`` from matrix.yaml, ``runtime.*`` observed by the torch
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import pytest
@@ -216,18 +217,27 @@ def test_drivers_590_and_newer_no_longer_drive_pascal():
 
 
 def test_an_unverified_fact_is_named_in_the_reason():
-    # compat-facts.yaml: 13.x windows minimum "580" is marked "# unverified".
-    prediction = predict(nvidia_host("581.57", wsl2=True), variant("cu130", "2.10.0"))
+    # The shipped facts with one value marked again: the 13.x windows minimum "580" (its source is
+    # NVIDIA's minor-version table now; the mark is put back here to test the mechanism).
+    text = compat.FACTS_FILE.read_text(encoding="utf-8")
+    line = '    family_min: {linux: "580", windows: "580"}   # nvidia_minor_compat_table1\n'
+    assert line in text
+    text = text.replace(
+        line, '    family_min: {linux: "580", windows: "580"}   # windows unverified\n', 1
+    )
+    history = compat.facts.HISTORY_FACTS_FILE.read_text(encoding="utf-8")
+    marked = Facts.from_text(text, history)
+    prediction = predict(nvidia_host("581.57", wsl2=True), variant("cu130", "2.10.0"), None, marked)
     driver = by_check(prediction, "driver")
     assert driver.verdict == PASS and driver.unverified is True
     assert driver.fact == "cuda_min_driver.13.0.family_min.windows"
     assert prediction.unverified is True
     assert "unverified" in driver.line()
-    # The linux column of the same line is not marked.
-    assert (
-        by_check(predict(nvidia_host("581.57"), variant("cu130", "2.10.0")), "driver").unverified
-        is False
-    )
+    # The linux column of the same line is not marked, nor is the shipped value any more.
+    linux = predict(nvidia_host("581.57"), variant("cu130", "2.10.0"), None, marked)
+    assert by_check(linux, "driver").unverified is False
+    shipped = predict(nvidia_host("581.57", wsl2=True), variant("cu130", "2.10.0"))
+    assert by_check(shipped, "driver").unverified is False
 
 
 def test_unverified_marks_follow_the_comment_scope():
@@ -260,7 +270,7 @@ def test_rocm_gfx_target_must_be_in_the_wheel_list():
     missing = predict(amd("gfx1103"), rocm64)
     assert missing.outcome == FAIL
     assert "gfx1103 is not in the wheel's gfx list" in missing.reasons[0].text
-    assert missing.reasons[0].unverified is True  # the 2.7-2.9 wheel list is marked unverified
+    assert missing.reasons[0].unverified is False  # the 2.7 wheel list: astral-sh/uv#14086
     assert predict(amd("gfx90a"), rocm64).outcome == PASS
     dropped = predict(amd("gfx906"), rocm64)  # listed, but ROCm 6.4 libraries dropped its kernels
     assert dropped.outcome == FAIL and dropped.reasons[0].fact == "gfx_lists_note"
@@ -304,12 +314,26 @@ def test_disagreement_in_both_directions():
     assert compat.disagreement(FAIL, None) is None
 
 
-def test_the_shipped_facts_are_the_published_copy_with_its_marks():
-    shipped = compat.FACTS_FILE
-    assert shipped.is_file()
-    assert shipped.read_text(encoding="utf-8").count("# unverified") >= 10
+def test_the_shipped_facts_are_the_published_copy_with_its_marks_resolved():
+    """repro/data/compat-facts.yaml is ../shared/compat's published copy, except lines whose
+    ``# unverified`` mark was resolved (issue 30): a changed line names its source or says what
+    was removed, and a line the copy dropped was a marked one."""
+    shipped = compat.FACTS_FILE.read_text(encoding="utf-8").splitlines()
+    assert not [line for line in shipped if "unverified" in line and not line.startswith("#")], (
+        "every value of the shipped facts has a source"
+    )
     if not SHARED_FACTS.is_file():
         pytest.skip("../shared/compat/compat-facts.yaml is not beside this checkout")
-    assert shipped.read_bytes() == SHARED_FACTS.read_bytes(), (
-        "repro/data/compat-facts.yaml differs from ../shared/compat/compat-facts.yaml: copy it again"
-    )
+    published = SHARED_FACTS.read_text(encoding="utf-8").splitlines()
+    marked = [i for i, line in enumerate(published) if "unverified" in line]
+    matcher = difflib.SequenceMatcher(a=published, b=shipped, autojunk=False)
+    changed = 0
+    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        if tag == "equal" or i1 == i2:
+            continue  # insertions: the sources named for resolved marks
+        changed += 1
+        assert any(i1 - 2 <= i <= i2 + 1 for i in marked), (
+            f"published lines {i1 + 1}-{i2} changed without an unverified mark near them: "
+            + " / ".join(published[i1:i2])
+        )
+    assert changed > 0

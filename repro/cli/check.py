@@ -32,12 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             'Examples: repro check "pip install torch==2.7.0+cu121"; '
             'repro check "conda install pytorch==1.9.0 cudatoolkit=11.3 -c pytorch" '
             "--python-version 3.8 --platform windows; "
+            'repro check "pip install torch" --machine aarch64 --as-of 2025-08-08; '
             "repro check --torch 2.13.0 --runtime cu130 --fingerprint results/x/fingerprint.json. "
             "Exit status: 0 installs and runs (or nothing known to fail), 1 it will not "
             "(each reason named), 2 not an install command or bad input."
         ),
     )
-    options.add(parser, "command", "check_python", "platform", "torch", "runtime")
+    options.add(parser, "command", "check_python", "platform", "machine", "as_of")
+    options.add(parser, "torch", "runtime")
     options.add(parser, "fingerprint", "json")
     parser.set_defaults(handler=run)
 
@@ -98,8 +100,9 @@ def _python(text: str | None) -> str | None:
     return f"{int(parts[0])}.{int(parts[1])}"
 
 
-def _print_line(result: install_check.LineResult, host: str) -> None:
+def _print_line(result: install_check.LineResult, host: str, day: str | None = None) -> None:
     where = f"Python {result.host.python or '?'}, {result.host.wheel_platform}"
+    where += f", as of {day}" if day else ""
     print(f"repro check: {result.line.text}")
     print(f"  on {host} ({where})")
     for reason in result.prediction.reasons:
@@ -119,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the answer; 1 when it is ``fail``, else 0. Raises ConfigError for bad input."""
     if args.command and (args.torch or args.runtime):
         raise ConfigError("check: give an install line or --torch/--runtime, not both")
+    if not args.command and (args.machine or args.as_of):
+        raise ConfigError("check: --machine and --as-of judge an install line, not --torch")
     python = _python(args.check_python)
     line = install_line.parse(args.command, _read_requirements) if args.command else None
     request = None if line else _request(args)
@@ -130,11 +135,14 @@ def run(args: argparse.Namespace) -> int:
     if args.fingerprint:
         host += f" (fingerprint {args.fingerprint})"
     if line is not None:
-        answer = install_check.check_line(line, props, python, args.platform)
+        answer = install_check.check_line(
+            line, props, python, args.platform, machine=args.machine, as_of=args.as_of
+        )
+        day = args.as_of.isoformat() if args.as_of else None
         if args.json:
-            options.print_json({"host": host, **answer.to_json()})
+            options.print_json({"host": host, **answer.to_json(), "as_of": day})
         else:
-            _print_line(answer, host)
+            _print_line(answer, host, day)
         return EXIT_CASES_FAILED if answer.outcome == FAIL else EXIT_OK
     assert request is not None
     result = check_mod.check(request, props)

@@ -40,6 +40,7 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from repro import bounds
@@ -104,6 +105,14 @@ def requirement(text: str) -> str:
             f"expected a PEP 508 requirement such as torch==2.13.0, got {text[:80]!r} ({why})"
         ) from None
     return value
+
+
+def iso_day(text: str) -> date:
+    """``--as-of YYYY-MM-DD``: a calendar day."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a day YYYY-MM-DD, got {text[:40]!r}") from None
 
 
 def bounded(bound: bounds.Bound) -> Callable[[str], int | float]:
@@ -636,6 +645,21 @@ OPTIONS: Mapping[str, Option] = {
             ("--platform",),
             "check for this platform instead of the host's",
             choices=("linux", "windows", "macos"),
+        ),
+        Option(
+            "machine",
+            ("--machine",),
+            "check for this CPU architecture instead of the host's (uname -m): aarch64 gets "
+            "PyPI's CPU-only aarch64 torch and download.pytorch.org's sbsa CUDA builds",
+            choices=("x86_64", "aarch64"),
+        ),
+        Option(
+            "as_of",
+            ("--as-of",),
+            "judge the line as run on this day: the indexes served the releases out by then "
+            "(an old unpinned line, and its driver floor); default today's facts",
+            metavar="YYYY-MM-DD",
+            type=iso_day,
         ),
         Option(
             "signatures",

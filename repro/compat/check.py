@@ -20,6 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import Version
+
+from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
 from repro.compat.forward_compat import gpu_brand
 from repro.compat.pip_command import BuildRequest
@@ -163,8 +166,14 @@ def _published_check(
                 text = f"torch {minor} {runtime} wheels were built but not advertised"
                 return Reason("published", UNKNOWN, text, Facts.name(*path), True), runtime, []
             text = f"torch {request.torch}+{runtime} is published"
+            parsed = src.parse_version(request.torch)
+            read = parsed is None or src.patch_matrix_read(facts, extra, Version(parsed.public))
+            if not read:
+                text += f" (taken from torch {minor}'s builds: {request.torch}'s were not read)"
             return (
-                Reason("published", PASS, text, Facts.name(*path), facts.unverified(*path)),
+                Reason(
+                    "published", PASS, text, Facts.name(*path), facts.unverified(*path) or not read
+                ),
                 runtime,
                 [],
             )

@@ -122,6 +122,11 @@ class Facts:
         value = self.get(*path)
         return "ptx" in scope and isinstance(value, str) and value.startswith("compute_")
 
+    def replaced(self, key: str, value: Any) -> Facts:
+        """A copy whose top-level ``key`` is ``value`` (a view: the provenance of every other
+        value, and of ``key``'s values that remain, is kept). Used for the facts as of a day."""
+        return Facts({**self.data, key: value}, self._lines, self._marks)
+
     @staticmethod
     def name(*path: Any) -> str:
         out = ""

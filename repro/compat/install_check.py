@@ -15,39 +15,38 @@ Three steps, each a :class:`~repro.compat.results.Reason` naming the fact it res
 Outcome ``fail`` when any step fails (exit 1), ``unknown`` when one lacked facts, else ``pass``.
 Pure; the host comes in as fingerprint properties plus an optional Python/platform override.
 This module judges pip/uv lines and nightly indexes; wheels are in
-:mod:`~repro.compat.install_wheel`, conda lines in :mod:`~repro.compat.install_conda`, the
-answer in :mod:`~repro.compat.install_result`, step 3 in :mod:`~repro.compat.install_runs`
-and the line that works in :mod:`~repro.compat.install_fix`.
+:mod:`~repro.compat.install_wheel`, conda lines in :mod:`~repro.compat.install_conda`, why no
+build fits in :mod:`~repro.compat.install_none`, torchvision/torchaudio pins in
+:mod:`~repro.compat.install_companions`, Intel GPU (XPU) builds in
+:mod:`~repro.compat.install_xpu`, the answer in :mod:`~repro.compat.install_result`, step 3 in
+:mod:`~repro.compat.install_runs` and the line that works in :mod:`~repro.compat.install_fix`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import date
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from repro.compat import check as build_check
-from repro.compat import install_line
+from repro.compat import install_index, install_line, install_nightly, install_xpu
+from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
+from repro.compat.install_companions import companion_reasons, spec_of
 from repro.compat.install_conda import check_conda
-from repro.compat.install_fix import (
-    companion_pins,
-    fix_line,
-    install_form,
-    nearest_python,
-    pypi_fix_line,
-)
+from repro.compat.install_fix import companion_pins, fix_line, install_form, pypi_fix_line
 from repro.compat.install_line import InstallLine
+from repro.compat.install_none import why_none
 from repro.compat.install_result import INSTALL_CHECKS, LineResult, host_of
-from repro.compat.install_runs import needs, run_reasons
+from repro.compat.install_runs import needs, run_reasons_on
 from repro.compat.install_wheel import check_wheel
 from repro.compat.predictions import gpus_of, version
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason, combine
-from repro.compat.sources import DOWNLOAD, Host, Offer
+from repro.compat.sources import Host
 from repro.errors import ConfigError
 
 __all__ = [
@@ -65,362 +64,6 @@ _MAX_NEAREST = 4
 
 # --------------------------------------------------------------------------------------------
 # Picking the build
-
-
-def _spec(line: InstallLine, facts: Facts) -> tuple[SpecifierSet, list[Reason]]:
-    """The torch specifier; a bare torch beside a pinned torchvision/torchaudio takes the torch
-    that companion was released with (it pins torch exactly)."""
-    spec = line.torch.specifier if line.torch is not None else SpecifierSet()
-    notes: list[Reason] = []
-    if len(spec) == 0:
-        for name, requirement in line.companions.items():
-            pinned = _pinned(requirement)
-            if pinned is None:
-                continue
-            torch = _torch_for(facts, name, pinned)
-            if torch:
-                spec = SpecifierSet(f"=={torch}")
-                text = f"{name}=={pinned} was released with torch {torch} and pins it"
-                notes.append(Reason("companion", PASS, text, Facts.name("companions", torch)))
-                break
-    return spec, notes
-
-
-def _pinned(requirement: Requirement) -> Version | None:
-    pins = [
-        s for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version
-    ]
-    return src.parse_version(pins[0].version) if len(pins) == 1 else None
-
-
-def _torch_for(facts: Facts, name: str, pinned: Version) -> str | None:
-    for torch, pair in (facts.get("companions") or {}).items():
-        if isinstance(pair, Mapping) and pinned.public in (
-            str(pair.get(name)),
-            str(pair.get(f"{name}_conda")),
-        ):
-            return str(torch)
-    return None
-
-
-def _matches(spec: SpecifierSet, offer: Offer) -> bool:
-    return spec.contains(offer.version, prereleases=True)
-
-
-def _local_of(spec: SpecifierSet) -> str | None:
-    for item in spec:
-        parsed = src.parse_version(item.version.replace("*", "0"))
-        if parsed is not None and parsed.local:
-            return parsed.local
-    return None
-
-
-def _public_spec(spec: SpecifierSet) -> SpecifierSet:
-    return SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in spec))
-
-
-def _pick(line: InstallLine, groups: list, spec: SpecifierSet) -> Offer | None:
-    if line.uv_first_index:
-        # uv: the first index that has torch (first-index), or that has a fitting torch
-        # (unsafe-first-match); uv docs, "Index strategies".
-        for _source, offers in groups:
-            if offers:
-                fitting = [o for o in offers if _matches(spec, o) and o.fits is not False]
-                if not fitting and line.index_strategy == "unsafe-first-match":
-                    continue
-                return max(fitting, key=lambda o: o.version) if fitting else None
-        return None
-    fitting = [
-        o for _s, offers in groups for o in offers if _matches(spec, o) and o.fits is not False
-    ]
-    return max(fitting, key=lambda o: o.version) if fitting else None
-
-
-def _ever_published(facts: Facts, extra: Facts, runtime: str) -> bool:
-    """Whether any release the facts know has ``runtime`` builds (cu114, cu131: none)."""
-    return any(runtime in (src.runtimes_of(facts, r) or []) for r in src.releases(facts, extra))
-
-
-_PLATFORM_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
-
-
-def _indexes_without_platform(groups: list, host: Host) -> list[str]:
-    """The PyTorch indexes of ``groups`` that serve no wheel for the host's platform: CUDA and
-    ROCm indexes on macOS, ROCm indexes on Windows ("ROCM ... (Linux only)", previous-versions
-    page)."""
-    out = []
-    for source, _offers in groups:
-        runtime = src.runtime_from_url(source) if source != "PyPI" else None
-        if runtime is None or runtime == "cpu":
-            continue
-        if host.platform == "macos" or host.platform == "windows" and runtime.startswith("rocm"):
-            out.append(source)
-    return out
-
-
-def _why_none(
-    line: InstallLine,
-    groups: list,
-    spec: SpecifierSet,
-    facts: Facts,
-    extra: Facts,
-    host: Host,
-    host_props: Mapping[str, str],
-) -> tuple[list[Reason], str | None, list[str]]:
-    """Why no build fits: reasons, a line that works and the nearest alternatives."""
-    all_offers = [o for _s, offers in groups for o in offers]
-    public = _public_spec(spec)
-    local = _local_of(spec)
-    releases = src.releases(facts, extra)
-    released = [r for r in releases if public.contains(r, prereleases=True)]
-    wanted = max(released) if released else None
-    pinned = next((src.parse_version(s.version) for s in spec if s.operator in ("==", "===")), None)
-    sources_text = ", ".join(s for s, _ in groups) or "no index"
-    if not released:
-        minor = f"{pinned.major}.{pinned.minor}" if pinned else None
-        patches = [str(r) for r in releases if minor and f"{r.major}.{r.minor}" == minor]
-        if minor and not patches and (pinned or Version("0")) > releases[-1]:
-            text = f"torch {pinned} is newer than the facts know (newest {releases[-1]})"
-            return [Reason("install", UNKNOWN, text, "torch_releases")], None, []
-        text = f"no torch release matches {line.torch}" + (
-            f": {minor} releases are {', '.join(patches)}" if patches else ""
-        )
-        nearest = patches or [str(r) for r in releases[-1:]]
-        return [Reason("install", FAIL, text, "torch_releases")], None, nearest
-    matching = [o for o in all_offers if _matches(spec, o)]
-    if not matching and local and not src.runtime_tag(local):
-        text = f"+{local} is no PyTorch build tag (cuXYZ, rocmX.Y, cpu): no index serves it"
-        return [Reason("install", FAIL, text, "wheel_index.stable")], None, []
-    elsewhere = _indexes_without_platform(groups, host)
-    if not matching and elsewhere:
-        # liva#4, rohitg00/ai-engineering-from-scratch#316: "(from versions: none)" on a Mac.
-        what = (
-            "CUDA and ROCm builds are Linux and Windows only"
-            if host.platform == "macos"
-            else "ROCm builds are Linux only"
-        )
-        gets = "CPU/MPS" if host.platform == "macos" else "CPU"
-        text = (
-            f"{', '.join(elsewhere)} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} "
-            f"(previous-versions page); {_PLATFORM_NAMES[host.platform]} gets PyPI's {gets} build"
-        )
-        on_pypi = [
-            o.version
-            for o in src.pypi_offers(facts, extra, host)
-            if public.contains(o.version, prereleases=True) and o.fits is not False
-        ]
-        fix = pypi_fix_line(facts, max(on_pypi), line) if on_pypi else None
-        nearest = [str(max(on_pypi))] if on_pypi else nearest_python(facts, extra, host, wanted)
-        return [Reason("platform", FAIL, text, "wheel_index.pypi_note")], fix, nearest
-    first = next(((s, offers) for s, offers in groups if offers), None)
-    elsewhere_fits = [
-        s
-        for s, offers in groups
-        if first
-        and s != first[0]
-        and any(_matches(spec, o) and o.fits is not False for o in offers)
-    ]
-    if line.uv_first_index and first and elsewhere_fits:
-        # uv's default index strategy (uv docs, "Index strategy": first-index).
-        text = (
-            f"uv takes torch only from the first index that has it, {first[0]}, which has no "
-            f"torch{f' {spec}' if spec else ''} for Python {host.python} on "
-            f"{host.wheel_platform}; {', '.join(elsewhere_fits)} has one, but uv does not look "
-            "there (first-index)"
-        )
-        fix = None
-        if "\n" not in line.text.strip() and not line.torch_backend:
-            fix = f"{line.text.strip()} --index-strategy unsafe-best-match"
-        return [Reason("install", FAIL, text, "uv index strategy first-index")], fix, []
-    page_last = src.parse_version(str(facts.get("find_links_pages", "last_release") or ""))
-    pages = [
-        s for s, _ in groups if s.endswith("torch_stable.html") and not install_line.is_nightly(s)
-    ]
-    if not matching and pages and page_last and wanted > page_last:
-        text = (
-            f"{', '.join(pages)} stopped with torch {page_last} (pytorch#136939: the -f pages "
-            f"were not updated from 2.4 on): no torch {wanted} there"
-        )
-        runtime = local or src.runtime_from_url(pages[0]) or "cpu"
-        fix = None
-        if runtime in (src.runtimes_of(facts, wanted) or []):
-            fix = fix_line(facts, wanted, runtime, line, companion_pins(facts, wanted, line))
-        path = ("find_links_pages", "last_release")
-        unverified = facts.unverified(*path)
-        return [Reason("install", FAIL, text, Facts.name(*path), unverified)], fix, []
-    nightly_only = [s for s, _ in groups if install_line.is_nightly(s)]
-    if not all_offers and nightly_only:
-        text = (
-            f"{', '.join(nightly_only)} serves only nightly builds of the "
-            f"{src.nightly_line(facts, extra)} line (X.Y.0.devYYYYMMDD): no torch {spec} there"
-        )
-        runtime = src.runtime_from_url(nightly_only[0]) or "cpu"
-        fix = None
-        if runtime in (src.runtimes_of(facts, wanted) or []):
-            fix = fix_line(facts, wanted, runtime, line, companion_pins(facts, wanted, line))
-        return [Reason("install", FAIL, text, "wheel_index.nightly")], fix, []
-    if not matching:
-        if local and not any(o.version.local == local for o in all_offers):
-            only_pypi = all(s == "PyPI" or not src.is_pytorch_index(s) for s, _ in groups)
-            fix = fix_line(facts, wanted, local, line, companion_pins(facts, wanted, line))
-            published = src.runtimes_of(facts, wanted)
-            if published is not None and local not in published:
-                text = (
-                    f"torch {wanted}+{local} was not published: {wanted} builds are "
-                    f"{', '.join(published)}"
-                )
-                nearest = build_check.nearest_published(
-                    build_check.BuildRequest(str(wanted), local), local, facts, extra
-                )
-                fix = None
-                if nearest:
-                    near = Version(nearest[0])
-                    fix = fix_line(facts, near, near.local or "cpu", line, {})
-                return (
-                    [
-                        Reason(
-                            "install",
-                            FAIL,
-                            text,
-                            f"torch_variants.{wanted.major}.{wanted.minor}.variants",
-                        )
-                    ],
-                    fix,
-                    nearest,
-                )
-            if only_pypi:
-                text = (
-                    f"PyPI serves no local versions: there is no torch=={wanted}+{local} on "
-                    f"{sources_text} (pip: 'No matching distribution found'); +{local} builds "
-                    f"come from {DOWNLOAD}/{local}"
-                )
-                return [Reason("install", FAIL, text, "wheel_index.pypi_note")], fix, []
-            served = sorted({o.version.local for o in all_offers if o.version.local}) or ["no"]
-            text = (
-                f"no torch=={wanted}+{local} on {sources_text} (local versions there: "
-                f"+{', +'.join(served[:8])})"
-            )
-            return [Reason("install", FAIL, text, "wheel_index.stable")], fix, []
-        runtimes = sorted({o.runtime or "?" for o in all_offers})
-        published = src.runtimes_of(facts, wanted)
-        text = f"torch {wanted} is not on {sources_text}"
-        if published is not None:
-            text += f": {wanted.major}.{wanted.minor} builds are {', '.join(published)}"
-        runtime = runtimes[0] if len(runtimes) == 1 else None
-        asked = [src.runtime_from_url(s) for s, offers in groups if not offers]
-        asked = [r for r in asked if r]
-        if runtime is None and not all_offers and asked:
-            runtime = asked[0]
-            if not _ever_published(facts, extra, runtime):
-                text += (
-                    f" (no release has {runtime} builds: download.pytorch.org has no such index)"
-                )
-        nearest: list[str] = []
-        fix = None
-        if runtime and runtime != "?":
-            nearest = build_check.nearest_published(
-                build_check.BuildRequest(str(wanted), runtime), runtime, facts, extra
-            )
-            if nearest:
-                near = Version(nearest[0])
-                fix = fix_line(facts, near, near.local or runtime, line, {})
-        fact = f"torch_variants.{wanted.major}.{wanted.minor}.variants"
-        return [Reason("install", FAIL, text, fact)], fix, nearest
-    # Something matches, but no wheel fits this interpreter.
-    releases_matching = sorted({o.version for o in matching})
-    best = releases_matching[-1]
-    pythons = src.pypi_pythons(facts, Version(best.public), host) or []
-    plat = host.wheel_platform
-    if not pythons:
-        text = f"torch {best.public} has no wheel for {plat} on {', '.join(s for s, _ in groups)}"
-        check = "platform"
-        runtimes = src.runtimes_of(facts, Version(best.public)) or []
-        if runtimes and host.platform != "macos":
-            gpu = any(g.vendor == "nvidia" for g in gpus_of(host_props) or [])
-            default = facts.get("torch_variants", f"{best.major}.{best.minor}", "pypi_default")
-            runtime = str(default) if gpu and default in runtimes else "cpu"
-            fix = fix_line(
-                facts,
-                Version(best.public),
-                runtime,
-                line,
-                companion_pins(facts, Version(best.public), line),
-            )
-            text += f"; download.pytorch.org has its {', '.join(runtimes)} builds"
-            fact = Facts.name("pypi_python", str(best.public), plat)
-            return [Reason(check, FAIL, text, fact)], fix, []
-    else:
-        text = (
-            f"torch {best.public} has no wheel for Python {host.python} on {plat} "
-            f"(its wheels: Python {', '.join(pythons)})"
-        )
-        check = "python"
-    nearest = nearest_python(facts, extra, host, Version(best.public))
-    fix = None
-    if nearest:
-        runtime = next((o.runtime for o in matching if o.runtime), None)
-        near = Version(nearest[-1])
-        if all(o.source == "PyPI" for o in matching):
-            fix = pypi_fix_line(facts, near, line)
-        elif runtime and runtime in (src.runtimes_of(facts, near) or []):
-            fix = fix_line(facts, near, runtime, line, companion_pins(facts, near, line))
-        elif runtime and runtime != "cpu":
-            # That release's closest CUDA/ROCm build (1.12.1+cu113 -> 2.0.0+cu117).
-            closest = build_check.nearest_published(
-                build_check.BuildRequest(str(near), runtime), runtime, facts, extra
-            )
-            same = [Version(c) for c in closest if Version(c).public == str(near)]
-            if same and same[0].local:
-                pins = companion_pins(facts, near, line)
-                fix = fix_line(facts, near, same[0].local, line, pins)
-    fact = Facts.name("pypi_python", str(best.public), plat)
-    return [Reason(check, FAIL, text, fact)], fix, nearest
-
-
-def _companion_reasons(
-    line: InstallLine, facts: Facts, torch: Version, runtime: str | None
-) -> list[Reason]:
-    """torchvision/torchaudio pins beside torch: each release pins the torch it was built with
-    (``companions`` facts), and a local label must match torch's runtime."""
-    reasons = []
-    for name, requirement in line.companions.items():
-        pinned = _pinned(requirement)
-        if pinned is None:
-            continue
-        if pinned.local and runtime and runtime != "cpu" and pinned.local != runtime:
-            text = (
-                f"{name}=={pinned} is a {pinned.local} build, torch is {runtime}: "
-                "pip cannot resolve both"
-            )
-            reasons.append(Reason("companion", FAIL, text, "wheel_index.stable"))
-            continue
-        missing = facts.get("companions_missing", name, str(pinned.public)) or []
-        if pinned.local and pinned.local in missing:
-            path = ("companions_missing", name, str(pinned.public))
-            text = (
-                f"{name}=={pinned} was never on the wheel pages (pip: 'No matching distribution "
-                f"found'; pytorch/vision#2912): its {pinned.public} had no local builds"
-            )
-            reasons.append(
-                Reason("companion", FAIL, text, Facts.name(*path), facts.unverified(*path))
-            )
-            continue
-        other = _torch_for(facts, name, pinned)
-        if other is None:
-            continue
-        path = Facts.name("companions", other)
-        if Version(other) == Version(torch.public):
-            text = f"{name}=={pinned.public} goes with torch {torch.public}"
-            reasons.append(Reason("companion", PASS, text, path))
-            continue
-        paired = facts.get("companions", str(torch.public), name)
-        need = f"; torch {torch.public} needs {name}=={paired}" if paired else ""
-        text = (
-            f"{name}=={pinned.public} was released with torch {other} and pins it: pip cannot "
-            f"install it beside torch {torch.public} (ResolutionImpossible){need}"
-        )
-        reasons.append(Reason("companion", FAIL, text, path))
-    return reasons
 
 
 def _backend(
@@ -463,7 +106,7 @@ def _backend(
 
 
 def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
-    local = _local_of(spec)
+    local = picks.local_of(spec)
     if local and local != "cpu":
         return f"+{local}"
     for url in line.all_indexes:
@@ -473,6 +116,43 @@ def _asked_gpu(line: InstallLine, spec: SpecifierSet) -> str | None:
     if line.torch_backend and line.torch_backend not in ("cpu", "auto"):
         return f"--torch-backend {line.torch_backend}"
     return None
+
+
+_FAMILY_NAMES = {"cu": "CUDA", "rocm": "ROCm", "cpu": "CPU", "xpu": "Intel XPU"}
+
+
+def _family(runtime: str | None) -> str | None:
+    """``cu``, ``rocm``, ``xpu`` or ``cpu`` for a runtime tag; None for an unknown one."""
+    if not runtime:
+        return None
+    if runtime == "xpu":
+        return "xpu"
+    if runtime.startswith("cu"):
+        return "cu"
+    if runtime.startswith("rocm"):
+        return "rocm"
+    return "cpu" if runtime == "cpu" else None
+
+
+def _asked_cpu(line: InstallLine, spec: SpecifierSet) -> bool:
+    """Whether the line asks for the CPU build itself (``+cpu``, a ``/cpu`` index,
+    ``--torch-backend cpu``): then a CPU build on a GPU host is what it wants."""
+    if picks.local_of(spec) == "cpu" or line.torch_backend == "cpu":
+        return True
+    return any(src.runtime_from_url(url) == "cpu" for url in line.all_indexes)
+
+
+def _unused_gpu(host_props: Mapping[str, str], runtime: str | None) -> str | None:
+    """ "NVIDIA"/"AMD" when the host's GPUs are known, the build is CPU-only or for the other
+    vendor, and no GPU of the build's vendor is there: the GPU stays unused."""
+    gpus = gpus_of(host_props) or []
+    vendors = {g.vendor for g in gpus if g.vendor in ("nvidia", "amd")}
+    if not vendors or _family(runtime) is None:
+        return None
+    needs = {"cu": "nvidia", "rocm": "amd"}.get(_family(runtime) or "")
+    if needs in vendors:
+        return None
+    return "NVIDIA" if "nvidia" in vendors else "AMD"
 
 
 def _after_fix(
@@ -493,6 +173,7 @@ def _after_fix(
             facts,
             extra,
             follow_fix=False,
+            machine=host.machine,
         )
     except ConfigError:
         return [], (), True, None
@@ -518,13 +199,20 @@ def check_line(
     extra: Facts | None = None,
     *,
     follow_fix: bool = True,
+    machine: str | None = None,
+    as_of: date | None = None,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
-    properties), for Python ``python`` and ``platform`` when given (else the line's own
-    environment Python, else the host's). ``follow_fix``: also check the line that works, and
-    drop it when it would not install on this host either (off for that check itself)."""
+    properties), for Python ``python``, ``platform`` and CPU ``machine`` (``x86_64``/``aarch64``)
+    when given (else the line's own environment Python, else the host's), on the day ``as_of``
+    (the indexes then served only the releases out by that day: an old unpinned line gets that
+    day's build, and the driver floor is that build's; None: today's facts). ``follow_fix``:
+    also check the line that works, and drop it when it would not install on this host either
+    (off for that check itself)."""
     facts, extra = facts or default_facts(), extra or extra_facts()
-    result = _check_line(line, host_props, python, platform, facts, extra, follow_fix)
+    if as_of is not None:
+        facts, extra = src.dated(facts, extra, as_of)
+    result = _check_line(line, host_props, python, platform, machine, facts, extra, follow_fix)
     if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
         fixed = check_line(
             install_line.parse(result.fix),
@@ -534,6 +222,7 @@ def check_line(
             facts,
             extra,
             follow_fix=False,
+            machine=result.host.machine,
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
@@ -568,6 +257,7 @@ def _installs(
         facts,
         extra,
         follow_fix=False,
+        machine=result.host.machine,
     )
     return checked.installs is not False
 
@@ -577,12 +267,13 @@ def _check_line(
     host_props: Mapping[str, str],
     python: str | None,
     platform: str | None,
+    machine: str | None,
     facts: Facts,
     extra: Facts,
     follow_fix: bool,
 ) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python or line.python, platform)
+    host = host_of(host_props, python or line.python, platform, machine)
     if line.conda is not None:
         return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:
@@ -591,7 +282,7 @@ def _check_line(
     if line.unread and line.torch is None and not line.companions:
         text = f"cannot read {', '.join(line.unread)} here: give its lines instead"
         return LineResult(line, host, None, None, combine([Reason("install", UNKNOWN, text, "-r")]))
-    spec, notes = _spec(line, facts)
+    spec, notes = spec_of(line, facts)
     reasons += notes
     if line.torch is None and not notes:
         text = "the line pins torchvision/torchaudio only, to a version the facts do not pair with torch"
@@ -601,15 +292,45 @@ def _check_line(
     backend, backend_note = _backend(line, host_props, facts, extra)
     if backend_note:
         reasons.append(backend_note)
-    groups, nightlies = src.sources(line, facts, extra, host, backend)
-    nightly_result = _check_nightly(
+    found = src.sources(line, facts, extra, host, backend)
+    groups = found.groups
+    for url in found.no_archives:
+        text = (
+            f"-f {url} is an index root (it lists projects, not wheel files): pip's -f reads "
+            "archive links only, so it finds no torch there (--index-url takes an index)"
+        )
+        reasons.append(Reason("install", NOTE, text, "compat-extra:sources.pip_find_links"))
+    if found.jetson:
+        why = install_index.jetson_index(line, spec, found, host_props, host, extra)
+        return LineResult(line, host, None, "jetson", combine(reasons + why))
+    blocked = (
+        install_xpu.intel_page_platform(found.unknown, spec, host, extra)
+        or install_index.labelled_build_elsewhere(found, spec, facts, extra, host)
+        or install_index.unknown_index(line, found)
+    )
+    if blocked is not None:
+        return LineResult(line, host, None, None, combine([*reasons, blocked]))
+    nightlies, gone = install_nightly.live_nightlies(found.nightlies, facts, extra)
+    reasons += gone
+    nightly_result = install_nightly.check_nightly(
         line, spec, nightlies, groups, host_props, host, facts, extra, reasons
     )
     if nightly_result is not None:
         return nightly_result
-    offer = _pick(line, groups, spec)
+    if line.universal:
+        # uv add: the lock's pick (for any platform, Linux x86_64 standing for the widest) and
+        # whether this host has a wheel of it.
+        every = src.Host(host.python, "linux", "x86_64")
+        locked = picks.pick(line, src.sources(line, facts, extra, every, backend).groups, spec)
+        offer, why, fix = install_index.universal_lock(line, locked, groups, host, extra)
+        reasons += why
+        if offer is None and locked is not None:
+            return LineResult(line, host, None, None, combine(reasons), fix)
+        if any(r.verdict == FAIL for r in why):
+            return LineResult(line, host, None, None, combine(reasons))
+    offer = picks.pick(line, groups, spec) if not line.universal else offer
     if offer is None:
-        why, fix, nearest = _why_none(line, groups, spec, facts, extra, host, host_props)
+        why, fix, nearest = why_none(line, groups, spec, facts, extra, host, host_props)
         after, instead, works, runs = [], (), True, None
         if follow_fix:
             after, instead, works, runs = _after_fix(fix, host_props, host, facts, extra)
@@ -640,6 +361,8 @@ def _check_line(
             offer.unverified,
         )
     )
+    if offer.runtime == "xpu":
+        reasons += install_xpu.index_faults(release, extra)
     if offer.fits:
         own = host.python in (src.pypi_pythons(facts, release, host) or [])
         plat = host.wheel_platform if own else "linux"
@@ -652,8 +375,11 @@ def _check_line(
                 "python", PASS, text, fact, not own or facts.unverified("pypi_python", str(release))
             )
         )
-    reasons += _companion_reasons(line, facts, release, offer.runtime)
+    reasons += companion_reasons(line, facts, release, offer.runtime)
     asked = _asked_gpu(line, spec)
+    wanted_runtime = (
+        (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None
+    ) or (backend if backend and backend != "cpu" else None)
     fix = None
     if offer.runtime == "cpu" and asked and host.platform == "macos":
         text = (
@@ -664,7 +390,7 @@ def _check_line(
     elif offer.runtime == "cpu" and asked:
         text = f"the line asks for a GPU build ({asked}) but gets the CPU build"
         wanted = src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))
-        if wanted and not _ever_published(facts, extra, wanted):
+        if wanted and not picks.ever_published(facts, extra, wanted):
             text += f" (no release has {wanted} builds: download.pytorch.org has no such index)"
         reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
         if wanted:
@@ -676,20 +402,34 @@ def _check_line(
             if same:
                 runtime = Version(same[0]).local or "cpu"
                 fix = fix_line(facts, release, runtime, line, companion_pins(facts, release, line))
-    elif offer.runtime == "cpu" and any(g.vendor == "nvidia" for g in gpus_of(host_props) or []):
+    elif asked and _family(wanted_runtime) not in (None, _family(offer.runtime)):
+        # ROCm/hip#3465: a ROCm nightly index without --pre; pip took PyPI's CUDA build.
+        text = (
+            f"the line asks for a {_FAMILY_NAMES[_family(wanted_runtime)]} build ({asked}) but "
+            f"gets torch {offer.version} from {offer.source}, a "
+            f"{_FAMILY_NAMES.get(_family(offer.runtime), 'unknown')} build ({offer.runtime})"
+        )
+        reasons.append(Reason("accelerator", FAIL, text, offer.fact or "torch_variants"))
+    elif not _asked_cpu(line, spec) and (unused := _unused_gpu(host_props, offer.runtime)):
+        # pytorch/pytorch#123835, #160162: PyPI's aarch64 torch on a GH200 is a CPU build.
         cuda = [r for r in src.runtimes_of(facts, release) or [] if r.startswith("cu")]
-        if cuda:
+        if unused == "NVIDIA" and cuda and src.platform_has(facts, extra, release, cuda[-1], host):
             fix = fix_line(facts, release, cuda[-1], line, companion_pins(facts, release, line))
+        what = "CPU-only" if offer.runtime == "cpu" else f"{offer.runtime}"
+        text = (
+            f"a {what} build on {host.wheel_platform}: the host's {unused} GPU stays unused "
+            f"(torch.cuda.is_available() is False)"
+        )
         reasons.append(
             Reason(
                 "accelerator",
-                NOTE,
-                f"a CPU-only build on {host.platform}: torch.cuda.is_available() is False on this NVIDIA host",
+                FAIL,
+                text,
                 offer.fact or "wheel_index.pypi_note",
                 offer.unverified,
             )
         )
-    reasons += run_reasons(host_props, str(release), offer.runtime, facts, host)
+    reasons += run_reasons_on(host_props, str(release), offer.runtime, facts, extra, host)
     if offer.runtime and any(r.check == "driver" and r.verdict == FAIL for r in reasons):
         hint = build_check._forward_compat_hint(host_props, offer.runtime, facts, extra)
         reasons += [hint] if hint else []
@@ -731,107 +471,3 @@ def _check_line(
     return LineResult(
         line, host, str(offer.version), offer.runtime, prediction, fix, (), tuple(instead)
     )
-
-
-def _check_nightly(
-    line, spec, nightlies, groups, host_props, host, facts, extra, reasons
-) -> LineResult | None:
-    """A nightly index: the line it builds today, judged by the newest release of its runtime.
-
-    None (judge the other sources) when the spec admits no build of today's nightly line (a
-    release pin: nightly indexes serve only ``X.Y.0.devYYYYMMDD`` builds), or when another source
-    has a final release that fits and ``--pre`` is not given: pip and uv take pre-releases only
-    with ``--pre`` or when nothing else fits (packaging ``SpecifierSet.filter``; uv
-    ``--prerelease if-necessary-or-explicit``)."""
-    if not nightlies:
-        return None
-    nightly = nightlies[0]
-    pinned = next((src.parse_version(s.version) for s in spec if s.operator in ("==", "===")), None)
-    releases = src.releases(facts, extra)
-    if pinned is not None and pinned.is_prerelease:
-        base = Version(pinned.base_version)
-        if any(r >= base for r in releases):
-            text = (
-                f"torch {pinned} is a nightly of a line that has since been released ({base}): "
-                f"the nightly index keeps only recent builds, so pip finds no such version"
-            )
-            runtime = pinned.local or nightly.runtime or "cpu"
-            fix = (
-                fix_line(facts, base, runtime, line, {})
-                if runtime in (src.runtimes_of(facts, base) or [])
-                else None
-            )
-            return LineResult(
-                line,
-                host,
-                None,
-                nightly.runtime,
-                combine(reasons + [Reason("install", FAIL, text, "torch_releases")]),
-                fix,
-            )
-    today = Version(f"{nightly.line}.0.dev99999999")
-    same_line = (
-        pinned is not None and pinned.is_prerelease and pinned.release[:2] == today.release[:2]
-    )
-    if not same_line and not _public_spec(spec).contains(today, prereleases=True):
-        return None  # a pin the nightly line cannot meet (_why_none names the nightly index)
-    if not line.pre and any(_matches(spec, o) for _s, offers in groups for o in offers):
-        return None  # a final release fits elsewhere: without --pre pip takes it
-    runtime = nightly.runtime
-    elsewhere = _indexes_without_platform([(nightly.url, [])], host)
-    if elsewhere:
-        what = "CUDA and ROCm" if host.platform == "macos" else "ROCm"
-        text = (
-            f"{nightly.url} has no {_PLATFORM_NAMES[host.platform]} wheels: {what} nightlies are "
-            f"built for {'Linux and Windows' if host.platform == 'macos' else 'Linux'} only"
-        )
-        names = " ".join(["torch", *line.companions])
-        tool = "uv pip install" if line.tool == "uv" else "pip install"
-        fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/cpu"
-        reason = Reason("platform", FAIL, text, "wheel_index.nightly")
-        return LineResult(line, host, None, runtime, combine([*reasons, reason]), fix)
-    with_runtime = [r for r in releases if runtime in (src.runtimes_of(facts, r) or [])]
-    if runtime is None or not with_runtime:
-        text = f"the nightly index {nightly.url} serves a runtime the facts do not know"
-        return LineResult(
-            line,
-            host,
-            None,
-            runtime,
-            combine(reasons + [Reason("install", UNKNOWN, text, "wheel_index.nightly")]),
-        )
-    judged = with_runtime[-1]
-    newest = releases[-1]
-    if runtime not in (src.runtimes_of(facts, newest) or []):
-        text = (
-            f"no {runtime} nightlies any more: the newest release with {runtime} is {judged}, "
-            f"{newest} has {', '.join(src.runtimes_of(facts, newest) or [])}; the nightly index "
-            "keeps only recent builds, so pip finds no torch there"
-        )
-        current = [r for r in src.runtimes_of(facts, newest) or [] if r[:2] == runtime[:2]]
-        fix = None
-        if current:
-            tool = "uv pip install" if line.tool == "uv" else "pip install"
-            names = " ".join(["torch", *line.companions])
-            fix = f"{tool} --pre {names} --index-url {DOWNLOAD}/nightly/{current[-1]}"
-        fact = f"torch_variants.{newest.major}.{newest.minor}.variants"
-        return LineResult(
-            line,
-            host,
-            None,
-            runtime,
-            combine(reasons + [Reason("install", FAIL, text, fact, True)]),
-            fix,
-        )
-    text = (
-        f"pip gets a {nightly.line} nightly ({runtime}) from {nightly.url}; judged by torch "
-        f"{judged}+{runtime}, the newest release of that build"
-    )
-    reasons.append(Reason("install", PASS, text, "wheel_index.nightly", True))
-    fits = src._fits(facts, judged, host)
-    if fits is False:
-        pythons = src.pypi_pythons(facts, judged, host) or []
-        text = f"nightlies follow {judged}'s Python set: no Python {host.python} wheel ({', '.join(pythons)})"
-        reasons.append(Reason("python", FAIL, text, Facts.name("pypi_python", str(judged)), True))
-    reasons += run_reasons(host_props, str(judged), runtime, facts, host)
-    return LineResult(line, host, f"{nightly.line} nightly", runtime, combine(reasons))

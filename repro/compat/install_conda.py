@@ -39,8 +39,23 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     conda = line.conda
     assert conda is not None
     channel = facts.get("conda_channel", "name") or "pytorch"
+    nightly = str(extra.get("conda_nightly_channel", "name") or "pytorch-nightly")
     last = Version(str(facts.get("conda_channel", "last_release") or "2.5.1"))
     fact_end = "conda_channel.last_release"
+    if conda.nightly_package and channel not in conda.channels:
+        # maskrcnn-benchmark#1317: `conda install pytorch-nightly` on the default channels.
+        where = ", ".join(conda.channels) or "the default channels"
+        text = (
+            f"the pytorch-nightly package (the 1.0 preview) was only on the pytorch channel: "
+            f"{where} has none (PackagesNotFoundError)"
+        )
+        fact = "compat-extra:conda_nightly_channel.package"
+        return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
+    reason = _platform_reason(conda, host, facts, extra, channel)
+    if reason is not None:
+        return LineResult(line, host, None, None, combine([reason]))
+    if nightly in conda.channels:
+        return _check_nightly_channel(line, host_props, host, facts, extra, nightly)
     if channel not in conda.channels:
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
@@ -70,8 +85,22 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     # conda keeps the environment's Python minor version unless python is named (conda
     # core/solve.py: "we never want to update python beyond the current minor version"; conda
     # #11001 got pytorch-1.10.0-py3.6_cpu_0): the newest release with a build for it. The
-    # channel's Python set per release is taken from PyPI's wheels (unverified).
-    for_python = [r for r in releases if src._fits(facts, r, host) is not False]
+    # channel's Python set per release is taken from PyPI's wheels: an inference, so its reasons
+    # say "as on PyPI" and are marked unverified in the answer.
+    gap = _python_gap(extra, host)
+    for_python = [
+        r for r in releases if src._fits(facts, r, host) is not False and (gap is None or r > gap)
+    ]
+    if not for_python and gap is not None and all(r <= gap for r in releases):
+        text = (
+            f"the pytorch channel has no pytorch {conda.spec or releases[-1]} build for Python "
+            f"{host.python}: its first Python {host.python} builds came after {gap} (the Anaconda "
+            "platform lacked NumPy, SciPy, SymPy and Pillow for it; PyTorch 2.0 release notes); "
+            "conda: 'incompatible with the existing python installation in your environment'"
+        )
+        fact = "compat-extra:" + Facts.name("conda_python_gaps", host.python)
+        reason = Reason("python", FAIL, text, fact)
+        return LineResult(line, host, None, None, combine([reason]))
     if not for_python:
         pythons = src.pypi_pythons(facts, releases[-1], host) or []
         text = (
@@ -106,6 +135,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         if host.python
         else []
     )
+    toolkit = _cudatoolkit_reason(conda, host, extra)
+    if toolkit is not None:
+        return LineResult(line, host, None, None, combine([*python_reason, toolkit]))
     if host.platform == "macos" or conda.cpu_only:
         release = releases[-1]
         text = f"{conda.tool} gets the pytorch {release} CPU build from the pytorch channel"
@@ -127,6 +159,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
                 )
             )
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
+        reasons += _mkl_break(conda, release, host, extra)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
     wanted = conda.cuda
     # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
@@ -183,6 +216,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         Reason("install", PASS if runtime else UNKNOWN, text, path, wanted is None),
     ]
     reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
+    reasons += _mkl_break(conda, release, host, extra)
     prediction = combine(reasons)
     fix = None
     if prediction.outcome == FAIL:
@@ -230,6 +264,188 @@ def _conda_run_reasons(
     )
 
 
+def _platform_reason(conda, host: Host, facts: Facts, extra: Facts, channel: str) -> Reason | None:
+    """The pytorch channel's builds for the host's conda platform (compat-extra
+    ``conda_channel_platforms``): [] none (fail), ``{none_through: X}`` none of the releases up
+    to X (fail when the line's pin allows no newer release, else unknown); None where the facts
+    say nothing of the platform."""
+    subdirs = extra.get("conda_channel_platforms") or {}
+    if host.wheel_platform not in subdirs:
+        return None
+    path = ("conda_channel_platforms", host.wheel_platform)
+    value = subdirs[host.wheel_platform]
+    fact = "compat-extra:" + Facts.name(*path)
+    through = (
+        src.parse_version(str(value.get("none_through") or ""))
+        if isinstance(value, Mapping)
+        else None
+    )
+    spec = SpecifierSet(conda.spec) if conda.spec else SpecifierSet()
+    newer_allowed = through is None or any(
+        spec.contains(r, prereleases=True) for r in src.releases(facts, extra) if r > through
+    )
+    if value == [] or (through is not None and not newer_allowed):
+        pinned = f" of pytorch {conda.spec}" if conda.spec else ""
+        text = (
+            f"the {channel} channel has no {host.wheel_platform} builds{pinned}: conda finds no "
+            "pytorch for this platform (PackagesNotFoundError)"
+        )
+        return Reason("platform", FAIL, text, fact, extra.unverified(*path))
+    after = f" after {through}" if through else ""
+    text = f"which releases the {channel} channel built for {host.wheel_platform}{after} is not in the facts"
+    return Reason("platform", UNKNOWN, text, fact)
+
+
+def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
+    """Whether conda finds ``cudatoolkit=X`` (11.x) on the line's channels and the default ones
+    (compat-extra ``conda_cudatoolkit``): a fail where none has it, unknown where a channel that
+    might was not read, None where one has it (or for other versions)."""
+    table = extra.get("conda_cudatoolkit") or {}
+    wanted = conda.cuda
+    if conda.cuda_package != "cudatoolkit" or not wanted or not wanted.startswith("11."):
+        return None
+
+    def has(key: str) -> bool:
+        return wanted in [str(v) for v in table.get(key) or ()]
+
+    fact = "compat-extra:conda_cudatoolkit"
+    channels = [c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels]
+    if has("default_channels") or ("conda-forge" in channels and has("conda_forge")):
+        return None
+    if "nvidia" in channels and has("nvidia"):
+        platforms = (table.get("nvidia_platforms") or {}).get(wanted)
+        subdir = {"linux": "linux-64", "windows": "win-64"}.get(host.wheel_platform)
+        seen = (table.get("nvidia_platforms_seen") or {}).get(wanted) or ()
+        if subdir in [str(p) for p in seen]:
+            return None
+        if platforms is None:
+            text = (
+                f"which platforms the nvidia channel's cudatoolkit {wanted} has is not in the facts"
+            )
+            return Reason("install", UNKNOWN, text, f"{fact}.nvidia")
+        if subdir in [str(p) for p in platforms]:
+            return None
+    where = ", ".join(conda.channels) or "no channel"
+    nvidia_note = ""
+    if "nvidia" in channels and has("nvidia"):
+        platforms = ", ".join(str(p) for p in (table.get("nvidia_platforms") or {})[wanted])
+        nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
+    defaults = ", ".join(str(v) for v in table.get("default_channels") or ())
+    text = (
+        f"cudatoolkit={wanted} is on none of {where}{nvidia_note}, nor on the default channels "
+        f"(their 11.x: {defaults}); the pytorch channel carries no cudatoolkit: "
+        "PackagesNotFoundError; conda-forge has it (the previous-versions page adds "
+        "-c conda-forge)"
+    )
+    inferred = "pytorch" in channels and not has("not_on_pytorch")
+    return Reason("install", FAIL, text, fact, inferred)
+
+
+def _python_gap(extra: Facts, host: Host) -> Version | None:
+    """The last release the pytorch channel built no package of for the host's Python although
+    PyPI had wheels (compat-extra ``conda_python_gaps``), or None."""
+    gaps = extra.get("conda_python_gaps") or {}
+    value = gaps.get(host.python) if host.python else None
+    if not isinstance(value, Mapping):
+        return None
+    return src.parse_version(str(value.get("none_through") or ""))
+
+
 def _conda_runtime(cuda: str | None) -> str | None:
     parts = version(cuda)
     return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
+
+
+def _mkl_break(conda, release: Version, host: Host, extra: Facts) -> list[Reason]:
+    """pytorch/pytorch#123097: since mkl 2024.1 reached the default channels the pytorch
+    channel's Linux builds (linked to MKL dynamically) fail at ``import torch`` ("undefined
+    symbol: iJIT_NotifyEvent") unless the line pins mkl below 2024.1 (compat-extra
+    ``conda_mkl_break``); lines run before that day are not affected, nor releases before the ITT
+    API (``unaffected_before``). One between that and the oldest release a report names
+    (``from_release``) is unknown."""
+    since = extra.get("conda_mkl_break", "since")
+    first = src.parse_version(str(extra.get("conda_mkl_break", "from_release") or ""))
+    if not since or first is None or host.platform != "linux":
+        return []
+    day = src.as_of(extra)
+    if day is not None and day < str(since):
+        return []
+    if conda.mkl and not SpecifierSet(conda.mkl).contains("2024.1"):
+        return []
+    unaffected = src.parse_version(str(extra.get("conda_mkl_break", "unaffected_before") or ""))
+    if unaffected is not None and release < unaffected:
+        return []
+    if release < first:
+        text = (
+            f"whether the pytorch channel's {release} fails at import with mkl 2024.1 (taken from "
+            f"the default channels since {since}, pytorch/pytorch#123097) is not in the facts: "
+            f"the oldest release reported broken is {first}; mkl==2024.0 on the line avoids it"
+        )
+        return [Reason("install", UNKNOWN, text, "compat-extra:conda_mkl_break.from_release")]
+    text = (
+        f"import torch fails: the pytorch channel's {release} links MKL dynamically, and conda "
+        f'takes mkl 2024.1 or newer from the default channels since {since} ("undefined symbol: '
+        'iJIT_NotifyEvent", pytorch/pytorch#123097); add mkl==2024.0 to the line'
+    )
+    return [Reason("install", FAIL, text, "compat-extra:sources.conda_mkl_2024_1")]
+
+
+def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -> LineResult:
+    """``-c pytorch-nightly``: the line after the newest release (of the day, when dated),
+    built for the CUDA versions of that line's release on the pytorch channel; a CUDA version it
+    does not build comes as the CPU build (pytorch/pytorch#91009); the channel stopped after
+    ``conda_nightly_channel.last_line``."""
+    conda = line.conda
+    fact = "compat-extra:conda_nightly_channel"
+    nightly_line = src.nightly_line(facts, extra)
+    last = Version(str(extra.get("conda_nightly_channel", "last_line") or "0"))
+    if Version(nightly_line) > last:
+        text = (
+            f"the {channel} conda channel stopped with the {last} nightlies (pytorch/pytorch"
+            f"#138506): no {nightly_line} nightly there"
+        )
+        unverified = extra.unverified("conda_nightly_channel", "last_line")
+        return LineResult(
+            line, host, None, None, combine([Reason("install", FAIL, text, fact, unverified)])
+        )
+    gap = _python_gap(extra, host)
+    if gap is not None and Version(f"{nightly_line}.0") <= Version(f"{gap.major}.{gap.minor}.0"):
+        text = (
+            f"the {channel} channel's {nightly_line} nightlies have no Python {host.python} "
+            f"builds: the pytorch channel's first came after {gap} (PyTorch 2.0 release notes: "
+            "the Anaconda platform lacked NumPy, SciPy, SymPy and Pillow for it)"
+        )
+        fact = "compat-extra:" + Facts.name("conda_python_gaps", host.python)
+        return LineResult(line, host, None, None, combine([Reason("python", FAIL, text, fact)]))
+    pythons = [str(p) for p in facts.get("torch_variants", nightly_line, "python") or ()]
+    if pythons and host.python and host.python not in pythons:
+        text = (
+            f"the {nightly_line} nightlies have no Python {host.python} builds (Python "
+            f"{', '.join(pythons)})"
+        )
+        reason = Reason("python", FAIL, text, Facts.name("torch_variants", nightly_line, "python"))
+        return LineResult(line, host, None, None, combine([reason]))
+    own = Version(f"{nightly_line}.0")
+    builds = _conda_cuda(facts, own, host.platform)
+    path = Facts.name("torch_variants", nightly_line, "conda")
+    label = f"pytorch {nightly_line} nightly"
+    if host.platform == "macos" or conda.cpu_only or (conda.cuda and conda.cuda not in builds):
+        reasons = []
+        if conda.cuda and not conda.cpu_only and host.platform != "macos":
+            text = (
+                f"the {channel} channel builds the {nightly_line} nightlies for CUDA "
+                f"{', '.join(builds) or 'none listed'}, not {conda.cuda}: conda installs the CPU "
+                "build (pytorch/pytorch#91009)"
+            )
+            reasons.append(Reason("accelerator", FAIL, text, path, True))
+        else:
+            text = f"{conda.tool} gets the {label} CPU build from {channel}"
+            reasons.append(Reason("install", PASS, text, path, True))
+        reasons += run_reasons(host_props, str(own), "cpu", facts, host)
+        return LineResult(line, host, f"{nightly_line} nightly", "cpu", combine(reasons))
+    cuda = conda.cuda or (builds[-1] if builds else None)
+    runtime = _conda_runtime(cuda) if cuda else None
+    text = f"{conda.tool} gets a {label} built for CUDA {cuda} from {channel}"
+    reasons = [Reason("install", PASS if runtime else UNKNOWN, text, path, True)]
+    reasons += _conda_run_reasons(host_props, host, facts, own, cuda, runtime)
+    return LineResult(line, host, f"{nightly_line} nightly", runtime, combine(reasons))

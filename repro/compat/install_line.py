@@ -37,8 +37,10 @@ TORCH = "torch"
 COMPANIONS = ("torchvision", "torchaudio")
 #: A runtime tag as the wheel index spells it: cu92, cu121, rocm6.4, rocm6.2.4, cpu.
 RUNTIME_RE = re.compile(r"^(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu)$")
+#: The index folders of download.pytorch.org: those and Intel GPUs' ``xpu`` (from 2.5).
+INDEX_RUNTIME_RE = re.compile(r"^(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu|xpu)$")
 _URL_RUNTIME_RE = re.compile(
-    r"/(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu)(?:/|/torch_(?:stable|nightly)\.html)?$"
+    r"/(cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|cpu|xpu)(?:/|/torch_(?:stable|nightly)\.html)?$"
 )
 
 #: pip/uv options that take a value (the value is the next word unless written ``--opt=value``).
@@ -78,8 +80,9 @@ class Wheel:
 @dataclass(frozen=True)
 class Conda:
     """A conda/mamba install: channels in order, the pytorch spec (PEP 440 text, "" when
-    unpinned), the CUDA it asks for (``cudatoolkit``/``pytorch-cuda``/``cudaXY`` package) and
-    whether it asks for the CPU build (``cpuonly``/``pytorch-cpu``)."""
+    unpinned), the CUDA it asks for (``cudatoolkit``/``pytorch-cuda``/``cudaXY`` package),
+    whether it asks for the CPU build (``cpuonly``/``pytorch-cpu``), whether the package is the
+    pre-1.0 ``pytorch-nightly`` and the ``mkl`` spec it pins (PEP 440 text; None: none)."""
 
     tool: str
     channels: tuple[str, ...]
@@ -87,6 +90,8 @@ class Conda:
     cuda: str | None
     cuda_package: str | None
     cpu_only: bool
+    nightly_package: bool = False
+    mkl: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,8 @@ class InstallLine:
     as pip does); ``index_strategy``: the ``--index-strategy`` given, if any. ``python``: the
     Python ("3.10") the text itself names for the environment (``conda create ... python=3.10``,
     ``uv venv -p 3.10`` or ``python3.10 -m venv`` before the install, uv ``--python 3.10``),
-    else None.
+    else None. ``universal``: ``uv add``, whose lock resolves for every platform the project
+    declares (uv's universal resolution) before it installs for this one.
     """
 
     text: str
@@ -121,6 +127,7 @@ class InstallLine:
     uv_first_index: bool = False
     index_strategy: str | None = None
     python: str | None = None
+    universal: bool = False
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -193,7 +200,7 @@ def _tool_start(words: list[str]) -> tuple[str, int] | None:
         if base == "uv" and rest[:2] == ["pip", "install"]:
             return "uv", i + 3
         if base == "uv" and rest[:1] == ["add"]:
-            return "uv", i + 2
+            return "uv-add", i + 2
         if base == "uvx" or base == "uv" and rest[:1] in (["run"], ["tool"]):
             return "uv", i + 1
         if (
@@ -358,6 +365,7 @@ def _conda_spec(text: str) -> tuple[str, str] | None:
 def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
     channels: list[str] = []
     spec, cuda, cuda_package, cpu_only, found = "", None, None, False, False
+    nightly_package, mkl = False, None
     i = 0
     while i < len(args):
         word = args[i]
@@ -373,9 +381,12 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
         if parsed is None:
             continue
         name, version = parsed
-        if name in ("pytorch", "pytorch-cpu", "pytorch-gpu", "torch"):
+        if name in ("pytorch", "pytorch-cpu", "pytorch-gpu", "torch", "pytorch-nightly"):
             spec, found = version, True
             cpu_only = cpu_only or name == "pytorch-cpu"
+            nightly_package = nightly_package or name == "pytorch-nightly"
+        elif name == "mkl":
+            mkl = version
         elif name in ("cudatoolkit", "pytorch-cuda", "cuda-toolkit") and version:
             cuda = re.sub(r"^==|\.\*$", "", version)
             cuda_package = name
@@ -390,7 +401,7 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
         raise ConfigError(
             f"check: {_short(text)!r}: the pytorch spec {spec!r} is no version (like pytorch=1.9)"
         ) from exc
-    conda = Conda(tool, tuple(channels), spec, cuda, cuda_package, cpu_only)
+    conda = Conda(tool, tuple(channels), spec, cuda, cuda_package, cpu_only, nightly_package, mkl)
     return InstallLine(text, "conda", requirement, conda=conda, python=_conda_python(args))
 
 
@@ -504,7 +515,8 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
         if acc["torch"] is None and not acc["companions"] and not acc["unread"]:
             continue  # an install of something else: look at the next command
         acc["python"] = acc["python"] or env_python
-        return _line(stripped, tool, acc)
+        acc["universal"] = tool == "uv-add"
+        return _line(stripped, "uv" if tool == "uv-add" else tool, acc)
     # No install command: a wheel, requirement lines, or a requirements file's text.
     acc = _empty()
     for words in commands:
@@ -536,6 +548,7 @@ def _empty() -> dict:
         "uv_first_index": False,
         "index_strategy": None,
         "python": None,
+        "universal": False,
     }
 
 
@@ -556,6 +569,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         and acc["index_strategy"] != "unsafe-best-match",
         index_strategy=acc["index_strategy"],
         python=acc["python"],
+        universal=acc["universal"],
     )
 
 

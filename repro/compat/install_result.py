@@ -11,7 +11,7 @@ from typing import Any
 from repro.compat.install_line import InstallLine
 from repro.compat.predictions import version
 from repro.compat.results import FAIL, PASS, UNKNOWN, Prediction
-from repro.compat.sources import Host
+from repro.compat.sources import Host, machine_of
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class LineResult:
             "tool": self.line.tool,
             "python": self.host.python,
             "platform": self.host.platform,
+            "machine": self.host.machine,
             "torch": self.torch,
             "runtime": self.runtime,
             "summary": self.summary,
@@ -76,11 +77,15 @@ INSTALL_CHECKS = ("install", "python", "platform", "companion", "published", "ac
 
 
 def host_of(
-    host_props: Mapping[str, str], python: str | None = None, platform: str | None = None
+    host_props: Mapping[str, str],
+    python: str | None = None,
+    platform: str | None = None,
+    machine: str | None = None,
 ) -> Host:
-    """The interpreter to install into: ``python``/``platform`` when given (``--python 3.10``,
-    ``--platform windows``), else the fingerprint's ``host.python`` and ``host.os``
-    (``Windows`` -> windows, ``macOS``/``Darwin`` -> macos, anything else linux)."""
+    """The interpreter to install into: ``python``/``platform``/``machine`` when given
+    (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``), else the
+    fingerprint's ``host.python``, ``host.os`` (``Windows`` -> windows, ``macOS``/``Darwin`` ->
+    macos, anything else linux) and ``host.arch`` (``uname -m``; x86_64 when absent)."""
     if python is None:
         parts = version(host_props.get("host.python"))
         python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
@@ -93,5 +98,4 @@ def host_of(
             if "mac" in os_name or "darwin" in os_name
             else "linux"
         )
-    machine = (host_props.get("host.arch") or "x86_64").lower()
-    return Host(python, platform, machine)
+    return Host(python, platform, machine_of(machine or host_props.get("host.arch"), platform))

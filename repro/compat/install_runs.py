@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from packaging.version import Version
+
 from repro.compat import check as build_check
+from repro.compat import install_xpu
+from repro.compat import sources as src
 from repro.compat.facts import Facts
-from repro.compat.predictions import gpus_of, predict
+from repro.compat.predictions import gpus_of, key_for_release, predict
 from repro.compat.results import NOTE, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host
 
@@ -32,15 +36,16 @@ def needs(runtime: str, torch: str, facts: Facts, platform: str) -> Reason | Non
         if minimum is None:
             path = ("cuda_family_min_driver", cuda.split(".")[0], side)
             minimum = facts.get(*path)
-        arch = facts.get("arch_lists", facts.get(*entry, "arch")) if entry else None
+        arch_path = (*entry, *key_for_release(facts, entry, "arch", torch)) if entry else None
+        arch = facts.get("arch_lists", facts.get(*arch_path)) if arch_path else None
         driver = f"an NVIDIA driver >= {minimum} ({side})" if minimum else "an NVIDIA driver"
         what = f"needs {driver}"
         fact = Facts.name(*path)
         unverified = facts.unverified(*path)
-        if isinstance(arch, list) and arch:
+        if isinstance(arch, list) and arch and arch_path:
             what += f" and a GPU of compute capability {_capability_range(arch)}"
-            fact += f"; {Facts.name(*entry, 'arch')}"
-            unverified = unverified or facts.unverified(*entry, "arch")
+            fact += f"; {Facts.name(*arch_path)}"
+            unverified = unverified or facts.unverified(*arch_path)
         text = f"the {runtime} build {what} for its CUDA {cuda} kernels; without one it runs on CPU"
         return Reason("needs", NOTE, text, fact, unverified)
     if runtime.startswith("rocm"):
@@ -139,3 +144,24 @@ def run_reasons(
             for r in reasons
         ]
     return reasons
+
+
+def run_reasons_on(
+    host_props: Mapping[str, str],
+    torch: str,
+    runtime: str | None,
+    facts: Facts,
+    extra: Facts,
+    host: Host,
+) -> list[Reason]:
+    """:func:`run_reasons` with the kernel list of the host's CPU architecture: on Linux aarch64
+    download.pytorch.org's CUDA builds are sbsa builds with their own sm_XY list (compat-extra
+    ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them)."""
+    if runtime == "xpu":
+        return install_xpu.run_reasons(Version(Version(torch).public), host_props, host, extra)
+    if host.wheel_platform == "linux-aarch64" and runtime and runtime.startswith("cu"):
+        arch = src.aarch64_arch(extra, runtime)
+        if arch:
+            label = f"compat-extra:aarch64.arch.{runtime}"
+            return run_reasons(host_props, torch, runtime, facts, host, arch, label)
+    return run_reasons(host_props, torch, runtime, facts, host)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from repro.compat import install_index
 from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.install_fix import fix_line, nearest_python, pypi_fix_line
 from repro.compat.install_line import Wheel
 from repro.compat.install_result import LineResult
-from repro.compat.install_runs import run_reasons
+from repro.compat.install_runs import run_reasons_on
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import Host
 
@@ -70,6 +71,13 @@ def check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResul
     reasons.append(
         Reason("install", PASS, f"pip installs {label} from the file", "wheel file name")
     )
+    if wheel.name == "torch" and _is_jetson(wheel, extra):
+        # NVIDIA's Jetson wheels (torch-2.0.0+nv23.05-...-linux_aarch64.whl): CUDA for Tegra GPUs.
+        missing = _jetson_missing(wheel, extra)
+        if missing is not None:
+            return LineResult(line, host, str(wheel.version), "jetson", combine([missing]))
+        reasons += install_index.jetson_reasons(host_props, host, extra)
+        return LineResult(line, host, str(wheel.version), "jetson", combine(reasons))
     if runtime is None and published is not None:
         runtime, fact, unverified = src.pypi_runtime(facts, extra, release, host)
     if wheel.name != "torch":
@@ -83,8 +91,32 @@ def check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResul
                 "torch_variants",
             )
         )
-    reasons += run_reasons(host_props, str(release), runtime, facts, host)
+    reasons += run_reasons_on(host_props, str(release), runtime, facts, extra, host)
     return LineResult(line, host, str(wheel.version), runtime, combine(reasons))
+
+
+def _is_jetson(wheel: Wheel, extra: Facts) -> bool:
+    """A wheel from one of NVIDIA's Jetson indexes, or named with NVIDIA's ``+nvYY.MM`` label."""
+    if "://" in wheel.source and install_index.is_jetson_url(wheel.source, extra):
+        return True
+    local = wheel.version.local or ""
+    return local.startswith("nv") and local[2:3].isdigit()
+
+
+def _jetson_missing(wheel: Wheel, extra: Facts) -> Reason | None:
+    """A wheel URL in one of NVIDIA's redist folders for a Python that folder has no wheels for
+    (compat-extra ``jetson.folder_pythons``): the file does not exist."""
+    for folder, pythons in (extra.get("jetson", "folder_pythons") or {}).items():
+        if f"/{folder}" not in wheel.source:
+            continue
+        listed = [str(p) for p in pythons or ()]
+        if wheel.pythons and not set(wheel.pythons) & set(listed):
+            text = (
+                f"NVIDIA's {folder} folder has Python {', '.join(listed)} wheels only: no "
+                f"cp{wheel.pythons[0].replace('.', '')} file there (HTTP 404)"
+            )
+            return Reason("install", FAIL, text, "compat-extra:jetson.folder_pythons")
+    return None
 
 
 def _same_wheel_for_python(wheel: Wheel, host: Host, facts: Facts, release: Version) -> str | None:

@@ -198,6 +198,17 @@ class _ArchList:
     all_unverified: bool = False  # the list (or the variant's choice of it) is unverified
 
 
+def key_for_release(facts: Facts, entry: Path_, key: str, release: str | None) -> Path_:
+    """Path (below the variant entry) of its ``key``, or of ``<key>_by_release.<release>`` where
+    the entry names a patch release whose build differs (torch 1.8.0+cu111 vs 1.8.1+cu111:
+    pytorch/builder pruned the 11.1 arches for 1.8.0 and put them back for 1.8.1)."""
+    release = (release or "").split("+")[0].strip()
+    by_release = facts.get(*entry, f"{key}_by_release") or {}
+    if isinstance(by_release, Mapping) and release in by_release:
+        return (f"{key}_by_release", release)
+    return (key,)
+
+
 def _arch_list(
     facts: Facts,
     variant_props: Mapping[str, str],
@@ -217,7 +228,9 @@ def _arch_list(
         return _ArchList(tuple(observed), "observed runtime.arch_list", frozenset())
     if entry is None:
         return None
-    list_name = facts.get(*entry, key)
+    release = variant_props.get("variant.torch") or variant_props.get("runtime.torch")
+    path = (*entry, *key_for_release(facts, entry, key, release))
+    list_name = facts.get(*path)
     if not isinstance(list_name, str):
         return None
     entries = facts.get(table, list_name)
@@ -228,9 +241,9 @@ def _arch_list(
     )
     return _ArchList(
         tuple(str(item) for item in entries),
-        f"{Facts.name(*entry, key)} = {Facts.name(table, list_name)}",
+        f"{Facts.name(*path)} = {Facts.name(table, list_name)}",
         unverified,
-        facts.unverified(*entry, key) or facts.unverified(table, list_name),
+        facts.unverified(*path) or facts.unverified(table, list_name),
     )
 
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from urllib.parse import urlparse
 
 from packaging.version import InvalidVersion, Version
 
 from repro.compat.facts import Facts
 from repro.compat.install_line import (
+    INDEX_RUNTIME_RE,
     RUNTIME_RE,
     InstallLine,
     is_nightly,
@@ -50,12 +52,28 @@ class Host:
 
     @property
     def wheel_platform(self) -> str:
-        """The key of ``pypi_python``: linux, linux-aarch64, windows, macos, macos-arm64."""
-        if self.platform == "linux" and self.machine in ("aarch64", "arm64"):
+        """The key of ``pypi_python``: linux, linux-aarch64, windows, windows-arm64, macos,
+        macos-arm64 (no release has a ``windows-arm64`` entry: PyPI has no win_arm64 torch)."""
+        arm = self.machine in ("aarch64", "arm64")
+        if self.platform == "linux" and arm:
             return "linux-aarch64"
-        if self.platform == "macos" and self.machine in ("arm64", "aarch64"):
+        if self.platform == "macos" and arm:
             return "macos-arm64"
+        if self.platform == "windows" and arm:
+            return "windows-arm64"
         return self.platform
+
+
+#: ``uname -m`` / ``--machine`` spellings -> the machine names of :class:`Host`.
+MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "aarch64": "aarch64",
+            "arm64": "aarch64"}  # fmt: skip
+
+
+def machine_of(text: str | None, platform: str) -> str:
+    """The :class:`Host` machine for a ``uname -m``-style name on ``platform``: ``aarch64`` and
+    ``arm64`` are one architecture (``arm64`` on macOS); unknown names and None are x86_64."""
+    machine = MACHINES.get((text or "x86_64").lower(), "x86_64")
+    return "arm64" if machine == "aarch64" and platform == "macos" else machine
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,43 @@ def releases(facts: Facts, extra: Facts) -> list[Version]:
         for items in table.values():
             out.update(Version(str(v)) for v in items or ())
     return sorted(out)
+
+
+def release_day(facts: Facts, extra: Facts, release: Version) -> date | None:
+    """The day ``release`` reached PyPI (compat-extra ``torch_release_dates``, else its minor's
+    ``released``); None when neither is known."""
+    text = extra.get("torch_release_dates", str(release.public)) or facts.get(
+        "torch_variants", _minor_of(release), "released"
+    )
+    try:
+        return date.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
+def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
+    """The facts as of ``day``: views whose ``torch_releases`` hold only the releases out by
+    then (:func:`release_day`; a release with no known day is kept), so PyPI's newest torch,
+    the nightly line and every "nearest release" are those of that day; ``extra``'s ``as_of``
+    records the day."""
+    out = []
+    for source in (facts, extra):
+        table = source.get("torch_releases") or {}
+        kept = {}
+        for minor, items in table.items():
+            keep = [
+                v for v in items or () if (release_day(facts, extra, Version(str(v))) or day) <= day
+            ]
+            if keep:
+                kept[minor] = keep
+        out.append(source.replaced("torch_releases", kept))
+    return out[0], out[1].replaced("as_of", day.isoformat())
+
+
+def as_of(extra: Facts) -> str | None:
+    """The day (YYYY-MM-DD) a :func:`dated` view stands for, None for today's facts."""
+    value = extra.get("as_of")
+    return str(value) if value else None
 
 
 def runtimes_of(facts: Facts, release: Version) -> list[str] | None:
@@ -118,7 +173,11 @@ def pypi_runtime(
         unverified = release < Version("2.4")
         return "cpu", "wheel_index.pypi_note", unverified and plat == "windows"
     if plat == "linux-aarch64":
-        return None, "pypi_python", False
+        # PyPI's aarch64 wheels are CPU-only (compat-extra aarch64.pypi_runtime).
+        until = Version(str(extra.get("aarch64", "pypi_runtime_read_until") or "0"))
+        runtime = extra.get("aarch64", "pypi_runtime")
+        fact = "compat-extra:aarch64.pypi_runtime"
+        return (str(runtime) if runtime else None), fact, release > until
     wheel = extra.get("pypi_wheels", str(release.public), "runtime")
     if wheel:
         return str(wheel), f"compat-extra:pypi_wheels.{release.public}", False
@@ -180,25 +239,88 @@ def index_offers(
         published = runtimes_of(facts, release)
         if published is None:
             continue
+        if runtime == "xpu" and xpu_release(extra, release):
+            published = [*published, "xpu"]
         tags = published if runtime is None else [runtime]
-        unverified = False
+        unverified = not patch_matrix_read(facts, extra, release)
         if root:
-            tags, unverified = _root_index(facts, release, published)
+            tags, root_unverified = _root_index(facts, release, published)
+            unverified = unverified or root_unverified
         for tag in tags:
-            if tag not in published:
+            if tag not in published or not platform_has(facts, extra, release, tag, host):
                 continue
-            if host.platform == "macos" and tag != "cpu":
-                continue  # CUDA and ROCm wheels are Linux/Windows only (previous-versions page)
-            if host.platform == "windows" and tag.startswith("rocm"):
-                continue  # "ROCM ... (Linux only)" (previous-versions page)
             version = Version(f"{release.public}+{tag}")
+            if tag == "cpu" and host.wheel_platform in _unlabelled_cpu(extra):
+                version = Version(str(release.public))  # macOS's CPU wheels carry no +cpu
             fact = (
                 "root_index"
                 if root
+                else "compat-extra:xpu.from_release"
+                if tag == "xpu"
                 else Facts.name("torch_variants", _minor_of(release), "variants")
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
     return out
+
+
+def patch_matrix_read(facts: Facts, extra: Facts, release: Version) -> bool:
+    """Whether the facts know ``release``'s download.pytorch.org builds: a minor's first release
+    (its ``torch_variants``), a 1.x-2.3 patch release (compat-facts-history ``only`` lists, read
+    from the previous-versions page) or a later patch release whose go-live build matrix was read
+    (compat-extra ``patch_matrix``). False for a later patch release not read (2.14.1): its
+    builds are taken to be its minor's, and every reason resting on that says unverified."""
+    if release.micro == 0 or release < Version("2.4") or str(release.public) == "1.8.2":
+        return True
+    if facts.get("torch_variants", _minor_of(release), "released") is None:
+        return True  # not a release line compat-facts.yaml describes
+    return str(release.public) in (extra.get("patch_matrix") or {})
+
+
+def _unlabelled_cpu(extra: Facts) -> list[str]:
+    return [str(p) for p in extra.get("aarch64", "unlabelled_cpu_platforms") or ()]
+
+
+def platform_has(facts: Facts, extra: Facts, release: Version, tag: str, host: Host) -> bool:
+    """Whether download.pytorch.org has a ``tag`` build of ``release`` for the host's platform:
+    XPU builds for Linux and Windows x86_64 (compat-extra ``xpu.platforms``); macOS only CPU builds; Windows no ROCm builds ("ROCM ... (Linux only)") nor the builds the -f
+    page never had (``pip_windows_missing``; previous-versions page); Windows on Arm none; Linux
+    aarch64 CPU builds and, from 2.7, the CUDA builds of ``aarch64.cuda_builds``."""
+    plat = host.wheel_platform
+    if tag == "xpu":
+        return plat in [str(p) for p in extra.get("xpu", "platforms") or ()]
+    if plat in ("macos", "macos-arm64"):
+        return tag == "cpu"
+    if plat == "windows-arm64":
+        return False
+    if plat == "windows":
+        missing = facts.get("torch_variants", _minor_of(release), "pip_windows_missing") or {}
+        return not tag.startswith("rocm") and tag not in (missing.get(str(release.public)) or [])
+    if plat == "linux-aarch64":
+        if tag == "cpu":
+            return True
+        builds = extra.get("aarch64", "cuda_builds", _minor_of(release)) or []
+        return tag in [str(b) for b in builds]
+    return True
+
+
+def runtimes_with_xpu(facts: Facts, extra: Facts, release: Version) -> list[str] | None:
+    """:func:`runtimes_of` and, from ``xpu.from_release``, the ``xpu`` builds of /whl/xpu."""
+    out = runtimes_of(facts, release)
+    if out is not None and xpu_release(extra, release):
+        out = [*out, "xpu"]
+    return out
+
+
+def xpu_release(extra: Facts, release: Version) -> bool:
+    """Whether download.pytorch.org/whl/xpu has ``release`` (compat-extra ``xpu.from_release``)."""
+    first = parse_version(str(extra.get("xpu", "from_release") or ""))
+    return first is not None and release >= first
+
+
+def aarch64_arch(extra: Facts, runtime: str) -> list[str] | None:
+    """The sm_XY list of download.pytorch.org's Linux aarch64 (sbsa) ``runtime`` build."""
+    arch = extra.get("aarch64", "arch", runtime)
+    return [str(a) for a in arch] if isinstance(arch, list) else None
 
 
 def _root_index(facts: Facts, release: Version, published: list[str]) -> tuple[list[str], bool]:
@@ -224,26 +346,87 @@ class Nightly:
 
 
 def nightly_line(facts: Facts, extra: Facts) -> str:
-    """The release line today's nightlies build: the newest known minor plus one."""
+    """The release line the nightlies build (today's, or the day of a :func:`dated` view): the
+    minor after the newest release (1.13 -> 2.0, the next ``torch_variants`` line when the facts
+    have it), else the newest minor plus one."""
     newest = releases(facts, extra)[-1]
+    later = sorted(
+        (Version(str(m)) for m in facts.get("torch_variants") or {}),
+        key=lambda v: v.release,
+    )
+    after = [v for v in later if v.release > (newest.major, newest.minor)]
+    if after:
+        return f"{after[0].major}.{after[0].minor}"
     return f"{newest.major}.{newest.minor + 1}"
 
 
-def sources(line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: str | None):
-    """(offers by source in search order, nightlies, notes) for a pip/uv line.
+@dataclass(frozen=True)
+class Sources:
+    """What a pip/uv line's indexes serve: ``groups`` (source, offers) in search order,
+    ``nightlies``, and the indexes and ``-f`` pages the facts do not cover: ``unknown`` (any
+    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list)."""
+
+    groups: list[tuple[str, list[Offer]]]
+    nightlies: list[Nightly]
+    unknown: tuple[str, ...] = ()
+    jetson: tuple[str, ...] = ()
+    no_archives: tuple[str, ...] = ()
+
+
+def index_root_page(url: str) -> bool:
+    """A download.pytorch.org index root (``.../whl/cu121``, ``.../whl/nightly/cu121/``,
+    ``.../whl/``) rather than a page of files (``torch_stable.html``, ``.../whl/torch/``): PEP
+    503 roots list project names, so as a ``-f`` page they hold no archive links
+    (compat-extra ``sources.pip_find_links``)."""
+    path = urlparse(url.strip()).path.rstrip("/")
+    if path.endswith(".html"):
+        return False
+    return runtime_from_url(url) is not None or path in ("/whl", "/whl/nightly", "/whl/test")
+
+
+def index_kind(url: str, extra: Facts) -> str:
+    """``pytorch`` (download.pytorch.org or a path-for-path mirror), ``pypi`` (PyPI or a mirror
+    of it: compat-extra ``pypi_hosts``, a host or a host and path prefix), ``jetson``
+    (``jetson.indexes``) or ``unknown``."""
+    if is_pytorch_index(url) or "download.pytorch.org" in url:
+        return "pytorch"
+    parsed = urlparse(url.strip() if "://" in url else f"https://{url.strip()}")
+    where = f"{parsed.netloc}{parsed.path}"
+    if any(where.startswith(str(prefix)) for prefix in extra.get("jetson", "indexes") or ()):
+        return "jetson"
+    host = parsed.netloc.lower().split("@")[-1].split(":")[0]
+    at = f"{host}{parsed.path}".rstrip("/")
+    for entry in (str(h).rstrip("/") for h in extra.get("pypi_hosts") or ()):
+        if at == entry or at.startswith(entry + "/"):
+            return "pypi"
+    return "unknown"
+
+
+def sources(
+    line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: str | None
+) -> Sources:
+    """What each index and ``-f`` page of a pip/uv line serves (:class:`Sources`).
 
     Order: uv ``--index``/extra indexes first, then ``--index-url``/default (PyPI unless
     replaced), then ``-f`` pages. ``backend``: the runtime uv's ``--torch-backend`` resolved to.
     """
     groups: list[tuple[str, list[Offer]]] = []
     nightlies: list[Nightly] = []
+    unknown: list[str] = []
+    jetson: list[str] = []
+    empty: list[str] = []
     replaced = bool(line.indexes)
     ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
     if backend:
         url = f"{DOWNLOAD}/{backend}"
         groups.append((url, index_offers(facts, extra, host, backend, url)))
     for url in ordered:
-        if is_pytorch_index(url) or "download.pytorch.org" in url:
+        kind = index_kind(url, extra)
+        if kind == "pytorch" and url in line.find_links and index_root_page(url):
+            empty.append(url)  # pip -f reads archive links only: none on an index root
+            groups.append((url, []))
+            continue
+        if kind == "pytorch":
             if is_nightly(url):
                 nightlies.append(Nightly(nightly_line(facts, extra), runtime_from_url(url), url))
                 groups.append((url, []))
@@ -252,16 +435,19 @@ def sources(line: InstallLine, facts: Facts, extra: Facts, host: Host, backend: 
             if runtime is None and "/whl" not in urlparse(url).path:
                 continue
             groups.append((url, index_offers(facts, extra, host, runtime, url)))
-        elif url in line.indexes or url in line.extra_indexes:
-            # Any other index is taken for PyPI or a mirror of it.
+        elif kind == "pypi":
             groups.append((url, pypi_offers(facts, extra, host)))
+        elif kind == "jetson":
+            jetson.append(url)
+        else:
+            unknown.append(url)
     if not replaced:
         groups.append(("PyPI", pypi_offers(facts, extra, host)))
-    return groups, nightlies
+    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty))
 
 
 def runtime_tag(text: str | None) -> str | None:
-    return text if text and RUNTIME_RE.match(text) else None
+    return text if text and INDEX_RUNTIME_RE.match(text) else None
 
 
 def parse_version(text: str) -> Version | None:

@@ -1,0 +1,555 @@
+"""``repro check`` semantics of issue 30 item 4, each with install lines people really ran (the
+train half of the install-line corpus or other public material, never the test half), on the day
+and host their thread gives:
+
+- ``uv add`` locks for every platform the project declares, ``uv pip install`` for this one;
+- an index or ``-f`` page the facts do not cover answers ``unknown``, never another index's build;
+- conda's ``pytorch-nightly`` channel (and the pre-1.0 ``pytorch-nightly`` package);
+- ``--machine aarch64``: PyPI's CPU-only aarch64 torch, download.pytorch.org's sbsa CUDA builds,
+  NVIDIA's Jetson wheels, no Windows on Arm wheels;
+- ``--as-of``: the build an unpinned line really got that day, and that build's driver floor;
+- round two (train half): conda's missing Python 3.11 builds and cudatoolkit channels, ``-f`` at
+  an index root, download.pytorch.org's XPU index and Intel's own pages, a PyTorch-labelled pin
+  beside unknown indexes, NVIDIA's JetPack 5 wheel folder.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from benchmarks.install_corpus import host_properties
+from repro.cli import main as cli_main
+from repro.compat import install_line
+from repro.compat.install_check import check_line
+from repro.compat.install_result import host_of
+from repro.compat.results import FAIL, PASS, UNKNOWN
+
+CU = "https://download.pytorch.org/whl"
+
+
+def judge(text: str, day: str | None, **host):
+    """The answer for ``text`` on the host of ``host`` (corpus host fields) on ``day``."""
+    return check_line(
+        install_line.parse(text),
+        host_properties(host),
+        host["python"],
+        host["platform"],
+        machine=host.get("arch"),
+        as_of=date.fromisoformat(day) if day else None,
+    )
+
+
+def checks(result, verdict: str) -> set[str]:
+    return {r.check for r in result.prediction.reasons if r.verdict == verdict}
+
+
+def text_of(result) -> str:
+    return "\n".join(r.line() for r in result.prediction.reasons)
+
+
+# ------------------------------------------------------------------------------------------
+# uv add vs uv pip install
+
+
+def test_uv_add_locks_the_newest_torch_and_fails_where_it_has_no_wheel():
+    # https://github.com/astral-sh/uv/issues/8358 (2024-10-19, Intel Mac, CPython 3.9.12):
+    # "error: Distribution `torch==2.5.0 @ registry+https://pypi.org/simple` can't be installed
+    # because it doesn't have a source distribution or wheel for the current platform".
+    mac = {"python": "3.9", "platform": "macos", "arch": "x86_64"}
+    added = judge("uv add torch", "2024-10-19", **mac)
+    assert added.outcome == FAIL and "platform" in checks(added, FAIL)
+    assert "torch 2.5.0 from PyPI" in text_of(added) and "universal" in text_of(added)
+    assert added.fix == 'uv add "torch==2.2.2"'  # the last macOS x86_64 release
+    # uv pip install resolves for this platform only: PyPI's 2.2.2 (astral-sh/uv#10085's
+    # "but ... uv pip install torch works").
+    pip = judge("uv pip install torch", "2024-10-19", **mac)
+    assert pip.outcome == PASS and pip.torch == "2.2.2"
+
+
+def test_uv_add_takes_the_local_build_another_platform_has():
+    # https://github.com/astral-sh/uv/issues/5182 (2024-07-18, macOS ARM, Python 3.10): uv add
+    # locks torch==2.3.1+cpu, which has no macOS wheel; uv pip install gets the plain 2.3.1.
+    mac = {"python": "3.10", "platform": "macos", "arch": "arm64"}
+    index = f'--extra-index-url="{CU}/cpu"'
+    added = judge(f"uv add {index} -- torch", "2024-07-18", **mac)
+    assert added.outcome == FAIL and "torch 2.3.1+cpu" in text_of(added)
+    pip = judge(f"uv pip install {index} -- torch", "2024-07-18", **mac)
+    assert pip.outcome == PASS and pip.torch == "2.3.1"
+
+
+def test_uv_add_on_linux_installs_what_it_locks():
+    # https://github.com/astral-sh/uv/issues/7202 (2024-10-30): "I actually can get Pytorch (with
+    # the CUDA 12.4 runtime) working with just uv add torch torchvision torchaudio" on a Tesla T4.
+    t4 = {"python": "3.12", "platform": "linux", "gpu": "Tesla T4", "capability": "7.5"}
+    result = judge("uv add torch torchvision torchaudio", "2024-10-30", driver="550.90.07", **t4)
+    assert result.outcome == PASS and result.torch == "2.5.1" and result.runtime == "cu124"
+
+
+def test_uv_add_with_a_command_line_pytorch_index_fails_off_linux():
+    # https://github.com/astral-sh/uv/issues/11532 (2025-02-15, Windows 11, CPython 3.10):
+    # markupsafe==3.0.2 @ .../whl/cu126 "can't be installed"; the index is not explicit.
+    line = f"uv add torch --index {CU}/cu126"
+    windows = judge(line, "2025-02-15", python="3.10", platform="windows")
+    assert windows.outcome == FAIL and "markupsafe" in text_of(windows)
+    linux = judge(line, "2025-02-15", python="3.10", platform="linux")
+    assert linux.outcome == PASS and linux.torch == "2.6.0+cu126"
+
+
+# ------------------------------------------------------------------------------------------
+# Indexes and -f pages the facts do not cover
+
+
+def test_an_index_url_the_facts_do_not_know_answers_unknown():
+    # https://github.com/ROCm/TheRock/pull/848 (2025-06-16): TheRock's gfx110X wheel index.
+    index = "https://d2awnip2yjpvqn.cloudfront.net/v2/gfx110X-dgpu/"
+    result = judge(
+        f"python -m pip install --index-url {index} torch",
+        "2025-06-16",
+        python="3.12",
+        platform="linux",
+    )
+    assert result.outcome == UNKNOWN
+    assert f"the facts do not cover {index}: --index-url replaces PyPI" in text_of(result)
+    assert result.torch is None and result.runtime is None  # never PyPI's (or another) build
+
+
+def test_an_extra_index_the_facts_do_not_know_answers_unknown():
+    # intel/intel-extension-for-pytorch#752 (train half): pip looked in PyPI and Intel's XPU
+    # index for torch==2.5.1.post0+xpu.
+    index = "https://pytorch-extension.intel.com/release-whl/stable/xpu/cn/"
+    result = judge(
+        f"pip install torch==2.5.1.post0+xpu --extra-index-url {index}",
+        "2024-12-19",
+        python="3.10",
+        platform="linux",
+    )
+    assert result.outcome == UNKNOWN and f"the facts do not cover {index}" in text_of(result)
+
+
+def test_a_find_links_page_the_facts_do_not_know_is_never_credited_with_a_build():
+    # AMD's Radeon wheel pages (unslothai/unsloth#4770: uv pip install --find-links
+    # https://repo.radeon.com/rocm/manylinux/rocm-rel-X.Y.Z/; shitagaki-lab/see-through#30 used
+    # rocm-rel-7.2.1 and got torch 2.9.1+rocm7.2.1): not PyPI's CUDA build, not a guess.
+    page = "https://repo.radeon.com/rocm/manylinux/rocm-rel-7.2.1/"
+    host = {
+        "python": "3.12",
+        "platform": "linux",
+        "gpu": "AMD Radeon AI PRO R9700",
+        "gpu_vendor": "amd",
+        "gfx": "gfx1201",
+    }
+    result = judge(f"uv pip install torch --find-links {page}", "2026-06-30", **host)
+    assert result.outcome == UNKNOWN and result.torch is None
+    assert f"the facts do not cover {page}" in text_of(result)
+    # A PyPI mirror is PyPI (compat-extra pypi_hosts): judged like PyPI.
+    mirror = judge(
+        "pip install torch -i https://pypi.tuna.tsinghua.edu.cn/simple",
+        "2025-06-16",
+        python="3.12",
+        platform="linux",
+    )
+    assert mirror.outcome == PASS and mirror.torch == "2.7.1"
+
+
+# ------------------------------------------------------------------------------------------
+# conda's nightly channel
+
+
+def test_conda_nightly_channel_builds_the_next_line_for_its_cuda_versions():
+    # https://github.com/pytorch/pytorch/issues/91009 (2022-12-16): pytorch-cuda=11.6 from
+    # pytorch-nightly installed pytorch-2.0.0.dev20221216-py3.8_cpu_0.
+    line = "conda install -y pytorch torchvision torchaudio pytorch-cuda=11.6 -c pytorch-nightly -c nvidia"
+    result = judge(line, "2022-12-16", python="3.8", platform="linux")
+    assert result.outcome == FAIL and "accelerator" in checks(result, FAIL)
+    assert "2.0 nightlies for CUDA 11.7, 11.8, not 11.6" in text_of(result)
+    assert result.summary.startswith("installs a CPU-only build")
+    # The nightly command of pytorch/pytorch#65338's reply (2021-09-20): CUDA 11.1 is built.
+    works = (
+        "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch-nightly -c nvidia"
+    )
+    nightly = judge(works, "2021-09-20", python="3.9", platform="linux")
+    assert nightly.outcome == PASS
+    assert (nightly.torch, nightly.runtime) == ("1.10 nightly", "cu111")
+    # The channel's nightlies ended with its deprecation (pytorch/pytorch#138506).
+    today = judge(works, None, python="3.12", platform="linux")
+    assert today.outcome == FAIL and "stopped" in text_of(today)
+
+
+def test_the_pre_1_0_pytorch_nightly_package_is_not_on_the_default_channels():
+    # https://github.com/facebookresearch/maskrcnn-benchmark/issues/1317 (2021-08-02):
+    # PackagesNotFoundError: - pytorch-nightly (current channels: repo.anaconda.com only).
+    line = "conda install pytorch-nightly cudatoolkit=${CUDA}   && conda clean -ya"
+    result = judge(line, "2021-08-02", python="3.6", platform="linux")
+    assert result.outcome == FAIL and "install" in checks(result, FAIL)
+    assert "only on the pytorch channel" in text_of(result)
+
+
+def test_conda_pytorch_channel_breaks_at_import_with_mkl_2024_1():
+    # https://github.com/pytorch/pytorch/issues/139875 (2024-11-06, `import torch` failed after a
+    # clean install) and #123097 (mkl 2024.1 dropped iJIT_NotifyEvent); the fix people posted:
+    # "conda install mkl==2024.0" (Zhen-Dong/Magic-Me#15).
+    line = (
+        "conda create -n py312 python=3.12 pytorch torchvision torchaudio pytorch-cuda=12.4 "
+        "-c pytorch -c nvidia -y"
+    )
+    host = {"python": "3.12", "platform": "linux", "gpu": "Tesla T4", "capability": "7.5"}
+    broken = judge(line, "2024-11-06", driver="550.90.12", **host)
+    assert broken.outcome == FAIL and "iJIT_NotifyEvent" in text_of(broken)
+    pinned = judge(line.replace(" -y", " mkl==2024.0 -y"), "2024-11-06", driver="550.90.12", **host)
+    assert pinned.outcome == PASS
+    before = judge(line.replace("3.12", "3.11"), "2024-03-01", python="3.11", platform="linux")
+    assert "iJIT_NotifyEvent" not in text_of(before)  # before mkl 2024.1 reached the channels
+
+
+def test_the_mkl_break_follows_the_releases_with_the_itt_api():
+    # The ITT API that references iJIT_NotifyEvent came with 1.13 (pytorch/tutorials#2072:
+    # "PyTorch 1.13 or later"); #123097's oldest named release is 2.0.1 (2024-04-05 comment).
+    host = {"python": "3.8", "platform": "linux"}
+    old = judge("conda install pytorch==1.12.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert old.outcome == PASS and "iJIT_NotifyEvent" not in text_of(old)
+    between = judge("conda install pytorch==1.13.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert between.outcome == UNKNOWN and "oldest release reported broken is 2.0.1" in text_of(
+        between
+    )
+    reported = judge("conda install pytorch==2.0.1 cpuonly -c pytorch", "2024-11-06", **host)
+    assert reported.outcome == FAIL and "iJIT_NotifyEvent" in text_of(reported)
+
+
+def test_conda_on_linux_aarch64_has_no_old_pytorch_channel_builds():
+    # https://github.com/mli0603/stereo-transformer/issues/32 (2021-08-09, Jetson Xavier NX):
+    # PackagesNotFoundError for pytorch==1.5.0 on conda.anaconda.org/pytorch/linux-aarch64.
+    host = {"python": "3.6", "platform": "linux", "arch": "aarch64"}
+    old = judge("conda install pytorch==1.5.0 cpuonly -c pytorch", "2021-08-09", **host)
+    assert old.outcome == FAIL and checks(old, FAIL) == {"platform"}
+    newer = judge(
+        "conda install pytorch cpuonly -c pytorch",
+        "2024-06-01",
+        python="3.10",
+        platform="linux",
+        arch="aarch64",
+    )
+    assert newer.outcome == UNKNOWN and "after 1.5.0 is not in the facts" in text_of(newer)
+
+
+def test_a_patch_release_whose_builds_were_not_read_says_so():
+    # pytorch/test-infra's release matrix at 2.12.1's go-live (087680185) lists 2.12.0's CUDA and
+    # ROCm versions; 2.14.1 (2026-09-30) is after the snapshot, so its cu126 build is an inference.
+    host = {"python": "3.12", "platform": "linux"}
+    read = judge(f"pip install torch==2.12.1 --index-url {CU}/cu126", None, **host)
+    assert read.outcome == PASS and not read.prediction.unverified
+    unread = judge(f"pip install torch==2.14.1 --index-url {CU}/cu126", None, **host)
+    assert unread.outcome == PASS and unread.prediction.unverified
+
+
+def test_only_the_pypi_path_of_a_mirror_host_is_pypi():
+    # mirrors.aliyun.com serves PyPI under /pypi (jiangyoupai.com's mirror list) and other things
+    # beside it; pypi.python.org is not in the facts' list any more.
+    from repro.compat import sources
+    from repro.compat.facts import extra_facts
+
+    assert sources.index_kind("https://mirrors.aliyun.com/pypi/simple/", extra_facts()) == "pypi"
+    assert sources.index_kind("https://mirrors.aliyun.com/anaconda/", extra_facts()) == "unknown"
+    assert sources.index_kind("https://pypi.tuna.tsinghua.edu.cn/simple", extra_facts()) == "pypi"
+
+
+# ------------------------------------------------------------------------------------------
+# The CPU architecture
+
+
+def test_pypi_aarch64_torch_is_a_cpu_build_and_the_cu128_index_is_not():
+    # https://github.com/pytorch/pytorch/issues/160162 (2025-08-08): "until pytorch 2.8, the pypi
+    # wheel only has CPU version pytorch on aarch64 ... A workaround is to use pip install
+    # torch==2.8 --index-url https://download.pytorch.org/whl/cu128".
+    gh200 = {
+        "python": "3.12",
+        "platform": "linux",
+        "arch": "aarch64",
+        "gpu": "NVIDIA GH200",
+        "capability": "9.0",
+    }
+    pypi = judge("pip install torch", "2025-08-08", driver="570.133.20", **gh200)
+    assert pypi.outcome == FAIL and "accelerator" in checks(pypi, FAIL)
+    assert (pypi.torch, pypi.runtime) == ("2.8.0", "cpu")
+    assert pypi.fix == f"pip install torch==2.8.0 --index-url {CU}/cu129"
+    index = judge(
+        f"pip install torch==2.8 --index-url {CU}/cu128", "2025-08-08", driver="570.133.20", **gh200
+    )
+    assert index.outcome == PASS and index.torch == "2.8.0+cu128"
+    assert any("aarch64.arch.cu128" in r.fact for r in index.prediction.reasons)
+    # The same line on x86_64 gets PyPI's CUDA build.
+    x86 = judge(
+        "pip install torch", "2025-08-08", driver="570.133.20", **{**gh200, "arch": "x86_64"}
+    )
+    assert x86.outcome == PASS and x86.runtime == "cu128"
+
+
+def test_aarch64_cuda_builds_start_with_2_7():
+    # pytorch/pytorch#134790 (2024-08: no CUDA aarch64 wheel in 2.4.0); the pin below is
+    # pytorch/pytorch#71473's kind (a +cuXYZ build on an aarch64 host).
+    arm = {"python": "3.12", "platform": "linux", "arch": "aarch64"}
+    result = judge(f"pip install torch==2.5.1+cu124 --index-url {CU}/cu124", None, **arm)
+    assert result.outcome == FAIL and "platform" in checks(result, FAIL)
+    assert "start with 2.7" in text_of(result)
+
+
+def test_jetson_gets_cpu_from_pypi_and_no_kernels_from_the_sbsa_builds():
+    # https://github.com/dusty-nv/jetson-inference/issues/1932 (2025-03-20, JetPack 5.1.2,
+    # Python 3.10.16): pip3 install torch torchvision torchaudio -> is_available() False.
+    orin = {
+        "python": "3.10",
+        "platform": "linux",
+        "arch": "aarch64",
+        "gpu": "NVIDIA Jetson AGX Orin",
+        "capability": "8.7",
+    }
+    pypi = judge("pip3 install torch torchvision torchaudio", "2025-03-20", **orin)
+    assert pypi.outcome == FAIL and pypi.runtime == "cpu"
+    # download.pytorch.org's aarch64 CUDA builds are for sbsa GPUs: sm_80 cubins do not run on
+    # Orin's 8.7 (torch's DEVICE_REQUIREMENT), so nothing runs there.
+    sbsa = judge(f"pip install torch==2.8 --index-url {CU}/cu128", "2025-08-08", **orin)
+    assert sbsa.outcome == FAIL and "kernel_image" in checks(sbsa, FAIL)
+
+
+def test_nvidia_jetson_wheels_run_on_jetson_only():
+    # https://github.com/JuliaPy/CondaPkg.jl/issues/97 (2023-07-07, Xavier, JetPack 5.1.1):
+    # NVIDIA's documented wheel "works fine" with the system Python 3.8.
+    wheel = (
+        "python3 -m pip install --no-cache https://developer.download.nvidia.cn/compute/redist/"
+        "jp/v511/pytorch/torch-2.0.0+nv23.05-cp38-cp38-linux_aarch64.whl"
+    )
+    xavier = {
+        "python": "3.8",
+        "platform": "linux",
+        "arch": "aarch64",
+        "gpu": "NVIDIA Jetson AGX Xavier",
+        "capability": "7.2",
+    }
+    result = judge(wheel, "2023-07-07", **xavier)
+    assert result.outcome == PASS and result.runtime == "jetson"
+    gh200 = {**xavier, "gpu": "NVIDIA GH200", "capability": "9.0"}
+    assert "kernel_image" in checks(judge(wheel, "2023-07-07", **gh200), FAIL)
+    x86 = judge(wheel, "2023-07-07", python="3.8", platform="linux")
+    assert x86.outcome == FAIL and "platform" in checks(x86, FAIL)
+    # NVIDIA's Jetson AI Lab index (pypi.jetson-ai-lab.dev, vllm-project/vllm#16502): known
+    # platform, unknown versions.
+    lab = "pip3 install torch --index-url https://pypi.jetson-ai-lab.dev/jp6/cu126"
+    assert judge(lab, "2025-04-12", **{**xavier, "python": "3.10"}).outcome == PASS
+    assert judge(lab, "2025-04-12", python="3.10", platform="linux").outcome == FAIL
+
+
+def test_windows_on_arm_has_no_wheels():
+    # https://github.com/pytorch/pytorch/issues/133804 (2024-08, Snapdragon, Python 3.12.5).
+    result = judge(
+        "pip install torch", "2024-08-19", python="3.12", platform="windows", arch="arm64"
+    )
+    assert result.outcome == FAIL and "platform" in checks(result, FAIL)
+    assert "windows-arm64" in text_of(result)
+
+
+def test_the_machine_defaults_to_the_fingerprint_and_the_flag_overrides_it():
+    props = {"host.python": "3.12.3", "host.arch": "aarch64"}
+    assert host_of(props).wheel_platform == "linux-aarch64"
+    assert host_of(props, machine="x86_64").wheel_platform == "linux"
+    assert (
+        host_of({"host.python": "3.12.3", "host.os": "macOS 15", "host.arch": "arm64"}).machine
+        == "arm64"
+    )
+    assert host_of({"host.python": "3.12.3"}).machine == "x86_64"
+
+
+# ------------------------------------------------------------------------------------------
+# The day: the build the line got then, and its driver floor
+
+
+def test_an_old_unpinned_line_is_judged_by_the_build_it_got_that_day():
+    # https://github.com/pytorch/pytorch/issues/37320 (2020-04-26): pip3 install torch gave
+    # PyTorch 1.5.0 (CUDA 10.2) on driver 410.104: "Is CUDA available: No".
+    p100 = {
+        "python": "3.6",
+        "platform": "linux",
+        "gpu": "Tesla P100-PCIE-16GB",
+        "capability": "6.0",
+    }
+    then = judge("pip3 install torch", "2020-04-26", driver="410.104", **p100)
+    assert then.outcome == FAIL and "driver" in checks(then, FAIL)
+    assert then.torch == "1.5.0" and then.runtime == "cu102"
+    assert "440.33" in text_of(then)  # CUDA 10.2's floor, not today's build's
+    # Today the same driver meets a CUDA 13 build with another floor.
+    today = judge("pip3 install torch", None, driver="410.104", **{**p100, "python": "3.12"})
+    assert today.outcome == FAIL and "440.33" not in text_of(today)
+    # https://github.com/pytorch/pytorch/pull/112882 (2023-11-16): python:3.12-slim, "torch 2.1.1
+    # (released yesterday) ... (from versions: none)".
+    slim = judge("pip install torch", "2023-11-16", python="3.12", platform="linux")
+    assert slim.outcome == FAIL and "python" in checks(slim, FAIL)
+    assert "2.1.1" in text_of(slim)
+
+
+# ------------------------------------------------------------------------------------------
+# The command line
+
+
+def test_cli_machine_and_as_of(tmp_path: Path, capsys):
+    fp = tmp_path / "fingerprint.json"
+    fp.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "host": {"os": "Ubuntu 24.04", "python": "3.12.3", "wsl2": False},
+                "gpus": [
+                    {
+                        "index": 0,
+                        "vendor": "nvidia",
+                        "name": "NVIDIA GH200",
+                        "compute_capability": "9.0",
+                    }
+                ],
+                "driver": {"nvidia": "570.133.20"},
+            }
+        )
+    )
+    argv = ["check", "pip install torch", "--fingerprint", str(fp), "--machine", "aarch64"]
+    code = cli_main.main([*argv, "--as-of", "2025-08-08", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and (data["machine"], data["as_of"]) == ("aarch64", "2025-08-08")
+    assert (data["torch"], data["runtime"]) == ("2.8.0", "cpu")
+    code = cli_main.main([*argv, "--as-of", "2025-08-08"])
+    out = capsys.readouterr().out
+    assert "linux-aarch64, as of 2025-08-08" in out and "GPU stays unused" in out
+    with pytest.raises(SystemExit) as bad:
+        cli_main.main([*argv, "--as-of", "08/08/2025"])
+    assert bad.value.code == 2 and "expected a day YYYY-MM-DD" in capsys.readouterr().err
+
+
+def test_a_pin_released_after_the_day_was_not_served_then():
+    # pytorch/pytorch#160162's pin, on a day before 2.8.0 was out (2025-08-06).
+    arm = {"python": "3.12", "platform": "linux", "arch": "aarch64"}
+    result = judge(f"pip install torch==2.8 --index-url {CU}/cu128", "2025-06-01", **arm)
+    assert result.outcome == FAIL and "released on 2025-08-06, after 2025-06-01" in text_of(result)
+
+
+def test_pypi_builds_of_1_9_to_1_12_are_cuda_10_2():
+    # pytorch/pytorch#37320's line and host without a day: Python 3.6's newest torch is 1.10.2,
+    # PyPI's CUDA 10.2 build, which driver 410.104 (CUDA 10.0) cannot run (was: unknown runtime).
+    p100 = {
+        "python": "3.6",
+        "platform": "linux",
+        "gpu": "Tesla P100-PCIE-16GB",
+        "capability": "6.0",
+    }
+    result = judge("pip3 install torch", None, driver="410.104", **p100)
+    assert (result.torch, result.runtime) == ("1.10.2", "cu102")
+    assert result.outcome == FAIL and "driver" in checks(result, FAIL)
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 30 round two: rules from the train half and public sources
+
+
+def test_conda_had_no_python_3_11_builds_through_2_0():
+    # https://github.com/lxe/simple-llm-finetuner/pull/9 (2023-03-22): pytorch=1.13.1 on Python
+    # 3.11 found no solution; PyTorch 2.0's release notes: no conda Python 3.11 binaries for 2.0.
+    line = "conda install -y pytorch=1.13.1 pytorch-cuda=11.7 -c pytorch"
+    result = judge(line, "2023-03-22", python="3.11", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
+    assert "conda_python_gaps.3.11" in text_of(result)
+    assert judge(line, "2023-03-22", python="3.10", platform="linux").outcome == PASS
+    # https://github.com/pytorch/pytorch/issues/86566 (2022-11-05): the 2.0 nightlies neither.
+    nightly = (
+        "conda create -n x -c pytorch-nightly -c defaults -c conda-forge python==3.11.0 pytorch"
+    )
+    mac = {"python": "3.11", "platform": "macos", "arch": "arm64"}
+    assert judge(nightly, "2022-11-05", **mac).outcome == FAIL
+
+
+def test_cudatoolkit_comes_from_the_channels_that_have_it():
+    # https://github.com/pytorch/pytorch/issues/53593 (2021-03-09): cudatoolkit=11.1 with -c
+    # pytorch alone: PackagesNotFoundError; the previous-versions page adds -c conda-forge.
+    win = {"python": "3.7", "platform": "windows"}
+    line = "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch"
+    result = judge(line, "2021-03-09", **win)
+    assert result.outcome == FAIL and "PackagesNotFoundError" in text_of(result)
+    assert judge(line + " -c conda-forge", "2021-03-09", **win).outcome == PASS
+    # 11.3 is on the default channels.
+    ok = "conda install pytorch==1.11.0 cudatoolkit=11.3 -c pytorch"
+    assert judge(ok, "2022-04-01", python="3.9", platform="windows").outcome == PASS
+    # https://github.com/myshell-ai/OpenVoice/issues/83 (2024-01-07): the nvidia channel's
+    # cudatoolkit 11.7 is a Linux package only.
+    nvidia = "conda install pytorch==1.13.1 cudatoolkit=11.7 -c pytorch -c nvidia"
+    assert judge(nvidia, "2024-01-07", python="3.10", platform="windows").outcome == FAIL
+    assert judge(nvidia, "2024-01-07", python="3.10", platform="linux").outcome != FAIL
+
+
+def test_find_links_at_an_index_root_finds_no_wheels():
+    # https://github.com/pytorch/pytorch/issues/114893 (2023-11-30): -f .../nightly/cu121 on
+    # Python 3.12: "(from versions: none)"; pip's -f reads archive links only.
+    line = "pip3 install --pre torch torchvision -f https://download.pytorch.org/whl/nightly/cu121"
+    result = judge(line, "2023-11-30", python="3.12", platform="linux")
+    assert result.outcome == FAIL and "index root" in text_of(result)
+    as_index = line.replace(" -f ", " --index-url ")
+    assert "index root" not in text_of(
+        judge(as_index, "2023-11-30", python="3.12", platform="linux")
+    )
+
+
+def test_xpu_index_serves_intel_gpu_builds_on_linux_and_windows_from_2_5():
+    linux = {"python": "3.12", "platform": "linux"}
+    line = f"pip install torch==2.12 --index-url {CU}/xpu"
+    # https://github.com/pytorch/pytorch/issues/185608 (2026-05-29): the release index lost
+    # torch's dependency wheels; after the day the reports saw, unknown; before, the build.
+    broken = judge(line, "2026-05-29", **linux)
+    assert broken.outcome == FAIL and "intel-cmplr-lib-rt" in text_of(broken)
+    assert judge(line, "2026-06-10", **linux).outcome == UNKNOWN
+    fine = judge(line, "2026-05-20", **linux)
+    assert fine.outcome == PASS and (fine.torch, fine.runtime) == ("2.12.0+xpu", "xpu")
+    # No macOS wheels; no 2.4 xpu builds; 2.5's wheels needed oneAPI on the system.
+    mac = judge(line, "2026-05-20", python="3.12", platform="macos")
+    assert mac.outcome == FAIL and "XPU builds are Linux and Windows only" in text_of(mac)
+    old = judge(f"pip install torch==2.4.0 --index-url {CU}/xpu", None, **linux)
+    assert old.outcome == FAIL
+    first = judge(f"pip install torch==2.5.1 --index-url {CU}/xpu", None, **linux)
+    assert first.outcome == UNKNOWN and "oneAPI" in text_of(first)
+
+
+def test_intel_pages_had_no_native_windows_wheels_before_2_0_1():
+    # https://github.com/intel/intel-extension-for-pytorch/issues/304 (2023-02-22): "We don't
+    # have wheel files for native Windows yet".
+    line = (
+        "python -m pip install torch==1.13.0a0 torchvision==0.14.1a0 "
+        "intel_extension_for_pytorch==1.13.10+xpu -f https://developer.intel.com/ipex-whl-stable-xpu-idp"
+    )
+    win = judge(line, "2023-02-22", python="3.9", platform="windows")
+    assert win.outcome == FAIL and checks(win, FAIL) == {"platform"}
+    assert judge(line, "2023-02-22", python="3.9", platform="linux").outcome == UNKNOWN
+
+
+def test_a_pytorch_labelled_pin_no_python_build_exists_for_fails_beside_unknown_indexes():
+    # https://github.com/Verg-Avesta/CounTR/issues/46 (2024-05-22): torch==1.13.1+cu116 on
+    # Windows Python 3.11 with pypi.ngc.nvidia.com among the indexes.
+    line = (
+        "pip install torch==1.13.1+cu116 --extra-index-url https://pypi.ngc.nvidia.com "
+        f"--extra-index-url {CU}/cu116"
+    )
+    result = judge(line, "2024-05-22", python="3.11", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
+    # For a Python PyTorch built it for, the unknown index keeps the answer unknown.
+    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+
+
+def test_nvidia_jetpack_5_folder_has_python_3_8_wheels_only():
+    # https://github.com/pinokiocomputer/pinokio/issues/1027 (2025-12-31): HTTP 404.
+    orin = {
+        "python": "3.10",
+        "platform": "linux",
+        "arch": "aarch64",
+        "gpu": "NVIDIA Jetson AGX Orin",
+        "capability": "8.7",
+    }
+    url = "https://developer.download.nvidia.com/compute/redist/jp/v512/pytorch/torch-2.1.0a0+41361538.nv23.06-cp310-cp310-linux_aarch64.whl"
+    result = judge(f"pip install {url}", "2025-12-31", **orin)
+    assert result.outcome == FAIL and "HTTP 404" in text_of(result)
+    cp38 = url.replace("cp310-cp310", "cp38-cp38")
+    assert judge(f"pip install {cp38}", "2025-12-31", **{**orin, "python": "3.8"}).outcome != FAIL
