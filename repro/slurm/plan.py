@@ -146,11 +146,8 @@ def build_plan(
                 "and no variant selected)",
                 hint="select variants with --variant GLOB or add the host lane (--lane host)",
             )
-        kinds = [True, False] if settings.gpus_per_task else [False]
-        groups = {
-            gpu: [t for t in tasks if (t.wants_gpu and settings.gpus_per_task) == gpu]
-            for gpu in kinds
-        }
+        asks = bool(settings.gpus_per_task)
+        groups = {gpu: [t for t in tasks if (t.wants_gpu and asks) == gpu] for gpu in (True, False)}
         groups = {gpu: ts for gpu, ts in groups.items() if ts}
         for gpu, group in groups.items():
             numbered = tuple(replace(task, index=i) for i, task in enumerate(group))

@@ -20,7 +20,6 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-import repro
 from repro.slurm import containers
 from repro.slurm.plan import CONTAINER, HOST, VENV, ArrayPlan, SlurmPlan, Task
 
@@ -157,8 +156,8 @@ def array_script(plan: SlurmPlan, array: ArrayPlan) -> str:
     )
     lines = [
         "#!/bin/bash",
-        f"# repro-matrix {repro.__version__}, Slurm lane: array {array.name!r} of submission "
-        f"{plan.stamp} (`repro slurm`).",
+        f"# repro-matrix Slurm lane: array {array.name!r} of submission {plan.stamp} "
+        "(written by `repro slurm`).",
         f"# {len(array.tasks)} task(s) on {where}, {array.gpus or 'no'} GPU(s) each; each "
         "writes ONE run directory",
         f"# {plan.results_dir}/{plan.stamp}-slurm<job>_<task>-<label>, never reused "
@@ -231,8 +230,8 @@ def report_script(plan: SlurmPlan) -> str:
     output = f"{plan.submission_dir}/{LOGS_DIR}/report-%j.out"
     lines = [
         "#!/bin/bash",
-        f"# repro-matrix {repro.__version__}, Slurm lane: the report of submission {plan.stamp} "
-        "(`repro slurm`).",
+        f"# repro-matrix Slurm lane: the report of submission {plan.stamp} "
+        "(written by `repro slurm`).",
         "# Runs once every task of the submission's arrays has ended, whatever its state",
         "# (sbatch --dependency=afterany:<arrays>), names what the scheduler did to each task",
         "# (TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, CANCELLED: a red cell with an",
