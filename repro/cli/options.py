@@ -651,6 +651,28 @@ OPTIONS: Mapping[str, Option] = {
             "premise), CUDA/cuDNN/NCCL smoke, a /dev/shm write, Fabric Manager (seconds to minutes)",
             action="store_true",
         ),
+        Option(
+            "slurm_check",
+            ("--slurm",),
+            "node-check mode for a Slurm HealthCheckProgram or Prolog: one line on stdout, exit "
+            "1 when a check fails (a prolog then drains the node), nothing else written; fails "
+            "open (UNKNOWN, exit 0) when the checks cannot run (docs/slurm.md)",
+            action="store_true",
+        ),
+        Option(
+            "drain",
+            ("--drain",),
+            "with --slurm: drain this node (scontrol update State=DRAIN) when a check fails, "
+            "resume it when healthy if this check drained it (a HealthCheckProgram must act "
+            "itself)",
+            action="store_true",
+        ),
+        Option(
+            "log",
+            ("--log",),
+            "with --slurm: also append the line, time-stamped, to FILE",
+            metavar="FILE",
+        ),
         Option("torch", ("--torch",), "torch version, e.g. 2.7.0", metavar="VERSION"),
         Option("runtime", ("--runtime",), "runtime tag, e.g. cu121, rocm6.4, cpu", metavar="TAG"),
         # -- venv-run / bisect -----------------------------------------------------------------
