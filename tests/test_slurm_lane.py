@@ -658,3 +658,76 @@ def test_submission_record_round_trips_and_bad_ones_are_named(tmp_path):
         plan.Submission.read(record.path)
     with pytest.raises(ConfigError, match="no Slurm submission"):
         plan.latest(tmp_path / "elsewhere")
+
+
+# ---- the ddp scenario's srun launchers (issue 33, item 4) --------------------------------------
+
+
+def test_torch_env_from_an_srun_tasks_variables():
+    from repro.scenarios._slurm_env import first_host, torch_env
+
+    task = {"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "1",
+            "SLURM_STEP_NODELIST": "gpu[07-08]", "SLURM_JOB_NODELIST": "gpu[07-09]"}  # fmt: skip
+    assert torch_env(task, 29400) == {
+        "RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "gpu07",
+        "MASTER_PORT": "29400",
+    }  # fmt: skip
+    assert torch_env({**task, "MASTER_ADDR": "10.0.0.1"}, 1)["MASTER_ADDR"] == "10.0.0.1"
+    assert torch_env(task, 1, world_size=8)["WORLD_SIZE"] == "8"  # the script's own belief
+    assert torch_env({**task, "SLURM_STEP_NUM_TASKS": "2"}, 1)["WORLD_SIZE"] == "2"
+    for nodelist, host in [("gpu[03-05,09]", "gpu03"), ("a,b", "a"), ("node7", "node7"),
+                           ("n[1,4]", "n1"), ("rack1-n[010-012]", "rack1-n010")]:  # fmt: skip
+        assert first_host(nodelist) == host
+    with pytest.raises(KeyError):
+        torch_env({}, 1)
+
+
+def test_srun_launcher_command_lines():
+    from repro.scenarios import ddp
+
+    params = {"backend": "gloo", "world_size": 2, "workers": 0, "fault": "none"}
+    lines = {
+        launcher: ddp.srun_command({**params, "launcher": launcher}, 29400, "/w/m", "/w/r")
+        for launcher in ddp.SRUN_LAUNCHERS
+    }
+    srun = ["srun", "--nodes=1", "--overcommit", "--kill-on-bad-exit=1", "--unbuffered"]
+    for command in lines.values():
+        assert command[:5] == srun
+    assert lines["srun"][5:7] == ["--ntasks=2", "--ntasks-per-node=2"]
+    assert "--launcher" in lines["srun"] and "torch.distributed.run" not in lines["srun"]
+    assert lines["srun_ntasks_missing"][5] == "--ntasks=1"
+    assert lines["srun_ntasks_missing"][-2:] == ["--world-size", "2"]
+    double = lines["srun_torchrun"]
+    assert double[5:7] == ["--ntasks=2", "--ntasks-per-node=2"]
+    assert "torch.distributed.run" in double and "--standalone" in double
+    assert "--nproc-per-node=2" in double
+
+
+def test_srun_cases_skip_with_a_reason_outside_an_allocation(monkeypatch):
+    from repro.scenarios import ddp
+
+    assert "SLURM_JOB_ID is not set" in ddp.slurm_allocation_missing({})
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert "srun is not on PATH" in ddp.slurm_allocation_missing({"SLURM_JOB_ID": "5"})
+    expect = {r.case: r.signature for r in config.load(REPO / "matrix.yaml").expectations}
+    assert expect["ddp[backend=*,launcher=srun_torchrun]"] == "slurm_double_launch"
+    assert expect["ddp[backend=*,launcher=srun_ntasks_missing]"] == "slurm_ntasks_mismatch"
+
+
+@pytest.mark.slow
+def test_the_srun_cases_of_a_real_run_are_skipped_here(tmp_path):
+    """Slow: a real `repro run` of the gloo srun cases on a host outside any allocation."""
+    from conftest import run_cli, write_matrix
+    from junitparser import JUnitXml
+
+    write_matrix(tmp_path, "ddp: {timeout_s: 120, params: {backend: [gloo]}}\n")
+    env_keys = [k for k in os.environ if k.startswith("SLURM_")]
+    if env_keys:
+        pytest.skip("these tests run inside a Slurm allocation")
+    done = run_cli("run", "--no-doctor", "-k", "launcher=srun", "--results-dir", "r", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (junit,) = (tmp_path / "r").glob("*/junit.xml")
+    cases = [c for suite in JUnitXml.fromfile(str(junit)) for c in suite]
+    assert len(cases) == 4
+    for case in cases:
+        assert case.is_skipped and "SLURM_JOB_ID is not set" in case.result[0].message
