@@ -542,8 +542,7 @@ def _write_partial_run(run_dir: Path, lane: str, done: int, total: int, finished
     )  # fmt: skip
 
 
-def _fields(variant_id):
-    return {"id": variant_id, "runtime": "cpu", "torch": "2.13.0", "accelerator": "cpu"}
+_VARIANTS = {v.id: v for v in matrix_with(None).variants}
 
 
 def test_a_timed_out_task_is_a_red_cell_beside_the_cases_it_finished(tmp_path):
@@ -555,7 +554,7 @@ def test_a_timed_out_task_is_a_red_cell_beside_the_cases_it_finished(tmp_path):
         ("4", 0): _state(0, "TIMEOUT", reason="TimeLimit", end="2026-11-27T12:02:00Z"),
         ("4", 1): _state(1, "FAILED", exit_code="1:0", end="2026-11-27T12:01:00Z"),
     }
-    found = cells.collect(record, FixedStates(states), _fields)
+    found = cells.collect(record, FixedStates(states), _VARIANTS)
     assert [f.verdict.signature if f.verdict else None for f in found] == [
         "infra.slurm_timeout", None,
     ]  # fmt: skip
@@ -568,7 +567,7 @@ def test_a_timed_out_task_is_a_red_cell_beside_the_cases_it_finished(tmp_path):
     assert ("slurm", "error", "infra.slurm_timeout") in outcomes
     slurm_case = next(c for c in matrix_cell.cases if c.scenario == "slurm")
     assert "4_0" in slurm_case.message and "2 of 3 cases finished" in slurm_case.message
-    again = cells.collect(record, FixedStates(states), _fields)
+    again = cells.collect(record, FixedStates(states), _VARIANTS)
     assert again[0].cell is None  # idempotent: the cell exists
 
 
@@ -585,7 +584,7 @@ def test_a_timed_out_task_is_a_red_cell_beside_the_cases_it_finished(tmp_path):
 )
 def test_every_scheduler_end_is_a_cell_even_without_a_run(tmp_path, state, signature):
     record = _submission(tmp_path, lanes=("venv",))
-    found = cells.collect(record, FixedStates({("4", 0): _state(0, state)}), _fields)
+    found = cells.collect(record, FixedStates({("4", 0): _state(0, state)}), _VARIANTS)
     assert found[0].verdict.signature == signature
     report = build_report([tmp_path])
     (cell,) = report.cells
@@ -601,7 +600,7 @@ def test_every_scheduler_end_is_a_cell_even_without_a_run(tmp_path, state, signa
 def test_a_task_that_wrote_nothing_and_one_the_scheduler_forgot(tmp_path):
     record = _submission(tmp_path)
     states = {("4", 0): _state(0, "FAILED", exit_code="127:0")}  # task 1: unknown to every source
-    found = cells.collect(record, FixedStates(states), _fields)
+    found = cells.collect(record, FixedStates(states), _VARIANTS)
     assert [f.verdict.signature for f in found] == [
         "infra.slurm_task_failed", "infra.slurm_state_unknown",
     ]  # fmt: skip
@@ -614,7 +613,7 @@ def test_running_and_completed_tasks_need_no_cell(tmp_path):
     record = _submission(tmp_path)
     _write_partial_run(record.run_dir(record.arrays[0], 1), "venv", 3, 3, finished=True)
     states = {("4", 0): _state(0, "RUNNING"), ("4", 1): _state(1, "COMPLETED")}
-    assert [f.cell for f in cells.collect(record, FixedStates(states), _fields)] == [None, None]
+    assert [f.cell for f in cells.collect(record, FixedStates(states), _VARIANTS)] == [None, None]
 
 
 def test_a_newer_run_of_the_same_lane_replaces_the_scheduler_cell_but_not_another_lanes(tmp_path):
@@ -623,7 +622,7 @@ def test_a_newer_run_of_the_same_lane_replaces_the_scheduler_cell_but_not_anothe
     _write_partial_run(record.run_dir(record.arrays[0], 1), "venv", 1, 3, finished=False)
     states = {("4", 0): _state(0, "TIMEOUT", end="2026-11-27T12:02:00Z"),
               ("4", 1): _state(1, "TIMEOUT", end="2026-11-27T12:02:00Z")}  # fmt: skip
-    cells.collect(record, FixedStates(states), _fields)
+    cells.collect(record, FixedStates(states), _VARIANTS)
     assert sum(c.scenario == "slurm" for c in build_report([tmp_path]).cells[0].cases) == 2
     later = tmp_path / "20261127T130000Z-cpu-torch2.13"
     _write_partial_run(later, "host", 3, 3, finished=True)
@@ -640,7 +639,7 @@ def test_status_rows_name_state_run_directory_and_cell(tmp_path):
     _write_partial_run(record.run_dir(record.arrays[0], 0), "host", 1, 3, finished=False)
     states = {("4", 0): _state(0, "TIMEOUT"), ("4", None): None}
     states = {k: v for k, v in states.items() if v}
-    cells.collect(record, FixedStates(states), _fields)
+    cells.collect(record, FixedStates(states), _VARIANTS)
     rows, report = submit.task_rows(record, FixedStates(states))
     assert [(r.task, r.label, r.state) for r in rows] == [
         ("4_0", "host", "TIMEOUT"), ("4_1", "venv-cpu-torch2.13", "unknown"),

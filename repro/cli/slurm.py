@@ -313,18 +313,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
     written."""
     record = _submission(args)
     try:
-        matrix = matrix_mod.load(record.config)
-        variants = {v.id: v for v in matrix.variants}
-    except ConfigError:
+        variants = {v.id: v for v in matrix_mod.load(record.config).variants}
+    except ConfigError:  # the file changed since: the cells still get their variant ids
         variants = {}
-
-    def fields(variant_id: str) -> dict[str, str]:
-        v = variants.get(variant_id)
-        if v is None:
-            return {"id": variant_id}
-        return {"id": v.id, "runtime": v.runtime, "torch": v.torch, "accelerator": v.accelerator}
-
-    found = cells.collect(record, Scheduler(), fields)
+    found = cells.collect(record, Scheduler(), variants)
     for item in found:
         state = item.state.state if item.state else "unknown"
         if item.cell is not None:

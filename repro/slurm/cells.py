@@ -26,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import repro
+from repro.config import Variant
 from repro.host import fingerprint as fingerprint_mod
 from repro.host.model import Fingerprint, as_fingerprint
 from repro.junit.sidecar import write_run_info
@@ -81,6 +82,36 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class VariantKey:
+    """The variant a cell is recorded under: what ``run.json``'s ``variant`` and the
+    ``variant.*`` properties hold (a host-lane run's variant is derived from its torch, so it
+    is no matrix.yaml :class:`~repro.config.Variant`)."""
+
+    id: str
+    runtime: str = ""
+    torch: str = ""
+    accelerator: str = ""
+
+    @classmethod
+    def of(cls, variant: Variant) -> VariantKey:
+        return cls(variant.id, variant.runtime, variant.torch, variant.accelerator)
+
+    @classmethod
+    def from_run_info(cls, data: Any) -> VariantKey | None:
+        """From ``run.json``'s ``variant`` object; None when it has no id."""
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return None
+        fields = {k: str(data.get(k) or "") for k in ("runtime", "torch", "accelerator")}
+        return cls(data["id"], **fields)
+
+    def fields(self) -> dict[str, str]:
+        """The non-empty fields, as ``run.json`` and the ``variant.*`` properties write them."""
+        values = {"id": self.id, "runtime": self.runtime, "torch": self.torch,
+                  "accelerator": self.accelerator}  # fmt: skip
+        return {k: v for k, v in values.items() if v}
+
+
+@dataclass(frozen=True)
 class TaskRun:
     """What a task left in the results root: its run directory (the last attempt's), and from
     it the fingerprint, the variant fields of ``run.json``, whether it finished, and how many
@@ -89,7 +120,7 @@ class TaskRun:
     path: Path
     exists: bool
     fingerprint: Fingerprint | None = None
-    variant: tuple[tuple[str, str], ...] = ()
+    variant: VariantKey | None = None
     finished: bool = False
     has_junit: bool = False
     cases_done: int = 0
@@ -109,12 +140,11 @@ class TaskRun:
             info = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
             pass
-        variant = info.get("variant") if isinstance(info.get("variant"), dict) else {}
         return cls(
             path,
             True,
             fingerprint=fp,
-            variant=tuple((str(k), str(v)) for k, v in variant.items() if v is not None),
+            variant=VariantKey.from_run_info(info.get("variant")),
             finished=bool(info.get("finished")),
             has_junit=(path / "junit.xml").is_file(),
             cases_done=int(info.get("cases_done") or 0),
@@ -174,7 +204,7 @@ def write_cell(
     state: TaskState | None,
     task: str,
     lane: str,
-    variant: dict[str, str],
+    variant: VariantKey,
     fp: Fingerprint,
     log_path: Path | None,
     target: str,
@@ -185,7 +215,7 @@ def write_cell(
     cell_dir.mkdir()
     host_key = fingerprint_mod.host_key(fp)
     suite = dict(fingerprint_mod.to_properties(fp))
-    suite.update({f"variant.{k}": v for k, v in variant.items()})
+    suite.update({f"variant.{k}": v for k, v in variant.fields().items()})
     suite.update(
         {
             "variant.lane": lane,
@@ -236,7 +266,7 @@ def write_cell(
         {
             "schema": 1,
             "run_id": cell_dir.name,
-            "variant": {**variant, "source": "slurm"},
+            "variant": {**variant.fields(), "source": "slurm"},
             "host_key": host_key,
             "started": when,
             "finished": when,
@@ -267,22 +297,22 @@ def _log_file(submission: Submission, array: SubmittedArray, index: int) -> Path
 
 
 def collect(
-    submission: Submission,
-    scheduler: Scheduler,
-    variant_fields: Callable[[str], dict[str, str]],
+    submission: Submission, scheduler: Scheduler, variants: Mapping[str, Variant]
 ) -> list[Collected]:
     """Every task of ``submission``: its state, and a scheduler cell where :func:`verdict`
     asks for one (written next to the task's run directory in the results root).
-    ``variant_fields(id)`` gives a matrix variant's ``id``/``runtime``/``torch``/
-    ``accelerator`` (a venv or container task that never wrote ``run.json``). Raises OSError
-    when a cell cannot be written."""
+    ``variants``: matrix.yaml's variants by id (a venv or container task that never wrote
+    ``run.json`` is recorded under its matrix variant). Raises OSError when a cell cannot be
+    written."""
     states = scheduler.states([a.job_id for a in submission.arrays])
     runs: dict[tuple[str, int], TaskRun] = {}
     for array in submission.arrays:
-        for index, *_ in array.tasks:
-            state = states.get((array.job_id, index))
+        for task in array.tasks:
+            state = states.get((array.job_id, task.index))
             restarts = state.restarts if state else 0
-            runs[(array.job_id, index)] = TaskRun.read(submission.run_dir(array, index, restarts))
+            runs[(array.job_id, task.index)] = TaskRun.read(
+                submission.run_dir(array, task.index, restarts)
+            )
     by_node: dict[str, Fingerprint] = {}
     for (job_id, index), run in runs.items():
         state = states.get((job_id, index))
@@ -291,7 +321,8 @@ def collect(
 
     out = []
     for array in submission.arrays:
-        for index, lane, variant_id, label in array.tasks:
+        for task in array.tasks:
+            index, lane, variant_id, label = task.index, task.lane, task.variant_id, task.label
             name = f"{array.job_id}_{index}"
             state = states.get((array.job_id, index))
             run = runs[(array.job_id, index)]
@@ -301,12 +332,13 @@ def collect(
                 cell_dir = run.path.with_name(run.path.name + CELL_SUFFIX)
                 node = state.node if state else ""
                 fp = run.fingerprint or by_node.get(node) or _minimal_fingerprint(node)
-                if run.variant:
-                    variant = {k: v for k, v in run.variant if k != "source"}
-                elif variant_id:
-                    variant = variant_fields(variant_id)
-                else:
-                    variant = {"id": UNKNOWN_HOST_LANE} if lane == HOST else {"id": label}
+                variant = run.variant
+                if variant is None and variant_id in variants:
+                    variant = VariantKey.of(variants[variant_id])
+                if variant is None:
+                    variant = VariantKey(
+                        variant_id or (UNKNOWN_HOST_LANE if lane == HOST else label)
+                    )
                 if not cell_dir.exists():
                     write_cell(
                         cell_dir,

@@ -177,14 +177,24 @@ def build_plan(
 
 
 @dataclass(frozen=True)
+class SubmittedTask:
+    """One task as recorded: its index, lane, variant id (None for the host lane) and label."""
+
+    index: int
+    lane: str
+    variant_id: str | None
+    label: str
+
+
+@dataclass(frozen=True)
 class SubmittedArray:
-    """One array as submitted: its name, ``sbatch``'s job id, and per task (index order) the
-    lane and variant id (None for the host lane) and label."""
+    """One array as submitted: its name, ``sbatch``'s job id, its target's name and its tasks
+    (index order)."""
 
     name: str
     job_id: str
     target: str
-    tasks: tuple[tuple[int, str, str | None, str], ...]
+    tasks: tuple[SubmittedTask, ...]
 
 
 @dataclass(frozen=True)
@@ -205,7 +215,7 @@ class Submission:
     def run_dir(self, array: SubmittedArray, index: int, restarts: int = 0) -> Path:
         """The run directory task ``index`` of ``array`` writes (``.r<restarts>`` after a
         requeue), per :meth:`SlurmPlan.run_dir_name`."""
-        label = next(t[3] for t in array.tasks if t[0] == index)
+        label = next(t.label for t in array.tasks if t.index == index)
         name = f"{self.stamp}-slurm{array.job_id}_{index}-{label}"
         return self.results_dir / (f"{name}.r{restarts}" if restarts else name)
 
@@ -223,8 +233,13 @@ class Submission:
                     "job_id": a.job_id,
                     "target": a.target,
                     "tasks": [
-                        {"index": i, "lane": lane, "variant": vid, "label": label}
-                        for i, lane, vid, label in a.tasks
+                        {
+                            "index": t.index,
+                            "lane": t.lane,
+                            "variant": t.variant_id,
+                            "label": t.label,
+                        }
+                        for t in a.tasks
                     ],
                 }
                 for a in self.arrays
@@ -261,7 +276,9 @@ class Submission:
                     job_id=_job_id(a["job_id"]),
                     target=str(a["target"]),
                     tasks=tuple(
-                        (int(t["index"]), str(t["lane"]), t["variant"], str(t["label"]))
+                        SubmittedTask(
+                            int(t["index"]), str(t["lane"]), t["variant"], str(t["label"])
+                        )
                         for t in a["tasks"]
                     ),
                 )

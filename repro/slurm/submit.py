@@ -18,7 +18,7 @@ from pathlib import Path
 from repro.errors import FatalError
 from repro.slurm import script
 from repro.slurm.cells import CELL_SUFFIX
-from repro.slurm.plan import SlurmPlan, Submission, SubmittedArray
+from repro.slurm.plan import SlurmPlan, Submission, SubmittedArray, SubmittedTask
 from repro.slurm.scheduler import Scheduler, TaskState
 
 Say = Callable[[str], None]
@@ -70,7 +70,7 @@ def _record(plan: SlurmPlan, job_ids: list[str], report: str | None) -> Submissi
                 job_id=job_id,
                 target=array.target.name,
                 tasks=tuple(
-                    (t.index, t.lane, t.variant.id if t.variant else None, t.label)
+                    SubmittedTask(t.index, t.lane, t.variant.id if t.variant else None, t.label)
                     for t in array.tasks
                 ),
             )
@@ -127,7 +127,8 @@ def task_rows(
     states = scheduler.states(ids + ([report] if report else []))
     rows = []
     for array in submission.arrays:
-        for index, _lane, _variant, label in array.tasks:
+        for task in array.tasks:
+            index, label = task.index, task.label
             state = states.get((array.job_id, index))
             run_dir = submission.run_dir(array, index, state.restarts if state else 0)
             cell = run_dir.with_name(run_dir.name + CELL_SUFFIX)
