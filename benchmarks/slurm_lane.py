@@ -3,7 +3,8 @@
 - the cluster's start (slurm.conf written -> node idle) and stop (scancel, queue drained,
   daemons gone), over ``--cycles`` start/stop cycles;
 - submit-to-matrix of the 2-task array the tests run (the host lane and the venv lane of
-  cpu-torch2.13, ``-k 'losses[device=cpu'``, torch from a find-links directory): from
+  cpu-torch2.13, ``-k 'losses[device=cpu,case=empty_mask'``: 2 cases and the 7 doctor checks
+  per lane, torch from a find-links directory): from
   ``repro slurm --wait`` starting to the report job's end, once with a new environment cache
   (the venv lane makes its uv environment; uv's own package cache may be warm) and once
   reusing it.
@@ -48,7 +49,7 @@ def _array(cluster: slurm_cluster.Cluster, work: Path, wheels: str, envs: Path, 
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "repro", "slurm", "--config", str(work / "matrix.yaml"),
-         "--results-dir", str(work / f"results-{tag}"), "-k", "losses[device=cpu",
+         "--results-dir", str(work / f"results-{tag}"), "-k", "losses[device=cpu,case=empty_mask",
          "--find-links", wheels, "--index-url", "https://pypi.org/simple",
          "--env-python", "3.11", "--env-cache", str(envs), "--wait"],
         cwd=work, env=env, capture_output=True, text=True, timeout=1800,

@@ -4,7 +4,8 @@ and ``benchmarks/slurm_lane.py``.
 The recipe is the one measured on this project's machine kind (../shared/slurm-notes.md):
 munged, slurmctld and slurmd as plain processes (no systemd), every file under one temporary
 directory, ``SchedulerParameters=batch_sched_delay=0`` (a batch job starts in ~1 s, not 3 s),
-``KillWait=5`` (a cancelled job that ignores SIGTERM does not hold the node for 30 s), node
+``KillWait=5`` (a cancelled job that ignores SIGTERM does not hold the node for 30 s),
+``JobRequeue=0`` (a job on a failed node ends NODE_FAIL instead of going back to PENDING), node
 named ``reprotest`` at 127.0.0.1 (the host name need not resolve), and the job-completion log
 ``jobcomp/filetxt`` (no slurmdbd: ``sacct`` says "accounting storage is disabled", which the
 lane must cope with, as on many small clusters).
@@ -140,6 +141,10 @@ class Cluster:
                 f"JobCompLoc={self.jobcomp}",
                 f"MinJobAge={self.min_job_age_s}",
                 "KillWait=5",
+                # A job whose node fails ends NODE_FAIL instead of being requeued (the default,
+                # JobRequeue=1, puts it back to PENDING): many sites run so, and the tests need
+                # the state to see it.
+                "JobRequeue=0",
                 f"NodeName={NODE} NodeAddr=127.0.0.1 NodeHostname={socket.gethostname()} "
                 f"CPUs={cpus} Sockets=1 CoresPerSocket={cpus} ThreadsPerCore=1 "
                 f"RealMemory={_memory_mib()} State=UNKNOWN",

@@ -7,9 +7,9 @@ Everything is submitted at once, so the cluster runs the submissions side by sid
 claims 8 CPUs; the sleeping tasks cost nothing) and the module waits about as long as its
 slowest part, the time limit (Slurm enforces a 1-minute limit 60-90 s in):
 
-- the 2-task array: the host lane and the venv lane of cpu-torch2.13 (``-k 'losses[device=cpu'``;
-  torch 2.13.0+cpu from a find-links directory, as tests/test_venv_lane.py does) and the report
-  job, followed with ``repro slurm --wait``;
+- the 2-task array: the host lane and the venv lane of cpu-torch2.13 (``-k
+  'losses[device=cpu,case=empty_mask'``, 2 cases; torch 2.13.0+cpu from a find-links directory,
+  as tests/test_venv_lane.py does) and the report job, followed with ``repro slurm --wait``;
 - a task killed at its 1-minute time limit after 2 of its 3 script cases: ``infra.slurm_timeout``
   and the 2 cases;
 - a task cancelled after its first case: ``infra.slurm_cancelled`` and that case;
@@ -133,7 +133,7 @@ def runs(cluster, tmp_path_factory):
         started = time.monotonic()
         r.array = subprocess.Popen(
             [sys.executable, "-m", "repro", "slurm", "--results-dir", str(root / "r-array"),
-             "--lane", "host", "--lane", "venv", "-k", "losses[device=cpu",
+             "--lane", "host", "--lane", "venv", "-k", "losses[device=cpu,case=empty_mask",
              "--find-links", r.wheels, "--index-url", "https://pypi.org/simple",
              "--env-python", "3.11", "--env-cache", str(root / "envs"), "--wait"],
             cwd=root, env=r.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -187,7 +187,8 @@ def test_the_two_task_array_shows_the_host_and_the_venv_lane(runs):
     assert set(lanes) == {"host", "venv"}, cell["files"]
     assert {p["slurm.job_id"].split("_")[1] for p in lanes.values()} == {"0", "1"}
     losses = [c for c in cell["cases"] if c["scenario"] == "losses"]
-    assert len(losses) == 12  # 6 cases from each lane; neither lane hides the other
+    # 2 cases from each lane (eps=0: the expected NaN, eps=1e-06: passes); neither hides the other
+    assert sorted(c["outcome"] for c in losses) == ["failed", "failed", "passed", "passed"]
     heading = "cpu-torch2.13 (host, venv)"
     assert heading in (results / "matrix.md").read_text()
     status = runs.repro("slurm-status", "--results-dir", str(results))
@@ -231,6 +232,28 @@ def test_ddp_ranks_started_by_srun_and_the_two_launcher_mistakes(runs):
             "slurm_ntasks_mismatch",
         ),
     }, runs.ddp_log[-4000:]
+
+
+def test_a_task_on_a_node_that_fails_is_infra_slurm_node_fail(runs, cluster):
+    """After the other submissions (taking the node down ends every job on it): the node goes
+    DOWN under a running task (scontrol; the cluster runs JobRequeue=0), comes back (slurmd
+    re-registers, ReturnToService=2), and the report job names the task's end."""
+    sub = runs.submit("r-node", "--time-limit", "10", "-k", "quick", "-k", "slow",
+                      "--", "--no-doctor", "-j", "1")  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not glob.glob(str(runs.root / "r-node" / "*" / "junit.xml")):
+        assert time.monotonic() < deadline, cluster.logs()
+        time.sleep(0.5)
+    cluster.run("scontrol", "update", f"NodeName={slurm_cluster.NODE}", "State=DOWN",
+                "Reason=repro-test-node-failure")  # fmt: skip
+    deadline = time.monotonic() + 300
+    while cluster.run("squeue", "-h", "-j", sub["report_job_id"], check=False).stdout.strip():
+        assert time.monotonic() < deadline, cluster.run("sinfo", check=False).stdout
+        time.sleep(1)
+    cases = {c["case"]: c for c in _cases(_matrix(runs.root / "r-node"))}
+    assert cases["slurm_task"]["signature"] == "infra.slurm_node_fail", cases["slurm_task"]
+    assert "Reason=NodeDown" in cases["slurm_task"]["message"]
+    assert cases["quick"]["outcome"] == "passed"
 
 
 def _node(cluster) -> tuple[str, str]:
