@@ -18,6 +18,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from repro import config as matrix_mod
 from repro.cli import options
@@ -232,11 +233,11 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     else:
         print(record.path)
     if args.wait:
-        return _wait(record, scheduler)
+        return _wait(record, scheduler, table_to_stderr=args.json)
     return EXIT_OK
 
 
-def _wait(record: plan.Submission, scheduler: Scheduler) -> int:
+def _wait(record: plan.Submission, scheduler: Scheduler, table_to_stderr: bool = False) -> int:
     """Follow the report job to its end; print every task's state. 0: the report job
     completed; 1: it failed (a red matrix once `repro report` exits 1 on problems, issue 29);
     3: it never ran to its end (cancelled, timed out, unknown)."""
@@ -246,7 +247,7 @@ def _wait(record: plan.Submission, scheduler: Scheduler) -> int:
     say(f"report job {record.report_job_id}: {final.state if final else 'unknown'} after "
         f"{time.monotonic() - started:.1f} s")  # fmt: skip
     rows, _ = submit.task_rows(record, scheduler)
-    _print_rows(rows)
+    _print_rows(rows, sys.stderr if table_to_stderr else sys.stdout)  # --json: stdout is JSON
     if final is not None and final.state == "COMPLETED":
         return EXIT_OK
     if final is not None and final.state == "FAILED":
@@ -254,14 +255,15 @@ def _wait(record: plan.Submission, scheduler: Scheduler) -> int:
     return EXIT_FATAL
 
 
-def _print_rows(rows: list[submit.TaskRow]) -> None:
+def _print_rows(rows: list[submit.TaskRow], out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     width = max([5, *(len(r.label) for r in rows)])
-    print(f"{'task':<10} {'label':<{width}} {'state':<13} {'source':<8} {'node':<12} run directory")
+    head = f"{'task':<10} {'label':<{width}} {'state':<13} {'source':<8} {'node':<12} run directory"
+    print(head, file=out)
     for r in rows:
         where = r.cell or r.run_dir or "-"
-        print(
-            f"{r.task:<10} {r.label:<{width}} {r.state:<13} {r.source:<8} {r.node or '-':<12} {where}"
-        )
+        line = f"{r.task:<10} {r.label:<{width}} {r.state:<13} {r.source:<8} {r.node or '-':<12}"
+        print(f"{line} {where}", file=out)
 
 
 def _submission(args: argparse.Namespace) -> plan.Submission:

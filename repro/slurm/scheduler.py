@@ -322,41 +322,52 @@ class Scheduler:
         )
         return parse_squeue(done.stdout) if done.returncode == 0 else {}
 
-    def states(self, job_ids: list[str]) -> dict[Key, TaskState]:
+    def completion_log(self, job_ids: list[str]) -> dict[Key, TaskState]:
+        """The job-completion log's lines of these jobs (read line by line: on a real cluster
+        the file holds every job since it was rotated); {} when there is none readable."""
+        log = self.jobcomp_file()
+        if log is None:
+            return {}
+        needles = tuple(f"JobId={i} " for i in job_ids) + tuple(f"ArrayJobId={i} " for i in job_ids)
+        wanted = set(job_ids)
+        lines = []
+        try:
+            with open(log, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if any(n in line for n in needles):
+                        kv = key_values(line)
+                        if (kv.get("ArrayJobId") or kv.get("JobId")) in wanted:
+                            lines.append(line)
+        except OSError:
+            return {}
+        return parse_scontrol("".join(lines), source=JOBCOMP)
+
+    def states(self, job_ids: list[str], completion_log: bool = True) -> dict[Key, TaskState]:
         """Every task of these jobs any source knows, keyed ``(array job id, task index)``
-        (index None for a plain job): sacct, else scontrol, else the job-completion log,
-        else squeue (see the module docstring). A source that fails is skipped."""
+        (index None for a plain job): sacct, else scontrol, else the job-completion log
+        (``completion_log``: a poll of one job leaves the big file alone), else squeue (see
+        the module docstring). A source that fails is skipped."""
         found: dict[Key, TaskState] = {}
-        sources: list[dict[Key, TaskState]] = []
+
+        def take(source: dict[Key, TaskState]) -> None:
+            for key, state in source.items():
+                if key[0] in job_ids and key not in found:
+                    found[key] = state
+
         if self.has_accounting:
             done = self._call(
                 ["sacct", "-X", "--parsable2", "--noheader", "-j", ",".join(job_ids),
                  "-o", ",".join(SACCT_FIELDS)]
             )  # fmt: skip
             if done.returncode == 0:
-                sources.append(parse_sacct(done.stdout))
+                take(parse_sacct(done.stdout))
         for job_id in job_ids:
             done = self._call(["scontrol", "-o", "show", "job", job_id])
             if done.returncode == 0:
-                sources.append(parse_scontrol(done.stdout))
-        log = self.jobcomp_file()
-        if log is not None:
-            try:
-                wanted = set(job_ids)
-                lines = [
-                    line
-                    for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
-                    if (key_values(line).get("ArrayJobId") or key_values(line).get("JobId"))
-                    in wanted
-                ]
-                sources.append(parse_scontrol("\n".join(lines), source=JOBCOMP))
-            except OSError:
-                pass
-        sources.append(self.live(job_ids))
-        for source in sources:
-            for key, state in source.items():
-                if key[0] in job_ids and key not in found:
-                    found[key] = state
+                take(parse_scontrol(done.stdout))
+        if completion_log:
+            take(self.completion_log(job_ids))
+        take(self.live(job_ids))
         return found
 
     def wait(
@@ -371,7 +382,7 @@ class Scheduler:
         started = time.monotonic()
         last = ""
         while True:
-            state = self.states([job_id]).get((job_id, None))
+            state = self.states([job_id], completion_log=False).get((job_id, None))
             if state is not None and state.final:
                 return state
             shown = state.state if state else "unknown"
