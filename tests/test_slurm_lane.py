@@ -730,3 +730,43 @@ def test_the_srun_cases_of_a_real_run_are_skipped_here(tmp_path):
     assert len(cases) == 4
     for case in cases:
         assert case.is_skipped and "SLURM_JOB_ID is not set" in case.result[0].message
+
+
+def test_json_of_slurm_and_slurm_status_validate_against_their_schemas(
+    tmp_path, capsys, monkeypatch
+):
+    import jsonschema
+
+    from repro.cli import slurm as slurm_cli
+    from repro.cli.main import main
+
+    schemas = REPO / "repro" / "data" / "schemas"
+
+    def validate(command: str) -> dict:
+        data = json.loads(capsys.readouterr().out)
+        schema = json.loads((schemas / f"{command}.json").read_text())
+        jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+        return data
+
+    matrix_file = tmp_path / "matrix.yaml"
+    matrix_file.write_text(yaml.safe_dump(BASE))
+    argv = ["slurm", "--config", str(matrix_file), "--results-dir", str(tmp_path / "r"),
+            "--lane", "host", "--lane", "venv", "--dry-run", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    plan_json = validate("slurm")
+    assert [t["label"] for t in plan_json["arrays"][0]["tasks"]][:2] == [
+        "host",
+        "venv-cpu-torch2.13",
+    ]
+    assert not (tmp_path / "r").exists()  # --dry-run writes nothing
+
+    record = _submission(tmp_path / "r2")
+    states = {
+        ("4", 0): _state(0, "TIMEOUT"),
+        ("9", None): scheduler.TaskState("9", None, "COMPLETED", "scontrol"),
+    }
+    monkeypatch.setattr(slurm_cli, "Scheduler", lambda: FixedStates(states))
+    assert main(["slurm-status", str(record.path), "--json"]) == 0
+    status = validate("slurm-status")
+    assert status["report"] == {"job_id": "9", "state": "COMPLETED"}
+    assert [t["state"] for t in status["tasks"]] == ["TIMEOUT", "unknown"]
