@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -86,9 +87,12 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="repro-slurm-bench-"))
         (work / "matrix.yaml").write_text(MATRIX.format(python=sys.executable))
         envs = work / "envs"
-        with slurm_cluster.Cluster() as cluster:
-            cold = _array(cluster, work, args.find_links, envs, "cold")
-            warm = _array(cluster, work, args.find_links, envs, "warm")
+        try:
+            with slurm_cluster.Cluster() as cluster:
+                cold = _array(cluster, work, args.find_links, envs, "cold")
+                warm = _array(cluster, work, args.find_links, envs, "warm")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         rows += [
             ("2-task array submit -> matrix, new env cache", [cold]),
             ("2-task array submit -> matrix, env reused", [warm]),
