@@ -10,6 +10,8 @@
     nox -s tests-fast   the fast lane for daily work: every test not marked slow
     nox -s tests-lowest the fast lane on the lowest versions pyproject.toml allows (uv)
     nox -s lint         ruff (pinned); `nox -t lint` also runs lint-workflows
+    nox -s repro-slurm  on a Slurm login node: submit the matrix (repro slurm) as job arrays
+                        and a report job; arguments after -- go to `repro slurm`
     nox -s build-<runtime> / repro-<runtime> / venv-<runtime>
                         generated from matrix.yaml (repro/containers/nox_sessions.py): build the runtime's
                         images / run the cases inside them with this host's GPU passthrough,
@@ -108,6 +110,40 @@ def matrix(session: nox.Session) -> None:
     session.install("-e", ".")
     inputs = session.posargs or [RESULTS]
     session.run("repro", "report", *inputs, "--output-dir", RESULTS, "--config", "matrix.yaml")
+
+
+#: `repro slurm` options that name the nodes' interpreter themselves (then the session's is not
+#: passed).
+NODE_PYTHON_FLAG = "--node-python"
+
+
+def slurm_node_python(posargs: list[str], config: str = "matrix.yaml") -> bool:
+    """Whether `nox -s repro-slurm` should hand its own venv's python to the nodes: not when
+    the arguments or matrix.yaml's slurm.python already name one."""
+    if any(arg == NODE_PYTHON_FLAG or arg.startswith(NODE_PYTHON_FLAG + "=") for arg in posargs):
+        return False
+    try:
+        from repro import config as matrix
+
+        loaded = matrix.load(config)
+    except Exception:  # the command reports a bad matrix itself
+        return True
+    return loaded.slurm is None or loaded.slurm.python == "python3"
+
+
+@nox.session(name="repro-slurm")
+def repro_slurm(session: nox.Session) -> None:
+    """On a Slurm login node: submit the matrix as job arrays and a report job (`repro slurm`;
+    matrix.yaml's slurm: section, options after --, e.g. `-- --partition gpu --variant 'cu13*'
+    --wait`). repro-matrix goes into this session's venv, and the nodes run that venv's python
+    (the checkout, hence .nox/, must be on the filesystem the nodes share) unless matrix.yaml's
+    slurm.python or --node-python names another; its uv makes the venv lane's environments."""
+    session.install("--quiet", "-e", ".[venv]")
+    args = list(session.posargs)
+    if slurm_node_python(args):
+        python = session.run("python", "-c", "import sys; print(sys.executable)", silent=True)
+        args = [NODE_PYTHON_FLAG, str(python).strip(), *args]
+    session.run("repro", "slurm", *args)
 
 
 @nox.session

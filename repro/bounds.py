@@ -89,6 +89,10 @@ CONTAINER_SECONDS = positive("a positive number of seconds", 7 * MAX_TIMEOUT_S)
 PIDS_LIMIT = count("a whole number of processes", 16, 1_000_000)
 #: ``runners.<kind>.gpus``: GPUs one runner of that kind has.
 RUNNER_GPUS = count("a whole number of GPUs", 1, 1024)
+#: ``slurm.gpus_per_task`` / ``repro slurm --gpus-per-task``: GPUs of one task (0: none).
+GPUS_PER_TASK = count("a whole number of GPUs", 0, 1024)
+#: ``slurm.cpus_per_task`` / ``repro slurm --cpus-per-task``: CPUs of one Slurm task.
+CPUS_PER_TASK = count("a whole number of CPUs", 1, 4096)
 #: ``repro run -j``: beyond 256 a host runs out of memory long before it gains speed.
 JOBS = count("a whole number", 1, 256)
 #: ``repro run --rerun-failures``: a hung case costs its whole timeout on every rerun.

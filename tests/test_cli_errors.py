@@ -234,6 +234,7 @@ def test_every_command_sets_a_handler():
     sub = next(a for a in parser._actions if a.dest == "command")
     expected = {"plan", "check", "env", "doctor", "run", "report", "compare", "classify"}
     expected |= {"build", "host", "docker-run", "wheelhouse", "venv-run", "bisect", "completion"}
+    expected |= {"slurm", "slurm-status", "slurm-collect"}
     assert set(sub.choices) == expected
     for name, command in sub.choices.items():
         assert callable(command.get_default("handler")), name

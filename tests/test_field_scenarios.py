@@ -60,6 +60,12 @@ def test_ddp_faults_run_at_one_point_of_the_grid_and_gpu_cases_require_enough_gp
         "ddp[backend=gloo,world_size=2,workers=0,fault=port_in_use]",
         "ddp[backend=gloo,world_size=2,workers=0,fault=rank_raises]",
         "ddp[backend=gloo,world_size=2,workers=2]",
+        # srun launchers (issue 33): without a fault, without loader workers; the two
+        # mistakes at the fault world size
+        "ddp[backend=gloo,world_size=1,workers=0,launcher=srun]",
+        "ddp[backend=gloo,world_size=2,workers=0,launcher=srun]",
+        "ddp[backend=gloo,world_size=2,workers=0,launcher=srun_torchrun]",
+        "ddp[backend=gloo,world_size=2,workers=0,launcher=srun_ntasks_missing]",
     }
     assert cases["ddp[backend=nccl,world_size=2,workers=2]"].requires == ("gpus>=2",)
     assert cases["ddp[backend=nccl,world_size=1,workers=0,fault=oom_halving]"].requires == (

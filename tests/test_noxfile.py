@@ -101,6 +101,21 @@ def noxfile():
         sys.path.remove(str(REPO))
 
 
+def test_repro_slurm_hands_the_nodes_its_python_unless_one_is_named(noxfile, tmp_path):
+    module, sessions = noxfile
+    assert "repro-slurm" in sessions
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "version: 1\nvariants:\n  - {runtime: cpu, torch: '2.13.0', base_image: 'python:3.12'}\n"
+    )
+    named = tmp_path / "named.yaml"
+    named.write_text(plain.read_text() + "slurm: {python: /shared/venv/bin/python}\n")
+    assert module.slurm_node_python([], str(plain))
+    assert not module.slurm_node_python(["--node-python", "/x/python"], str(plain))
+    assert not module.slurm_node_python(["--node-python=/x/python"], str(plain))
+    assert not module.slurm_node_python([], str(named))
+
+
 def test_no_session_runs_on_the_interpreter_running_nox(noxfile):
     _module, sessions = noxfile
     assert "repro-host" in sessions and any(name.startswith("repro-cu") for name in sessions)

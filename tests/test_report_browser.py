@@ -187,7 +187,7 @@ def test_with_config_red_cells_come_first_on_the_first_screen(
         # The expectations table is folded into one line below the grid.
         folded = page.locator("details.expectations")
         assert folded.count() == 1 and not folded.evaluate("d => d.open")
-        assert folded.locator("summary").inner_text().startswith("12 expected reproductions")
+        assert folded.locator("summary").inner_text().startswith("14 expected reproductions")
         assert folded.bounding_box()["y"] > red.first.bounding_box()["y"]
 
         # Nothing scrolls the page sideways, even with every fold open.

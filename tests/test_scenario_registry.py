@@ -129,7 +129,7 @@ def test_every_name_of_the_protocol_is_checked_and_no_other():
 
 def test_the_built_in_expectations_come_from_their_modules():
     matrix = config.load(REPO / "matrix.yaml")
-    assert len(matrix.expectations) == 12
+    assert len(matrix.expectations) == 14
     by_source = {}
     for rule in matrix.expectations:
         module, _, position = rule.source.partition(".EXPECT[")
@@ -137,8 +137,8 @@ def test_the_built_in_expectations_come_from_their_modules():
         assert rule.case.startswith(f"{rule.scenario}[")
         by_source.setdefault(rule.scenario, 0)
         by_source[rule.scenario] += 1
-    assert by_source == {"losses": 3, "amp": 1, "fork_safety": 4, "ddp": 4}
-    assert sorted(r.index for r in matrix.expectations) == list(range(12))
+    assert by_source == {"losses": 3, "amp": 1, "fork_safety": 4, "ddp": 6}
+    assert sorted(r.index for r in matrix.expectations) == list(range(14))
     rule = next(r for r in matrix.expectations if r.case == "ddp[backend=*,fault=port_in_use]")
     assert rule.label.startswith("repro.scenarios.ddp.EXPECT[1] (case ")
 
@@ -160,7 +160,7 @@ def test_matrix_yaml_s_own_entry_comes_first_and_overrides_the_module_s(tmp_path
     )
     rules = config.load(path).expectations
     assert [(r.index, r.source, r.reason) for r in rules[:1]] == [(0, None, "ours")]
-    assert len(rules) == 5 and all(
+    assert len(rules) == 7 and all(
         r.source.startswith("repro.scenarios.ddp.EXPECT[") for r in rules[1:]
     )
     first = next(

@@ -65,19 +65,26 @@ def emitted_names(source: str, filename: str = "<source>") -> dict[str, list[str
     value of a ``"signature"`` dict key; the second item of a tuple starting with ``Outcome.X``
     (a verdict); ``SIGNATURE_BY_NAME["x"]``; any literal starting with ``hang.`` or equal to
     ``hang_timeout``; ``INFRA_PREFIX + check`` (:data:`INFRA_FAMILY`).
-    A name held in a variable is followed to the literals assigned to that variable.
+    A name held in a variable is followed to the literals assigned to that variable; an item
+    of a dict held in a variable (``signature=SIGNATURES[state]``) to every value of that dict.
     """
     tree = ast.parse(source, filename)
     assigned: dict[str, set[str]] = {}
+    dict_values: dict[str, set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     assigned.setdefault(target.id, set()).update(_literals(node.value))
+                    if isinstance(node.value, ast.Dict):
+                        found_values = set().union(*map(_literals, node.value.values))
+                        dict_values.setdefault(target.id, set()).update(found_values)
 
     def values(node: ast.AST | None) -> set[str]:
         if isinstance(node, ast.Name):
             return assigned.get(node.id, set())
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return dict_values.get(node.value.id, set())
         return _literals(node)
 
     found: dict[str, list[str]] = {}
@@ -168,6 +175,8 @@ def test_the_scan_finds_the_names_of_every_kind_of_emitter():
         "driver_too_old",  # SIGNATURE_BY_NAME[...] / Finding predicts
         "dataloader_shm_exhausted",
         "unknown",  # the report's default
+        "infra.slurm_timeout",  # a dict's value by its key (repro/slurm/cells.py SIGNATURES)
+        "infra.slurm_task_failed",  # a keyword through a module constant
         *(table.INFRA_PREFIX + check for check in doctor.CHECKS),
     }
     assert expected <= EMITTED.keys()

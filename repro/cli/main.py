@@ -32,6 +32,7 @@ from repro.cli import host as host_cmd
 from repro.cli import plan as plan_cmd
 from repro.cli import report as report_cmd
 from repro.cli import run as run_cmd
+from repro.cli import slurm as slurm_cmd
 from repro.cli import venv as venv_cmd
 from repro.errors import (
     EXIT_CODES,
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify_cmd.register(sub)
     docker.register(sub)
     venv_cmd.register(sub)
+    slurm_cmd.register(sub)
     bisect_cmd.register(sub)
     completion_cmd.register(sub)
     for name, command in sub.choices.items():

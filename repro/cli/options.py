@@ -151,6 +151,33 @@ def variant_id(text: str) -> str:
     return text
 
 
+def slurm_value(name: str) -> Callable[[str], str]:
+    """A validator for the ``slurm:`` field ``name`` given as text (``--partition gpu``): the
+    check matrix.yaml's loader applies (:func:`repro.config.slurm.check_field`)."""
+    from repro.config import slurm as slurm_config
+
+    def parse(text: str) -> str:
+        expected = slurm_config.check_field(name, text)
+        if expected:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text[:80]!r}")
+        return text
+
+    parse.__name__ = name
+    return parse
+
+
+def node_list(text: str) -> tuple[str, ...]:
+    """``--nodelist gpu01,gpu02``: distinct Slurm node names, comma-separated."""
+    from repro.config import slurm as slurm_config
+
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(slurm_config.NAME_RE.match(n) for n in names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"expected distinct node names separated by commas (gpu01,gpu02), got {text[:80]!r}"
+        )
+    return names
+
+
 def variant_glob(text: str) -> str:
     """``--variant GLOB``: a non-empty id or glob."""
     if not text.strip():
@@ -676,6 +703,28 @@ OPTIONS: Mapping[str, Option] = {
             "premise), CUDA/cuDNN/NCCL smoke, a /dev/shm write, Fabric Manager (seconds to minutes)",
             action="store_true",
         ),
+        Option(
+            "slurm_check",
+            ("--slurm",),
+            "node-check mode for a Slurm HealthCheckProgram or Prolog: one line on stdout, exit "
+            "1 when a check fails (a prolog then drains the node), nothing else written; fails "
+            "open (UNKNOWN, exit 0) when the checks cannot run (docs/slurm.md)",
+            action="store_true",
+        ),
+        Option(
+            "drain",
+            ("--drain",),
+            "with --slurm: drain this node (scontrol update State=DRAIN) when a check fails, "
+            "resume it when healthy if this check drained it (a HealthCheckProgram must act "
+            "itself)",
+            action="store_true",
+        ),
+        Option(
+            "log",
+            ("--log",),
+            "with --slurm: also append the line, time-stamped, to FILE",
+            metavar="FILE",
+        ),
         Option("torch", ("--torch",), "torch version, e.g. 2.7.0", metavar="VERSION"),
         Option("runtime", ("--runtime",), "runtime tag, e.g. cu121, rocm6.4, cpu", metavar="TAG"),
         # -- venv-run / bisect -----------------------------------------------------------------
@@ -758,6 +807,112 @@ OPTIONS: Mapping[str, Option] = {
             metavar="N",
             type=int,
             default=2,
+        ),
+        # -- slurm / slurm-status / slurm-collect ------------------------------------------------
+        Option(
+            "partition",
+            ("--partition",),
+            "Slurm partition of every task and of the report job (else matrix.yaml slurm.partition)",
+            metavar="NAME",
+            type=slurm_value("partition"),
+        ),
+        Option(
+            "account",
+            ("--account",),
+            "Slurm account charged (else slurm.account)",
+            metavar="NAME",
+            type=slurm_value("account"),
+        ),
+        Option(
+            "time_limit",
+            ("--time-limit",),
+            "time limit of each task, sbatch --time: MM, HH:MM:SS or D-HH:MM:SS (else "
+            "slurm.time_limit; a task killed at it is a red cell, infra.slurm_timeout)",
+            metavar="TIME",
+            type=slurm_value("time_limit"),
+        ),
+        Option(
+            "gpus_per_task",
+            ("--gpus-per-task",),
+            "GPUs each cuda/rocm variant's task and the host lane's task ask for (else "
+            "slurm.gpus_per_task, default 0)",
+            metavar="N",
+            type=bounded(bounds.GPUS_PER_TASK),
+        ),
+        Option(
+            "gpu_request",
+            ("--gpu-request",),
+            "how tasks ask for GPUs: gres (--gres=gpu:N) or gpus (--gpus=N) (else "
+            "slurm.gpu_request, default gres)",
+            choices=("gres", "gpus"),
+        ),
+        Option(
+            "cpus_per_task",
+            ("--cpus-per-task",),
+            "CPUs of each task, sbatch --cpus-per-task (else slurm.cpus_per_task)",
+            metavar="N",
+            type=bounded(bounds.CPUS_PER_TASK),
+        ),
+        Option(
+            "mem",
+            ("--mem",),
+            "memory of each task, sbatch --mem, e.g. 64G (else slurm.mem)",
+            metavar="SIZE",
+            type=slurm_value("mem"),
+        ),
+        Option(
+            "constraint",
+            ("--constraint",),
+            "node features every task needs, sbatch --constraint, e.g. 'a100|h100' (else "
+            "slurm.constraint)",
+            metavar="EXPR",
+            type=slurm_value("constraint"),
+        ),
+        Option(
+            "nodelist",
+            ("--nodelist",),
+            "one set of tasks per node, comma-separated (else slurm.nodes)",
+            metavar="NODE[,NODE...]",
+            type=node_list,
+        ),
+        Option(
+            "lanes",
+            ("--lane",),
+            "host: the nodes' own interpreter once per node or group; venv: a uv environment "
+            "per variant; container: the variant's image (repeatable; else slurm.lanes, "
+            "default venv)",
+            choices=("host", "venv", "container"),
+            action="append",
+        ),
+        Option(
+            "node_python",
+            ("--node-python",),
+            "the interpreter on the nodes that runs repro (and whose torch the host lane "
+            "tests), a path or a command (else slurm.python, default python3)",
+            metavar="PATH",
+            type=slurm_value("python"),
+        ),
+        Option(
+            "container_runtime",
+            ("--container-runtime",),
+            "how the container lane starts images on the nodes (else slurm.container_runtime, "
+            "default pyxis)",
+            choices=("pyxis", "apptainer"),
+        ),
+        Option(
+            "wait",
+            ("--wait",),
+            "after submitting, wait for the report job and print every task's state (exit 1 "
+            "when the report job failed, 3 when it did not run to its end)",
+            action="store_true",
+        ),
+        Option(
+            "submission",
+            (),
+            "a submission directory (<results>/.slurm/<stamp>, printed by repro slurm); "
+            "default: the newest under the results root",
+            metavar="SUBMISSION",
+            nargs="?",
         ),
         # -- wheelhouse / completion ----------------------------------------------------------
         Option("dest", (), "directory for the wheels", metavar="DIR"),

@@ -32,6 +32,7 @@ from repro.config.runners import parse_runners
 from repro.config.scripts import inline_expectations, is_script_entry, parse_script_entry
 from repro.config.select import DEFAULT_FILE
 from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
+from repro.config.slurm import parse_slurm
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
 from repro.suggest import did_you_mean
@@ -70,6 +71,7 @@ _TOP_KEYS = {
     "expect",
     "tiers",
     "signatures",
+    "slurm",
 }
 _SIZE_KEYS = ("shm_size", "mem_limit")
 _DEFAULT_KEYS = {"python", "index_url", "results_dir", "timeout_scale", "pids_limit", *_SIZE_KEYS}
@@ -207,6 +209,7 @@ def parse(data: Any, path: Path) -> Matrix:
     enabled = {s.name for s in scenario_configs if s.enabled}
     tiers = parse_tiers(data.get("tiers", {}), enabled, problems)
     signatures = _parse_signatures(data.get("signatures"), path, problems)
+    slurm = parse_slurm(data.get("slurm"), problems)
 
     if problems.lines:
         raise ConfigError("\n".join(problems.lines))
@@ -220,6 +223,7 @@ def parse(data: Any, path: Path) -> Matrix:
         tiers,
         runner_gpus=runner_gpus,
         signatures=signatures,
+        slurm=slurm,
     )
     _check_case_ids(matrix, problems)
     if problems.lines:

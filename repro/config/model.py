@@ -15,6 +15,7 @@ from typing import Any
 
 from repro import scenarios
 from repro.config.select import glob_match, select_variants
+from repro.config.slurm import SlurmSettings
 from repro.config.tiers import Tier
 from repro.errors import ConfigError
 from repro.scenarios import script as script_scenario
@@ -200,6 +201,8 @@ class Matrix:
     runner_gpus: Mapping[str, int] = field(default_factory=dict)
     #: ``signatures:``: users' signature-row files (repro.signatures.table.with_user_rows).
     signatures: tuple[Path, ...] = ()
+    #: ``slurm:``: the Slurm lane's settings (repro.config.slurm), None when absent.
+    slurm: SlurmSettings | None = None
 
     def tier(self, name: str) -> Tier:
         """The CI tier called ``name``. Raises ConfigError naming the known tiers."""

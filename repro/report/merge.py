@@ -38,6 +38,7 @@ from repro.outcomes import (
     Totals,
 )
 from repro.report import start_methods
+from repro.report.labels import LANE_PROPERTY
 from repro.report.model import (
     GENERATOR,
     GREEN_STATES,
@@ -70,13 +71,24 @@ def _iso(now: datetime | None) -> str:
     return now.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
-def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseRecord]]:
-    """Merge our runs per (host, variant, case id): the newest result of each case wins.
+#: Scenarios whose one case is about how a RUN ended, not about a case of it: the Slurm lane's
+#: scheduler cell (``repro.slurm.cells``: a task killed at its time limit, cancelled...). Any
+#: newer run of the same host, variant and lane replaces it, whatever cases that run has.
+RUN_SCOPED_SCENARIOS = frozenset({"slurm"})
 
-    Runs are ordered by run.json ``started`` (then path); a case an older run shares with a newer
-    one is superseded, every other case of the older run stays. So ``repro run -k losses`` then
-    ``repro run -k fork_safety`` shows both, and a partial run (interrupted, see
-    ``InputRecord.partial``) adds the cases it finished without hiding the ones it never ran.
+
+def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseRecord]]:
+    """Merge our runs per (host, variant, lane, case id): the newest result of each case wins.
+
+    Runs are ordered by run.json ``started`` (then path); a case an older run of the same lane
+    shares with a newer one is superseded, every other case of the older run stays. So ``repro
+    run -k losses`` then ``repro run -k fork_safety`` shows both, and a partial run
+    (interrupted, see ``InputRecord.partial``) adds the cases it finished without hiding the
+    ones it never ran. Runs of different lanes (``variant.lane``: the host's own interpreter, a
+    venv, an image) never supersede each other: they are different installs of the variant's
+    pin, so the cell holds both (issue 33: the Slurm lane runs the host and venv lanes of one
+    variant side by side, and the newer one hid the other). A case of
+    :data:`RUN_SCOPED_SCENARIOS` is superseded by ANY newer run of its lane.
     Each record gets ``superseded_cases``/``superseded_by``; one with every case superseded is
     ``superseded``. Doctor checks (``repro.outcomes.DOCTOR_SCENARIO``) are merged the same way
     but not counted there: every run checks its host again, so a newer run's checks replacing an
@@ -84,19 +96,22 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
 
     Returns ``{id(record): cases that count}`` for the records whose cases were cut.
     """
-    groups: dict[tuple[str, str], list[InputRecord]] = {}
+    groups: dict[tuple[str, str, str], list[InputRecord]] = {}
     for record in records:
         if record.run_started is None or record.state != STATE_OK:
             continue
-        groups.setdefault((record.host, record.variant), []).append(record)
+        lane = record.variant_properties.get(LANE_PROPERTY, "")
+        groups.setdefault((record.host, record.variant, lane), []).append(record)
     kept: dict[int, list[CaseRecord]] = {}
     for group in groups.values():
         group.sort(key=lambda r: (r.run_started or "", r.path), reverse=True)
         newest: dict[tuple[str, str], str] = {}  # (scenario, case) -> path of its newest run
-        for record in group:
+        for position, record in enumerate(group):
             cases, by, doctor_by = [], Counter[str](), Counter[str]()
             for case in record.cases:
                 newer = newest.get((case.scenario, case.case))
+                if newer is None and case.scenario in RUN_SCOPED_SCENARIOS and position:
+                    newer = group[position - 1].path
                 if newer is None:
                     cases.append(case)
                 else:

@@ -1,7 +1,8 @@
 """The training script torchrun starts in each rank for the ``ddp`` scenario.
 
 ``python -m torch.distributed.run ... --module repro.scenarios._ddp_worker --backend B
---workers N --log-file PATH [--fault F]``. Set up as the field runs DDP (F5-1/O3, issue 14):
+--workers N --log-file PATH [--fault F]``, or under ``srun`` with ``--launcher srun
+--master-port P`` (torch's variables mapped from Slurm's: ``repro.scenarios._slurm_env``). Set up as the field runs DDP (F5-1/O3, issue 14):
 RANK/LOCAL_RANK/WORLD_SIZE propagation, rendezvous, an all_reduce, one epoch over a
 DistributedSampler loader with ``num_workers`` N (``pin_memory`` on GPU), logging from rank 0
 only (decided by ``RANK``, as O3's rank-0-only wandb), parameters identical on every rank
@@ -50,7 +51,41 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--fault", default="none")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader num_workers")
     parser.add_argument("--log-file", required=True, help="rank 0's metrics (JSON lines)")
+    parser.add_argument(
+        "--launcher",
+        choices=["torchrun", "srun"],
+        default="torchrun",
+        help="who started this rank: torchrun (its env) or srun (SLURM_* mapped to torch's env)",
+    )
+    parser.add_argument("--master-port", type=int, default=0, help="srun: the agreed port")
+    parser.add_argument(
+        "--world-size",
+        type=int,
+        default=None,
+        help="srun: the world size the job believes in, instead of SLURM_NTASKS (the mistake "
+        "of a job submitted without --ntasks-per-node)",
+    )
+    parser.add_argument("--ranks-dir", default=None, help="write this process's rank record here")
+    parser.add_argument("--init-timeout", type=float, default=60.0, help="seconds")
     return parser.parse_args()
+
+
+def _record_rank(ranks_dir: str | None) -> None:
+    """One JSON file per rank process (RANK, WORLD_SIZE, LOCAL_RANK, SLURM_PROCID, pid), written
+    before the rendezvous: the scenario counts the processes a launcher really started."""
+    if not ranks_dir:
+        return
+    record = {
+        "pid": os.getpid(),
+        "rank": int(os.environ["RANK"]),
+        "world_size": int(os.environ["WORLD_SIZE"]),
+        "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
+        "slurm_procid": os.environ.get("SLURM_PROCID"),
+    }
+    path = os.path.join(ranks_dir, f"rank-{os.getpid()}.json")
+    with open(path + ".tmp", "w") as handle:
+        json.dump(record, handle)
+    os.replace(path + ".tmp", path)
 
 
 def _train_epoch(model, device, workers: int, rank: int, world: int, log_file: str) -> int:
@@ -125,6 +160,11 @@ def _oom_halving(device, rank: int) -> tuple[int, int]:
 @record  # writes the rank's traceback to the error file torchrun reports as root cause
 def main() -> None:
     args = _parse()
+    if args.launcher == "srun":  # srun started this rank: torch's variables from Slurm's
+        from repro.scenarios._slurm_env import torch_env
+
+        os.environ.update(torch_env(os.environ, args.master_port, args.world_size))
+    _record_rank(args.ranks_dir)
     rank, local_rank, world = (int(os.environ[k]) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
     print(
         f"rank {rank}: RANK={rank} LOCAL_RANK={local_rank} WORLD_SIZE={world} MASTER_PORT={os.environ.get('MASTER_PORT')}",
@@ -136,7 +176,7 @@ def main() -> None:
         device = torch.device("cuda", gpu)
     else:
         device = torch.device("cpu")
-    dist.init_process_group(args.backend, timeout=timedelta(seconds=60))
+    dist.init_process_group(args.backend, timeout=timedelta(seconds=args.init_timeout))
     assert dist.get_rank() == rank, f"dist rank {dist.get_rank()} != RANK {rank}"
     assert dist.get_world_size() == world, (
         f"dist world size {dist.get_world_size()} != WORLD_SIZE {world}"

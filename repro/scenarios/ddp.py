@@ -25,6 +25,29 @@ propagation, all_reduce, clean destroy_process_group. Planted faults run at one 
   ``passed`` when it recovers, with ``metric.oom_retries`` and ``metric.oom_final_batch``. The CPU
   lane lists it skipped (no device memory to exhaust). Not yet run on a GPU by this project.
 
+Launchers (issue 33, item 4; the ``launcher`` axis, ``torchrun`` by default): inside a Slurm
+allocation the ranks can also be started by ``srun`` (one task per rank; each maps SLURM_PROCID,
+SLURM_NTASKS, SLURM_LOCALID and the node list to RANK, WORLD_SIZE, LOCAL_RANK and MASTER_ADDR:
+``repro.scenarios._slurm_env``), and two mistakes users make there are reproduced (world size 2,
+no loader workers, no planted fault):
+
+- ``srun_torchrun``: torchrun inside an srun step of several tasks per node. Each srun task
+  starts its own torchrun, which starts its own ranks: 2 x 2 rank processes for a world of 2,
+  two independent worlds (``--standalone``: each picks its own port) doing the same work, on
+  GPUs fighting over the same devices -> ``failed``, ``slurm_double_launch``
+  (Lightning-AI/pytorch-lightning#4389: "multiple processes are assigned the same global rank").
+- ``srun_ntasks_missing``: a job submitted without ``--ntasks-per-node`` gets one task per node;
+  the script takes its world size from its own configuration (2 devices), so rank 0 waits in
+  ``init_process_group`` for a rank that never starts (Lightning-AI/pytorch-lightning#8707:
+  "it seems like it is able to get 4 GPUs initialized, and then hangs waiting for the rest";
+  #10150) -> ``failed``, ``slurm_ntasks_mismatch`` after the rendezvous timeout
+  (:data:`SRUN_INIT_TIMEOUT_S`).
+
+Without an allocation (no ``SLURM_JOB_ID``, or no ``srun`` on PATH) those cases are skipped
+with the reason; ``repro slurm`` runs them on the cluster. srun steps use ``--overcommit`` so a
+task that asked for one CPU can still start its ranks (measured: without it a 1-task job's
+``srun -n2`` fails "More processors requested than permitted").
+
 Any case whose launcher exits 0 while its output shows a failure signature is reported as
 ``exit_code_masked`` (F5-5: parse the failure summary, never trust a wrapper's exit status).
 
@@ -36,6 +59,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -61,8 +85,15 @@ PARAMS = {
     "fault": [
         "none", "rank_raises", "port_in_use", "masked_segfault", "duplicate_gpu", "oom_halving",
     ],
+    # Who starts the ranks: torchrun, or srun inside a Slurm allocation (and its two mistakes).
+    "launcher": ["torchrun", "srun", "srun_torchrun", "srun_ntasks_missing"],
 }  # fmt: skip
-QUIET_DEFAULTS = {"fault": "none"}
+QUIET_DEFAULTS = {"fault": "none", "launcher": "torchrun"}
+#: The launchers that need a Slurm allocation (srun).
+SRUN_LAUNCHERS = ("srun", "srun_torchrun", "srun_ntasks_missing")
+#: Seconds a rank waits in init_process_group for the others (srun_ntasks_missing waits all
+#: of it: short, so the case costs seconds, not the default 30 minutes).
+SRUN_INIT_TIMEOUT_S = 15.0
 TIMEOUT_S = 120.0
 #: Reproductions red by design (the report shows them as expected, and flags one that ever
 #: passes): matrix.yaml's ``expect:`` entries, kept beside the scenario (issue 20); the
@@ -93,6 +124,26 @@ EXPECT = [
         "link": "https://github.com/huggingface/accelerate/issues/996",
     },
     {
+        "case": "ddp[backend=*,launcher=srun_torchrun]",
+        "outcome": "failed",
+        "signature": "slurm_double_launch",
+        "reason": (
+            "a launcher mistake reproduced: torchrun inside an srun step of 2 tasks starts "
+            "2 x 2 ranks for a world of 2"
+        ),
+        "link": "https://github.com/Lightning-AI/pytorch-lightning/issues/4389",
+    },
+    {
+        "case": "ddp[backend=*,launcher=srun_ntasks_missing]",
+        "outcome": "failed",
+        "signature": "slurm_ntasks_mismatch",
+        "reason": (
+            "a launcher mistake reproduced: without --ntasks-per-node srun starts 1 task, the "
+            "ranks expect 2, rank 0 waits for rank 1 until the rendezvous times out"
+        ),
+        "link": "https://github.com/Lightning-AI/pytorch-lightning/issues/8707",
+    },
+    {
         "case": "ddp[backend=nccl,*,fault=duplicate_gpu]",
         "outcome": "failed",
         "signature": "nccl_duplicate_gpu",
@@ -103,7 +154,8 @@ EXPECT = [
 # Zygote-eligible (repro.runner.zygote): torchrun and its ranks are new interpreters, so the case
 # process that starts them may be a fork (parity: tests/test_zygote.py).
 #: Under -j N nccl cases run alone: each rank takes a whole GPU. gloo cases use free ports.
-EXCLUSIVE = lambda params: params["backend"] == "nccl"  # noqa: E731
+#: srun cases too: two srun steps at once could wait for each other's share of the allocation.
+EXCLUSIVE = lambda params: params["backend"] == "nccl" or params["launcher"] != "torchrun"  # noqa: E731
 #: Where in the grid the planted faults run: one world size and loader, as before the grid grew.
 FAULT_WORLD_SIZE = 2
 FAULT_WORKERS = 0
@@ -111,6 +163,11 @@ FAULT_WORKERS = 0
 
 def valid(params) -> bool:
     fault, backend = params["fault"], params["backend"]
+    launcher = params.get("launcher", "torchrun")
+    if launcher != "torchrun":  # srun launchers: no planted fault, no loader workers
+        if fault != "none" or params["workers"] != FAULT_WORKERS:
+            return False
+        return launcher == "srun" or params["world_size"] == FAULT_WORLD_SIZE
     if fault == "none":
         return True
     if params["workers"] != FAULT_WORKERS:
@@ -173,8 +230,85 @@ def launcher_command(
     ]  # fmt: skip
 
 
+def slurm_allocation_missing(environ=None) -> str | None:
+    """Why srun cannot start ranks here (no allocation, no srun), or None."""
+    environ = os.environ if environ is None else environ
+    if not environ.get("SLURM_JOB_ID"):
+        return (
+            "no Slurm allocation here (SLURM_JOB_ID is not set): srun starts ranks only inside "
+            "sbatch/salloc; `repro slurm` runs these cases on a cluster"
+        )
+    if shutil.which("srun") is None:
+        return "srun is not on PATH inside this Slurm allocation"
+    return None
+
+
+def srun_command(params: dict, port: int, metrics_file: str, ranks_dir: str) -> list[str]:
+    """The srun command line of a ``launcher=srun*`` case (one node, ``--overcommit``)."""
+    world, launcher = params["world_size"], params["launcher"]
+    worker = [
+        "--backend", params["backend"], "--workers", str(params["workers"]),
+        "--log-file", metrics_file, "--ranks-dir", ranks_dir,
+        "--init-timeout", f"{SRUN_INIT_TIMEOUT_S:g}",
+    ]  # fmt: skip
+    srun = ["srun", "--nodes=1", "--overcommit", "--kill-on-bad-exit=1", "--unbuffered"]
+    srun_worker = [sys.executable, "-m", "repro.scenarios._ddp_worker", "--launcher", "srun",
+                   "--master-port", str(port), *worker]  # fmt: skip
+    if launcher == "srun":
+        return [*srun, f"--ntasks={world}", f"--ntasks-per-node={world}", *srun_worker]
+    if launcher == "srun_ntasks_missing":  # one task (no --ntasks-per-node), world from config
+        return [*srun, "--ntasks=1", *srun_worker, "--world-size", str(world)]
+    if launcher == "srun_torchrun":  # each srun task runs a torchrun of `world` ranks
+        return [
+            *srun, f"--ntasks={world}", f"--ntasks-per-node={world}",
+            sys.executable, "-m", "torch.distributed.run", "--standalone",
+            f"--nproc-per-node={world}", "--max-restarts=0",
+            "--module", "repro.scenarios._ddp_worker", *worker,
+        ]  # fmt: skip
+    raise ValueError(f"not an srun launcher: {launcher!r}")
+
+
+def _rank_records(ranks_dir: str) -> list[dict]:
+    out = []
+    for name in sorted(os.listdir(ranks_dir)):
+        if name.endswith(".json"):
+            with open(os.path.join(ranks_dir, name)) as handle:
+                out.append(json.load(handle))
+    return out
+
+
+def _check_srun_ranks(ctx, params, ranks_dir: str) -> None:
+    """The two launcher mistakes, judged by the rank processes that really started."""
+    world = params["world_size"]
+    records = _rank_records(ranks_dir)
+    ranks = sorted(r["rank"] for r in records)
+    tasks = sorted({r["slurm_procid"] for r in records if r["slurm_procid"] is not None})
+    ctx.metric("rank_processes", len(records))
+    ctx.property("ranks_started", ",".join(map(str, ranks)))
+    if len(records) > world or len(set(ranks)) < len(ranks):
+        twice = sorted({r for r in ranks if ranks.count(r) > 1})
+        ctx.fail(
+            f"{len(records)} rank processes for WORLD_SIZE {world} (RANK "
+            f"{', '.join(map(str, twice))} more than once): {len(tasks)} srun tasks each "
+            f"started their own torchrun of {world} ranks",
+            signature="slurm_double_launch",
+        )
+    if len(records) < world:
+        ctx.fail(
+            f"srun started {len(records)} of the {world} ranks the job expects (SLURM_NTASKS="
+            f"{len(tasks)}, no --ntasks-per-node): rank 0 waited {SRUN_INIT_TIMEOUT_S:g} s in "
+            "init_process_group for the others",
+            signature="slurm_ntasks_mismatch",
+        )
+
+
 def run(ctx, params) -> None:
     backend, fault, world = params["backend"], params["fault"], params["world_size"]
+    launcher = params.get("launcher", "torchrun")
+    if launcher != "torchrun":
+        missing = slurm_allocation_missing()
+        if missing:
+            ctx.skip(missing)
     port = free_port()
     blocker = occupy(port) if fault == "port_in_use" else None
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -185,7 +319,16 @@ def run(ctx, params) -> None:
         env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
         ctx.property("nccl_debug", f"{env['NCCL_DEBUG']}/{env['NCCL_DEBUG_SUBSYS']}")
     metrics_file = os.path.join(ctx.workdir, "rank0-metrics.jsonl")
-    command = launcher_command(port, params, os.path.join(ctx.workdir, "torchrun"), metrics_file)
+    ranks_dir = os.path.join(ctx.workdir, "ranks")
+    if launcher == "torchrun":
+        command = launcher_command(
+            port, params, os.path.join(ctx.workdir, "torchrun"), metrics_file
+        )
+    else:
+        os.makedirs(ranks_dir)
+        # One node: every rank is local, whatever the node's name resolves to.
+        env["MASTER_ADDR"] = "127.0.0.1"
+        command = srun_command(params, port, metrics_file, ranks_dir)
     ctx.log(" ".join(command))
     ctx.heartbeat("launcher")
     try:
@@ -195,6 +338,10 @@ def run(ctx, params) -> None:
             blocker.close()
     ctx.property("launcher_exit", returncode)
     ctx.property("master_port", port)
+    if launcher != "torchrun":
+        ctx.property("launcher", launcher)
+        if launcher != "srun":
+            _check_srun_ranks(ctx, params, ranks_dir)
     if returncode != 0:
         ctx.fail(
             f"torchrun exited with status {returncode} (backend {backend}, {world} ranks, fault {fault})"
