@@ -308,13 +308,17 @@ def test_golden_report_job_and_its_sbatch_line():
     ]  # fmt: skip
 
 
-def test_the_report_command_has_one_place_for_issue_29s_flag(monkeypatch):
+def test_the_report_job_fails_on_an_unexpected_red_after_the_matrix_is_written():
     p = golden_plan()
-    assert script.report_command(p)[-1] == str(MATRIX_PATH)  # every variant: coverage on
+    argv = script.report_command(p)
+    assert argv[-2:] == [str(MATRIX_PATH), "--fail-on-problems"]  # every variant: coverage on
     assert "--no-coverage" in script.report_command(golden_plan(lanes=["host"]))
-    monkeypatch.setattr(script, "REPORT_EXIT_ON_PROBLEMS_FLAG", "--exit-on-problems")
-    assert script.report_command(p)[-1] == "--exit-on-problems"
-    assert "--exit-on-problems" in script.report_script(p)
+    assert "--fail-on-problems" in script.report_script(p)
+    # the flag is the one repro report declares
+    from repro.cli.main import build_parser
+
+    parsed = build_parser().parse_args(argv)
+    assert parsed.fail_on_problems is True
 
 
 def test_golden_container_command_lines():

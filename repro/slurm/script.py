@@ -30,10 +30,10 @@ PROP_TARGET = "slurm.target"
 LOGS_DIR = "logs"
 FINGERPRINTS_DIR = "fingerprints"
 REPORT_SCRIPT = "report.sbatch"
-#: ISSUE 29: `repro report`'s flag that makes it exit 1 on problems, once that issue lands;
-#: the report job's exit status (and so ``repro slurm --wait``'s) then says whether the matrix
-#: has unexpected reds. The one place to wire it: :func:`report_command` appends it when set.
-REPORT_EXIT_ON_PROBLEMS_FLAG: str | None = None
+#: `repro report`'s flag that makes it exit 1 on problems (issue 29), declared in
+#: repro/cli/options.py: the report job's exit status (and so ``repro slurm --wait``'s) says
+#: whether the matrix has an unexpected red, after the matrix is written.
+REPORT_EXIT_ON_PROBLEMS_FLAG = "--fail-on-problems"
 
 
 @dataclass(frozen=True)
@@ -218,8 +218,7 @@ def report_command(plan: SlurmPlan) -> list[str]:
     argv = ["report", root, "--output-dir", root, "--config", str(plan.config)]
     if not plan.coverage:
         argv.append("--no-coverage")
-    if REPORT_EXIT_ON_PROBLEMS_FLAG:  # ISSUE 29: the single place for the exit-on-problems flag
-        argv.append(REPORT_EXIT_ON_PROBLEMS_FLAG)
+    argv.append(REPORT_EXIT_ON_PROBLEMS_FLAG)
     return argv
 
 
