@@ -234,6 +234,13 @@ PLANTED = "planted: {module: planted, timeout_s: 120, params: {kind: [pass, slee
 
 
 @pytest.mark.slow
+def _sigint_default() -> None:
+    """In the child before exec: SIGINT as at a terminal. A test session started in the
+    background of a shell without job control (`pytest &`) has SIGINT ignored, the child
+    inherits that, and `repro run` then rightly ignores Ctrl-C too."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_cli_union_of_two_selections_and_ctrl_c_after_one_passing_case(project):
     write_matrix(project, PLANTED)
     red = run_cli(
@@ -256,6 +263,7 @@ def test_cli_union_of_two_selections_and_ctrl_c_after_one_passing_case(project):
         [sys.executable, "-m", "repro", "run", "--no-doctor", "--isolation", "fresh", "-j", "1"],
         cwd=project, env=cli_env(), text=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        preexec_fn=_sigint_default,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -428,7 +436,7 @@ class _CtrlCInFinaliser(run_all_mod.Reporter):
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost KI
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_ctrl_c_whose_keyboardinterrupt_a_finaliser_swallows_still_stops_the_run(
-    tmp_path, monkeypatch, jobs
+    tmp_path, monkeypatch, request, jobs
 ):
     # The clean-clone CI run of 85866ed: SIGINT reached `repro run` while its sleeping case ran,
     # and the case went on ("still running 60 s"). The real executor runs the planted cases.
@@ -442,6 +450,9 @@ def test_ctrl_c_whose_keyboardinterrupt_a_finaliser_swallows_still_stops_the_run
     )
     run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
+    # As at a terminal (see _sigint_default); put back as it was after the test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     reporter = _CtrlCInFinaliser()
     started = time.monotonic()
     with pytest.raises(Interrupted) as stopped:
