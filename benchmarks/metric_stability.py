@@ -117,26 +117,32 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     for case, m in sorted(figures(results).items())
                 )
+                busy = figures(results, measurement.HOST_BUSY).values()
+                shown += f"  | host_busy max {max((b.median for b in busy), default=0):.0%}"
                 print(f"{results.name:<8} {wall:>7.1f} {cpu:>7.1f}  {shown}", flush=True)
         threshold = args.threshold / 100
         sides = {path: side(path) for path in plain + slowed}
-        false_alarms, within, pairs = [], 0, 0
+        false_alarms, within, busy_noise, pairs = [], 0, 0, 0
         for a, b in itertools.combinations(plain, 2):
             pairs += 1
             for base, cand in ((a, b), (b, a)):
                 result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
                 within += len(result["throughput_noise"])
+                busy_noise += sum(_busy(n) for n in result["throughput_noise"])
                 false_alarms += [
                     (base.name, cand.name, f"{d['case']} {d['metric']}", d["change"])
                     for d in result["throughput_drops"]
                 ]
         cases = sorted(figures(plain[0]))
-        misses, planted = [], 0
+        misses, not_judged, planted = [], [], 0
         for base, cand in itertools.product(plain, slowed):
             planted += 1
             result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
             found = {d["case"] for d in result["throughput_drops"]}
-            misses += [(base.name, cand.name, case) for case in cases if case not in found]
+            busy = {n["case"] for n in result["throughput_noise"] if _busy(n)}
+            for case in cases:
+                if case not in found:
+                    (not_judged if case in busy else misses).append((base.name, cand.name, case))
         changes = {
             metric: [
                 (s.median - p.median) / p.median
@@ -161,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"MISSED {base} -> {cand}: {case}")
     print(
         f"same build: {pairs} pairs compared both ways, {len(false_alarms)} drops reported "
-        f"({within} more past {args.threshold:g}% not counted: within the runs' spread, or the "
-        "run got less CPU)"
+        f"({within} figures more past {args.threshold:g}% not counted: within the runs' "
+        f"spread, or the run got less CPU, or {busy_noise} of them measured on a busy host)"
     )
+    found = planted * len(cases) - len(misses) - len(not_judged)
     print(
-        f"planted {args.slowdown}x slowdown: {planted} pairs x {len(cases)} cases, "
-        f"{planted * len(cases) - len(misses)} found (a drop counted), {len(misses)} missed"
+        f"planted {args.slowdown}x slowdown: {planted} pairs x {len(cases)} cases, {found} found "
+        f"(a drop counted), {len(misses)} missed, {len(not_judged)} not judged (host busy: "
+        f"others took over {measurement.BUSY_LIMIT:.0%} of it)"
     )
     for metric in (METRIC, CPU_METRIC):
         if changes[metric] and same[metric]:
@@ -175,7 +183,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"(median {statistics.median(same[metric]) * 100:.0f}%); planted slowdown moves "
                 f"it {min(changes[metric]) * 100:+.0f}% to {max(changes[metric]) * 100:+.0f}%"
             )
-    return 1 if false_alarms or misses else 0
+    if not_judged:
+        print("inconclusive where the host was busy: run it again on a quieter host")
+    return 1 if false_alarms or misses or not_judged else 0
+
+
+def _busy(entry: dict) -> bool:
+    """Whether a ``throughput_noise`` entry was set aside because the host was busy."""
+    return entry["basis"].startswith("the host was busy")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ outcome changed) and signatures never seen in the baseline, cases and cells that
 (default 20%) *and* by more than the runs' own spread (half of each side's interquartile range
 added, ``repro.measurement``); a wall-clock rate with a CPU-time twin (``steady_it_per_s`` and
 ``steady_it_per_cpu_s``) counts only when the twin dropped too, else the run just got less CPU
-on a busy host. Each drop says how it was judged; what is past the threshold but not counted is
+on a busy host; and no drop counts for a case that measured while other processes took more
+than a quarter of the host (its ``host_busy``, ``repro.measurement.BUSY_LIMIT``): there even
+the CPU twin moved 23-26 % between runs of one build. Each drop says how it was judged; what is past the threshold but not counted is
 listed apart (``throughput_noise``); a rate measured once has no spread, and its drop says it was
 judged on the threshold alone (issue 29: two runs of one build on a 2-core host flagged -49 % and
 -39 % on the old single figures).
@@ -118,7 +120,7 @@ def _add_metrics(
     if not isinstance(metrics, Mapping):
         return into
     for name in metrics:
-        if not measurement.is_rate(str(name)):
+        if not measurement.is_rate(str(name)) and name != measurement.HOST_BUSY:
             continue
         found = measurement.from_metrics(metrics, name)
         # A hand-edited matrix.json may hold 1e308: it would overflow every median.
@@ -417,6 +419,10 @@ def compare(
 PAST_BOTH = "past the threshold and the runs' spread"
 THRESHOLD_ONLY = "past the threshold; no spread (measured once), so judged on the threshold alone"
 WITHIN_SPREAD = "past the threshold but within the runs' spread: noise, not counted"
+BUSY_HOST = (
+    "the host was busy: other processes took {busy:.0%} of its CPU while {side} measured "
+    "(over {limit:.0%}), so the figures are not comparable; not counted"
+)
 LESS_CPU = (
     "the run got less CPU: its rate per CPU second ({twin}) did not drop past the threshold "
     "and the spread, so other load on the host explains it; not counted"
@@ -446,7 +452,10 @@ def _drops(
     the threshold and the runs' spread, or past the threshold with no spread to weigh (the
     entry says so). A wall-clock rate whose CPU-time twin (``repro.measurement.cpu_rate_of``)
     both sides have counts only when the twin dropped too: otherwise the run got less CPU from
-    a busy host (:data:`LESS_CPU`). What is past the threshold but not counted is noise."""
+    a busy host (:data:`LESS_CPU`). A drop of a case that measured while other processes took
+    more than ``repro.measurement.BUSY_LIMIT`` of the host on either side (its ``host_busy``
+    median) is not counted either (:data:`BUSY_HOST`). What is past the threshold but not
+    counted is noise."""
     drops: list[dict[str, Any]] = []
     noise: list[dict[str, Any]] = []
     if not old.metrics or not new.metrics:
@@ -456,9 +465,14 @@ def _drops(
         for metric in set(old.metrics) & set(new.metrics)
         if old.metrics[metric] and new.metrics[metric]
     }
+    busy = {
+        side: max((m.median for m in case.metrics.get(measurement.HOST_BUSY, [])), default=0.0)
+        for side, case in (("the baseline", old), ("the candidate", new))
+    }
+    busiest = max(busy, key=lambda side: busy[side])
     for metric in sorted(both):
         base, cand = both[metric]
-        if base.median <= 0:
+        if base.median <= 0 or metric == measurement.HOST_BUSY:
             continue
         basis, change, spread = _judge(base, cand, threshold)
         if basis is None:
@@ -471,6 +485,8 @@ def _drops(
         )
         if basis != WITHIN_SPREAD and held:
             basis = LESS_CPU.format(twin=twin)
+        elif basis != WITHIN_SPREAD and busy[busiest] > measurement.BUSY_LIMIT:
+            basis = BUSY_HOST.format(busy=busy[busiest], side=busiest, limit=measurement.BUSY_LIMIT)
         (drops if basis in (PAST_BOTH, THRESHOLD_ONLY) else noise).append(
             {
                 **where,
@@ -546,6 +562,8 @@ def _drop_row(r: Mapping[str, Any]) -> list[str]:
     judged = "threshold only (no spread)" if r["spread"] is None else f"spread {r['spread']:.3g}"
     if r["basis"].startswith("the run got less CPU"):
         judged += "; less CPU: its per-CPU-second rate held"
+    elif r["basis"].startswith("the host was busy"):
+        judged += "; " + r["basis"].split(", so")[0]
     return [
         *_where(r),
         _md(r["metric"]),

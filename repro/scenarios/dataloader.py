@@ -50,6 +50,8 @@ import sys
 import time
 import traceback
 
+from repro import measurement
+
 PARAMS = {
     "device": ["cpu", "cuda"],
     "start_method": ["fork", "spawn", "forkserver"],
@@ -206,6 +208,24 @@ def tree_cpu_s(process) -> float:
     return total
 
 
+def host_cpu_s() -> tuple[float, float] | None:
+    """``(busy, total)`` CPU seconds of the whole host since boot, summed over its CPUs, from
+    the first line of ``/proc/stat`` (proc(5): user nice system idle iowait irq softirq steal;
+    busy is all but idle and iowait, so the hypervisor's steal counts as taken); None where
+    unreadable. A window's busy seconds less the loader's own, over its total, is the share of
+    the host other processes took (``repro.measurement.HOST_BUSY``)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / tick, sum(fields) / tick
+
+
 def _schedstat_cpu_s(pid: int) -> float | None:
     """The summed on-CPU time of a process's threads in seconds, or None where unreadable."""
     total = 0
@@ -293,8 +313,10 @@ def run(ctx, params) -> None:
         warm_from = None  # the batch after which the windows start
         windows: list[float] = []  # it/s of each window
         cpu_windows: list[float] = []  # batches per CPU second of the loader's processes
+        busy_windows: list[float] = []  # share of the host's CPU others took (host_busy)
         me = psutil.Process()
         window_start, window_cpu, window_batches = 0.0, 0.0, 0
+        window_host = host_cpu_s()
         for images, _labels, worker_ready in loader:
             images = images.to(device, non_blocking=True)
             checked.add(images, 0)
@@ -312,14 +334,19 @@ def run(ctx, params) -> None:
                 continue
             if batches == warm_from:  # the first window starts with this batch's arrival
                 window_start, window_cpu, window_batches = now, tree_cpu_s(me), 0
+                window_host = host_cpu_s()
                 continue
             window_batches += 1
             if now - window_start >= WINDOW_S and window_batches >= WINDOW_MIN_BATCHES:
-                cpu = tree_cpu_s(me)
+                cpu, host = tree_cpu_s(me), host_cpu_s()
                 windows.append(window_batches / (now - window_start))
                 if cpu > window_cpu:
                     cpu_windows.append(window_batches / (cpu - window_cpu))
+                if host is not None and window_host is not None and host[1] > window_host[1]:
+                    others = host[0] - window_host[0] - (cpu - window_cpu)
+                    busy_windows.append(min(1.0, max(0.0, others / (host[1] - window_host[1]))))
                 window_start, window_cpu, window_batches = time.perf_counter(), cpu, 0
+                window_host = host
                 if len(windows) == STEADY_WINDOWS:
                     ctx.heartbeat("steady_done", batches)
                     sampler.done = True  # the loader drains what is in flight, then stops
@@ -331,6 +358,8 @@ def run(ctx, params) -> None:
             ctx.measurement("worker_start_s", [t - start_mono for t in ready])
         ctx.measurement("steady_it_per_s", windows)
         ctx.measurement("steady_it_per_cpu_s", cpu_windows)
+        if busy_windows:
+            ctx.measurement(measurement.HOST_BUSY, busy_windows)
         ctx.metric("passes", checked.passes)
 
         # Iteration 2: one pass; its first batch is the re-iteration start-up.
