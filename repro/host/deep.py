@@ -34,8 +34,17 @@ from types import ModuleType
 from typing import Any
 
 from repro import compat, proctree
-from repro.containers import hostkind
-from repro.host import checks, cuda_init, doctor, files, fork_check, nvidia, nvidia_modes, smi
+from repro.host import (
+    checks,
+    cuda_init,
+    doctor,
+    files,
+    fork_check,
+    hostkind,
+    nvidia,
+    nvidia_modes,
+    smi,
+)
 from repro.host.checks import FAIL, NA, OK, WARN, Finding
 from repro.host.model import Fingerprint, as_fingerprint
 
