@@ -9,7 +9,7 @@ attribute-only skips), never from the declared counts. A file that cannot be rea
 
 Inside a directory input, symlinks that lead outside that directory are not followed (neither
 JUnit files, nor ``run.json``, nor case logs). Every text taken from a file is length-capped
-(``repro.report.model.MAX_*``). This module never imports torch and never reads case logs.
+(``repro.junit.records.MAX_*``). This module never imports torch and never reads case logs.
 """
 
 from __future__ import annotations
@@ -27,12 +27,9 @@ import defusedxml
 import defusedxml.ElementTree as DET
 
 from repro.errors import ConfigError
+from repro.junit.excerpt import log_excerpt
 from repro.junit.files import InputRefused, is_under, is_within, read_capped
-from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
-from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
-from repro.outcomes import Outcome
-from repro.report.excerpt import log_excerpt
-from repro.report.model import (
+from repro.junit.records import (
     MAX_EXCERPT_CHARS,
     MAX_KEY_CHARS,
     MAX_NAME_CHARS,
@@ -47,6 +44,9 @@ from repro.report.model import (
     rerun_fields,
     truncate,
 )
+from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
+from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
+from repro.outcomes import Outcome
 
 #: Resource limits applied before and while parsing (a file over a cap is invalid, never cut).
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -293,7 +293,7 @@ def _message(element: ET.Element | None) -> str:
 
 
 def _excerpt(element: ET.Element | None, signature: str | None = None) -> str:
-    """The part of a result element's body a person reads first (``repro.report.excerpt``)."""
+    """The part of a result element's body a person reads first (``repro.junit.excerpt``)."""
     if element is None or _local(element.tag) == "skipped":
         return ""
     return log_excerpt((element.text or "").strip(), signature, MAX_EXCERPT_CHARS)
