@@ -729,9 +729,6 @@ OPTIONS: Mapping[str, Option] = {
         Option("runtime", ("--runtime",), "runtime tag, e.g. cu121, rocm6.4, cpu", metavar="TAG"),
         # -- venv-run / bisect -----------------------------------------------------------------
         Option(
-            "variant_id", (), "variant id in matrix.yaml", metavar="VARIANT", completer=_variant_ids
-        ),
-        Option(
             "env_python",
             ("--env-python",),
             "the environment's Python (a version or a path; uv downloads one the host lacks; "
