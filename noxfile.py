@@ -53,6 +53,8 @@ RESULTS = os.environ.get("REPRO_RESULTS", "results")
 PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 #: The ruff the lint session runs (keep in step with pyproject.toml's dev extra).
 RUFF = "ruff==0.17.6"
+#: The import-linter the lint session runs (the contracts are [tool.importlinter] in pyproject.toml).
+IMPORT_LINTER = "import-linter>=2.1"
 #: Pass-through arguments after which `repro run` only prints (help, a list, the version):
 #: `nox -s repro-host -- --help` prints the help and skips the report step.
 PRINT_ONLY = frozenset({"-h", "--help", "--list", "--version"})
@@ -188,10 +190,13 @@ def tests_lowest(session: nox.Session) -> None:
 
 @nox.session(tags=["lint"])
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check."""
-    session.install(RUFF)
+    """ruff lint and format check, and the import-linter contracts of pyproject.toml (the layers
+    of DESIGN.md: no import cycle, the ground floor imports nothing above it, ...)."""
+    session.install(RUFF, IMPORT_LINTER)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # reads the sources from the working directory: repro itself need not be installed
+    session.run("lint-imports")
 
 
 @nox.session(name="lint-workflows", tags=["lint"])

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from repro.runner import (
     context,  # noqa: E402
     harness,
+    zygote_pool,
 )
 from repro.runner import executor as runner  # noqa: E402
 from repro.scenarios import expand  # noqa: E402
@@ -86,7 +87,7 @@ def main() -> int:
                 )
                 rows.append((case.case_id, medians, statistics.median(in_process)))
         finally:
-            context.close_zygote(contexts["zygote"])
+            zygote_pool.close_zygote(contexts["zygote"])
 
     print(f"isolation overhead, median of {args.repeat} cases each (seconds per case)")
     print(

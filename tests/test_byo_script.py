@@ -385,7 +385,7 @@ def test_an_absolute_script_path_is_read_below_the_mount_in_the_container(tmp_pa
 def _cpu_host():
     from conftest import REPO
 
-    from repro.containers import hostkind
+    from repro.host import hostkind
 
     return hostkind.load_fixture(REPO / "tests" / "fixtures" / "hosts" / "cpu")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from repro import config as matrix_mod
-from repro.containers import hostkind as host_mod
 from repro.containers import start_failure
+from repro.host import hostkind as host_mod
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HOSTS = FIXTURES / "hosts"

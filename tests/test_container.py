@@ -16,9 +16,9 @@ from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
 from repro.config import Overrides, Variant, sizes
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
-from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import ConfigError
+from repro.host import hostkind as host_mod
 from repro.scenarios import shm
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,9 +16,9 @@ from junitparser import Error, JUnitXml
 
 from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
-from repro.containers import hostkind as host_mod
 from repro.containers import images, job, start_failure
 from repro.containers import spec as container_mod
+from repro.host import hostkind as host_mod
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HOSTS = FIXTURES / "hosts"

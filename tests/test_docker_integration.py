@@ -417,7 +417,7 @@ def test_container_killed_by_its_timeout_keeps_finished_cases_and_is_removed(lan
 
 
 def test_gpu_variant_stops_in_preflight_before_building_or_writing(lane, tmp_path):
-    from repro.containers import hostkind as host_mod
+    from repro.host import hostkind as host_mod
 
     host = host_mod.detect()
     if host.has_nvidia and host.nvidia_container_runtime:

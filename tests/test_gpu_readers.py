@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.containers import hostkind
-from repro.host import amd, fingerprint, nvidia
+from repro.host import amd, fingerprint, hostkind, nvidia
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMI_REPLIES = FIXTURES / "doctor"

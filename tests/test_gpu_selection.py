@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from repro.containers import hostkind, spec
-from repro.host import cuda_init, kernel_log, nvidia_modes, selection, torch_probe
+from repro.containers import spec
+from repro.host import cuda_init, hostkind, kernel_log, nvidia_modes, selection, torch_probe
 from repro.host.model import Gpu, MigDevice
 
 CAPTURED = Path(__file__).parent / "fixtures" / "captured"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repro.cli.main import main as repro_main
-from repro.containers import hostkind as host_mod
+from repro.host import hostkind as host_mod
 from repro.host import nvidia
 
 HOSTS = Path(__file__).resolve().parent / "fixtures" / "hosts"

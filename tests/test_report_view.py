@@ -14,6 +14,7 @@ import pytest
 
 from repro import data as shipped_data
 from repro.config import Expectation
+from repro.junit.excerpt import log_excerpt
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_atomic, write_junit
 from repro.outcomes import (
@@ -26,7 +27,6 @@ from repro.outcomes import (
     Totals,
     totals_line,
 )
-from repro.report.excerpt import log_excerpt
 from repro.report.labels import EMOJI
 from repro.report.markdown import render_markdown
 from repro.report.merge import build_report

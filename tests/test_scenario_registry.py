@@ -53,7 +53,7 @@ def test_a_scenario_added_as_one_module_is_listed_planned_and_preimported(tmp_pa
     (entry,) = [s for s in plan["scenarios"] if s["name"] == "tea_break"]
     assert (entry["enabled"], entry["cases"]) == (True, 2)
     probe = (
-        "import json, repro; from repro.runner.context import zygote_modules;"
+        "import json, repro; from repro.runner.zygote_pool import zygote_modules;"
         " print(json.dumps([repro.__file__, zygote_modules()]))"
     )
     where, preimported = json.loads(_run(["-c", probe], checkout).stdout)

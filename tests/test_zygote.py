@@ -20,8 +20,7 @@ from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 from junitparser import JUnitXml
 
 from repro.host import fork_check
-from repro.runner import context, executor, zygote_pool
-from repro.runner import zygote as zygote_mod
+from repro.runner import context, executor, zygote_client, zygote_pool, zygote_wire
 from repro.scenarios import expand
 
 FINGERPRINT = {
@@ -63,7 +62,7 @@ def test_fork_hazards_names_a_thread_a_fixed_start_method_and_nothing_in_a_clean
         multiprocessing.set_start_method("spawn")
         print(json.dumps([clean, threaded, fork_hazards()]))
         """,
-        env=zygote_mod.ZYGOTE_POOL_LIMITS,  # as the zygote imports (numpy's OpenBLAS pool)
+        env=zygote_wire.ZYGOTE_POOL_LIMITS,  # as the zygote imports (numpy's OpenBLAS pool)
     )
     clean, threaded, both = json.loads(out)
     assert clean == []
@@ -81,7 +80,7 @@ def test_numpy_starts_a_blas_pool_at_import_unless_the_zygote_limits_it():
         print(json.dumps(len(os.listdir("/proc/self/task"))))
         """
     cores = len(os.sched_getaffinity(0))
-    limited = json.loads(_python(code, env=zygote_mod.ZYGOTE_POOL_LIMITS))
+    limited = json.loads(_python(code, env=zygote_wire.ZYGOTE_POOL_LIMITS))
     unlimited = json.loads(_python(code, env={"OPENBLAS_NUM_THREADS": str(cores)}))
     assert limited == 1
     if cores > 1:
@@ -149,7 +148,7 @@ def _fresh_then_forked(tmp_path, case, env: dict[str, str] | None = None):
         try:
             result = executor.run_case(ctx, case)
         finally:
-            context.close_zygote(ctx)
+            zygote_pool.close_zygote(ctx)
         yield isolation, ctx, result
 
 
@@ -259,7 +258,7 @@ def test_zygote_eligible_scenarios_give_the_same_outcome_and_signature_fresh_and
         try:
             results = [executor.run_case(ctx, case) for case in cases]
         finally:
-            context.close_zygote(ctx)
+            zygote_pool.close_zygote(ctx)
         assert {r.properties["repro.isolation"] for r in results} == {isolation}
         verdicts[isolation] = [(r.case_id, r.outcome.value, r.signature) for r in results]
     assert verdicts["zygote"] == verdicts["fresh"]
@@ -282,16 +281,16 @@ def test_auto_forks_eligible_cases_and_starts_fresh_ones_fresh(tmp_path):
         },
     )
     (poisoned,) = expand("cuda_fault", params={"device": ["cuda"]})
-    assert context.wants_zygote(ctx, arch_case)
+    assert zygote_pool.wants_zygote(ctx, arch_case)
     # the case process forks (its own threads and locks are the subject): fresh
-    assert not context.wants_zygote(ctx, fork_lock)
-    assert not context.wants_zygote(ctx, fork_workers)
-    assert not context.wants_zygote(ctx, poisoned)  # FRESH = True
+    assert not zygote_pool.wants_zygote(ctx, fork_lock)
+    assert not zygote_pool.wants_zygote(ctx, fork_workers)
+    assert not zygote_pool.wants_zygote(ctx, poisoned)  # FRESH = True
     # its children are spawned interpreters: the case process may be a zygote fork
-    assert context.wants_zygote(ctx, spawn_lock)
-    assert context.wants_zygote(ctx, spawn_workers)
-    assert context.wants_zygote(_ctx(tmp_path, "zygote"), fork_lock)
-    assert not context.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
+    assert zygote_pool.wants_zygote(ctx, spawn_lock)
+    assert zygote_pool.wants_zygote(ctx, spawn_workers)
+    assert zygote_pool.wants_zygote(_ctx(tmp_path, "zygote"), fork_lock)
+    assert not zygote_pool.wants_zygote(_ctx(tmp_path, "fresh"), arch_case)
 
 
 HAZARD = """
@@ -309,7 +308,7 @@ def test_a_zygote_whose_run_ended_before_it_was_ready_exits_quietly(tmp_path):
     in zygote.log)."""
     log = tmp_path / "zygote.log"
     env = {**cli_env(tmp_path), "REPRO_RUNNER_PID": str(os.getpid())}
-    zygote = zygote_mod.Zygote(sys.executable, env, [], log, wait=False)
+    zygote = zygote_client.Zygote(sys.executable, env, [], log, wait=False)
     try:
         zygote.sock.close()  # the run is over; the zygote is still importing torch
         assert zygote.proc.wait(timeout=120) == 0
@@ -323,11 +322,11 @@ def test_a_zygote_whose_run_ended_before_it_was_ready_exits_quietly(tmp_path):
 def test_a_zygote_that_gained_a_thread_refuses_to_fork_and_exits(tmp_path):
     (tmp_path / "zygote_hazard.py").write_text(HAZARD)
     env = {**cli_env(tmp_path), "REPRO_RUNNER_PID": str(os.getpid())}
-    zygote = zygote_mod.Zygote(sys.executable, env, ["zygote_hazard"])
+    zygote = zygote_client.Zygote(sys.executable, env, ["zygote_hazard"])
     try:
         time.sleep(1.0)  # the alarm starts a thread in the idle zygote
         read, write = os.pipe()
-        with pytest.raises(zygote_mod.ZygoteError, match="2 threads"):
+        with pytest.raises(zygote_client.ZygoteError, match="2 threads"):
             zygote.spawn(dict(env), str(tmp_path), write, write)
         os.close(read)
         os.close(write)
@@ -450,7 +449,7 @@ def test_a_forked_case_has_the_thread_pools_a_fresh_interpreter_has(tmp_path, mo
         try:
             result = executor.run_case(ctx, case)
         finally:
-            context.close_zygote(ctx)
+            zygote_pool.close_zygote(ctx)
         assert result.outcome.value == "passed", result.message
         assert result.properties["repro.isolation"] == isolation
         seen[isolation] = {
@@ -504,7 +503,7 @@ def test_a_stopped_or_killed_zygote_costs_no_case_and_leaves_nothing(tmp_path, j
     # TMPDIRs, removed with them: the run's TMPDIR is as it was
     assert sorted(p.name for p in tmp.iterdir()) == []
     # the answer and socket timeouts (10 s each) bound the wait on the stopped zygote
-    budget = zygote_mod.ANSWER_TIMEOUT_S + zygote_mod.SOCKET_TIMEOUT_S + 60
+    budget = zygote_client.ANSWER_TIMEOUT_S + zygote_client.SOCKET_TIMEOUT_S + 60
     assert seconds < budget, (seconds, done.stderr)
 
 
@@ -587,10 +586,10 @@ def test_an_accelerator_lane_whose_fork_check_fails_runs_every_case_fresh_and_sa
     )
     cases = expand("noop", params={"torch": [False]}) * zygote_pool.MIN_CASES  # a zygote pays
     try:
-        context.plan_zygote(ctx, cases)  # as run_all does, once per run
+        zygote_pool.plan_zygote(ctx, cases)  # as run_all does, once per run
         results = [executor.run_case(ctx, case) for case in cases]
     finally:
-        context.close_zygote(ctx)
+        zygote_pool.close_zygote(ctx)
     assert ctx.pool().given_up.startswith("fork check failed: ")
     assert ctx.pool().started == 0
     assert [r.outcome.value for r in results] == ["passed"] * zygote_pool.MIN_CASES
@@ -609,16 +608,16 @@ def test_the_fork_check_runs_on_accelerator_lanes_only_and_once(tmp_path, monkey
         calls.append(list(modules))
         return fork_check.ForkCheck(fork_check.NA, "torch 2.13.0+cpu is a CPU build", 0.1)
 
-    monkeypatch.setattr(context.fork_check, "run", counted)
+    monkeypatch.setattr(zygote_pool.fork_check, "run", counted)
     cpu = _ctx(tmp_path / "cpu", "zygote")
-    assert context.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
+    assert zygote_pool.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
     assert calls == [] and "fork_check" not in cpu.run_info
     for gpu in (
         dataclasses.replace(_ctx(tmp_path / "gpu", "zygote"), fingerprint=GPU_FINGERPRINT),
         dataclasses.replace(_ctx(tmp_path / "variant", "zygote"), expect_accelerator=True),
     ):
         for _ in range(2):
-            assert context.check_fork(gpu, ["repro.scenarios.noop"], {}) is None
+            assert zygote_pool.check_fork(gpu, ["repro.scenarios.noop"], {}) is None
         assert gpu.run_info["fork_check"]["status"] == "n/a"
     assert calls == [["torch._dynamo", "repro.scenarios.noop"]] * 2
 
@@ -629,10 +628,10 @@ def test_on_this_cpu_host_a_gpu_variant_still_gets_its_zygote(tmp_path):
     ctx = dataclasses.replace(_ctx(tmp_path, "zygote"), expect_accelerator=True)
     (case,) = expand("noop", params={"torch": [False]})
     try:
-        context.plan_zygote(ctx, [case])
+        zygote_pool.plan_zygote(ctx, [case])
         result = executor.run_case(ctx, case)
     finally:
-        context.close_zygote(ctx)
+        zygote_pool.close_zygote(ctx)
     assert ctx.run_info["fork_check"]["status"] == "n/a"
     assert "CPU build" in ctx.run_info["fork_check"]["reason"]
     assert result.properties["repro.isolation"] == "zygote"

@@ -27,9 +27,9 @@ from repro import config as matrix_mod
 from repro.cli import options
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import builder as builder_mod
-from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_spec
 from repro.errors import EXIT_OK, ConfigError
+from repro.host import hostkind as host_mod
 
 PROG = "repro"
 

@@ -1,4 +1,4 @@
-"""``repro venv-run VARIANT``: the venv lane for one matrix.yaml variant (options and printing
+"""``repro venv-run --variant ID``: the venv lane for one matrix.yaml variant (options and printing
 only; the lane is ``repro.envs.lane``). Also the wheel-source options ``repro bisect`` shares.
 """
 
@@ -10,6 +10,7 @@ import sys
 from repro import config as matrix_mod
 from repro.cli import options
 from repro.envs import lane
+from repro.errors import ConfigError
 
 PROG = "repro"
 
@@ -53,7 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "project, then run `repro run` with its interpreter; results are recorded as the "
         "variant with variant.lane=venv. Arguments after -- go to `repro run`.",
     )
-    options.add(run, "variant_id")
+    # --variant like every other command; the old `venv-run VARIANT` still parses (a note names
+    # --variant): it is the first of run_args (argparse's REMAINDER), taken by split_remainder.
+    options.add(run, "variants")
     options.add(run, "config", default=matrix_mod.DEFAULT_FILE)
     options.add(run, "patterns", "results_dir")
     add_source_arguments(run)
@@ -62,16 +65,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def split_remainder(args: argparse.Namespace) -> list[str]:
-    """Parse the options that followed the positional(s) (argparse's REMAINDER takes them all)
-    into ``args`` and return what came after ``--``. ConfigError-free: a bad option exits 2
-    through the parser, as any other."""
+    """Parse the options that followed the old positional variant (argparse's REMAINDER takes
+    them all) into ``args``, set ``args.old_variant`` (that positional, or None) and return what
+    came after ``--``. ConfigError-free: a bad option or a stray argument exits 2 through the
+    parser, as any other."""
     rest = list(args.run_args or ())
+    args.old_variant = rest.pop(0) if rest and not rest[0].startswith("-") else None
     cut = rest.index("--") if "--" in rest else len(rest)
     own, after = rest[:cut], rest[cut + 1 :]
+    args.run_args = []
     if own:
-        args.run_args = []
-        args.own_parser.parse_args([*own, args.variant_id], namespace=args)
+        args.own_parser.parse_args(own, namespace=args)
+        if args.run_args:  # a second positional: nothing takes it
+            args.own_parser.error(f"unrecognized arguments: {' '.join(args.run_args)}")
     return after
+
+
+def chosen_variant(args: argparse.Namespace, config: matrix_mod.Matrix) -> matrix_mod.Variant:
+    """The one variant ``--variant`` (or the deprecated positional, with a note) selects: an exact
+    id, or a glob matching exactly one id. Raises ConfigError otherwise."""
+    selectors = list(args.variants or []) + options.deprecated_positional(
+        args, "old_variant", "--variant ID"
+    )
+    if not selectors:
+        raise ConfigError("venv-run: name the variant with --variant ID")
+    if len(selectors) == 1 and not any(c in selectors[0] for c in "*?"):
+        return config.variant(selectors[0])  # an exact id; an unknown one gets a did-you-mean
+    variants = config.select_variants(selectors)
+    if len(variants) != 1:
+        raise ConfigError(
+            f"venv-run: --variant must select exactly one variant ({len(variants)} matched: "
+            f"{', '.join(v.id for v in variants)})"
+        )
+    return variants[0]
 
 
 def run_args_from(
@@ -94,7 +120,7 @@ def cmd_venv_run(args: argparse.Namespace) -> int:
 
     after = split_remainder(args)
     config = matrix_mod.load(args.config)
-    variant = config.variant(args.variant_id)
+    variant = chosen_variant(args, config)
     overrides = overrides_from(args)
     spec = lane.spec_for_variant(variant, overrides, source_options(args))
     for name, value in spec.describe():

@@ -26,8 +26,6 @@ from repro.config.model import (
 from repro.config.overrides import OVERRIDE_ENV, Overrides
 from repro.config.select import (
     DEFAULT_FILE,
-    add_case_selector_argument,
-    add_config_argument,
     case_matches,
     glob_match,
     select_cases,
@@ -46,8 +44,6 @@ __all__ = [
     "ScenarioConfig",
     "Variant",
     "accelerator_of",
-    "add_case_selector_argument",
-    "add_config_argument",
     "canonical_id",
     "case_matches",
     "glob_match",

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds, scenarios
+from repro.config import expect_entries
 from repro.config.ids import accelerator_of, canonical_id
 from repro.config.model import (
-    EXPECT_OUTCOMES,
-    STRICT_EXPECTED,
     Expectation,
     Matrix,
     ScenarioConfig,
@@ -89,17 +88,6 @@ _VARIANT_KEYS = {
     *_SIZE_KEYS,
 }
 _SCENARIO_KEYS = {"enabled", "module", "params", "timeout_s"}
-_EXPECT_KEYS = {
-    "case",
-    "scenario",
-    "variant",
-    "host",
-    "outcome",
-    "signature",
-    "reason",
-    "link",
-    "strict",
-}
 
 
 class _Problems:
@@ -201,7 +189,7 @@ def parse(data: Any, path: Path) -> Matrix:
     variants = _parse_variants(data.get("variants", []), defaults, problems)
     scenario_configs = _parse_scenarios(data.get("scenarios", {}), problems)
     runners, runner_gpus = parse_runners(data.get("runners", {}), problems)
-    expectations = _parse_expect(data.get("expect", []), problems)
+    expectations = expect_entries.parse_list(data.get("expect", []), problems)
     next_index = max((e.index for e in expectations), default=-1) + 1
     expectations += inline_expectations(data.get("scenarios"), next_index, problems)
     next_index = max((e.index for e in expectations), default=-1) + 1
@@ -554,104 +542,6 @@ def _check_case_ids(matrix: Matrix, problems: _Problems) -> None:
             seen[case_id] = where
 
 
-def _parse_expect(
-    raw: Any,
-    problems: _Problems,
-    name: str = "expect",
-    first_index: int = 0,
-    scenario: str | None = None,
-) -> list[Expectation]:
-    """``expect:``: a list of {case|scenario, variant?, host?, outcome?, signature?, reason, link?}.
-
-    Also a scenario module's ``EXPECT`` (``name`` its dotted path, ``scenario`` its name): the
-    same entries, numbered from ``first_index``, each about that scenario (a ``scenario`` key
-    is refused) and labelled by ``name[i]`` in messages and reports."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        problems.add(
-            name,
-            "a list of entries like {case: GLOB, outcome: failed, reason: TEXT, link: URL}",
-            raw,
-        )
-        return []
-    out: list[Expectation] = []
-    for position, item in enumerate(raw):
-        index = first_index + position
-        where = f"{name}[{position}]"
-        if scenario is not None and isinstance(item, dict):
-            if "scenario" in item:
-                problems.add(
-                    f"{where}.scenario", f"nothing: an entry of {name} is about {scenario}"
-                )
-                continue
-            item = {**item, "scenario": scenario}
-        if not isinstance(item, dict):
-            problems.add(where, "a mapping with case (or scenario), outcome, reason and link", item)
-            continue
-        problems.unknown_keys(where, item, _EXPECT_KEYS)
-        ok = True
-        globs: dict[str, str] = {}
-        for key in ("case", "scenario", "variant", "host", "signature"):
-            if key not in item:
-                continue
-            value = item[key]
-            if not _text(value, 400) or not value.strip():
-                problems.add(
-                    f"{where}.{key}",
-                    "a non-empty glob string (* and ? are wildcards, brackets are literal)",
-                    value,
-                )
-                ok = False
-            else:
-                globs[key] = value.strip()
-        if "case" not in item and "scenario" not in item:
-            problems.add(
-                where,
-                'a `case` glob (e.g. "ddp[backend=*,fault=rank_raises]") or a `scenario` glob',
-            )
-            ok = False
-        outcome = item.get("outcome", "any-problem")
-        if outcome not in EXPECT_OUTCOMES:
-            problems.add(f"{where}.outcome", f"one of {', '.join(EXPECT_OUTCOMES)}", outcome)
-            ok = False
-        reason = item.get("reason")
-        if not _text(reason, 2000) or not reason.strip():
-            problems.add(
-                f"{where}.reason",
-                "a non-empty string saying why the case fails (the known incompatibility)",
-                reason,
-            )
-            ok = False
-        link = item.get("link")
-        if link is not None and not (_text(link) and re.match(r"^https?://\S+$", link.strip())):
-            problems.add(
-                f"{where}.link", "an http(s) URL of the issue or document behind the reason", link
-            )
-            ok = False
-        strict = item.get("strict", False)
-        if not isinstance(strict, bool):
-            problems.add(f"{where}.strict", STRICT_EXPECTED, strict)
-            ok = False
-        if ok:
-            out.append(
-                Expectation(
-                    index=index,
-                    reason=str(reason).strip(),
-                    outcome=str(outcome),
-                    case=globs.get("case", "*"),
-                    scenario=globs.get("scenario", "*"),
-                    variant=globs.get("variant", "*"),
-                    host=globs.get("host", "*"),
-                    signature=globs.get("signature"),
-                    link=link.strip() if isinstance(link, str) else None,
-                    source=where if scenario is not None else None,
-                    strict=strict,
-                )
-            )
-    return out
-
-
 def _module_expectations(
     configs: list[ScenarioConfig], first_index: int, problems: _Problems
 ) -> list[Expectation]:
@@ -667,5 +557,5 @@ def _module_expectations(
         except ConfigError:  # already reported by _parse_scenarios
             continue
         name = f"{scenarios.module_name(config.name, config.module)}.EXPECT"
-        out += _parse_expect(raw, problems, name, first_index + len(out), config.name)
+        out += expect_entries.parse_list(raw, problems, name, first_index + len(out), config.name)
     return out

@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds
+from repro.config.expect_entries import INLINE_EXPECT_KEYS, parse_entry
 from repro.config.model import (
-    EXPECT_OUTCOMES,
-    STRICT_EXPECTED,
     Expectation,
     ScenarioConfig,
     ScriptEntry,
@@ -52,7 +51,6 @@ CONFIG_ORIGIN_ENV = "REPRO_CONFIG_ORIGIN"
 #: Keys of a ``script:`` scenario entry.
 SCRIPT_KEYS = {"script", "args", "timeout_s", "enabled", "expect", "allow_outside", "fail_on"}
 #: Keys of its inline ``expect:`` (the case is the entry itself).
-INLINE_EXPECT_KEYS = {"outcome", "signature", "reason", "link", "strict"}
 #: Most arguments, and longest argument (characters).
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4000
@@ -230,46 +228,23 @@ def _fail_on(value: Any, key: str, problems: Any) -> tuple[tuple[str, str], ...]
     return tuple(out)
 
 
-def _text(value: Any, limit: int) -> bool:
-    return isinstance(value, str) and value.isprintable() and 0 < len(value.strip()) <= limit
-
-
 def _expectation(name: str, raw: Any, where: str, index: int, problems: Any) -> Expectation | None:
+    """A ``script:`` entry's ``expect:`` mapping, about its own case (the one validator:
+    :func:`repro.config.expect_entries.parse_entry`)."""
     if not isinstance(raw, dict):
         problems.add(where, "a mapping with outcome, signature, reason, link, strict", raw)
         return None
-    problems.unknown_keys(where, raw, INLINE_EXPECT_KEYS)
-    ok = True
-    outcome = raw.get("outcome", "any-problem")
-    if outcome not in EXPECT_OUTCOMES:
-        problems.add(f"{where}.outcome", f"one of {', '.join(EXPECT_OUTCOMES)}", outcome)
-        ok = False
-    signature = raw.get("signature")
-    if signature is not None and not _text(signature, 400):
-        problems.add(f"{where}.signature", "a non-empty signature name or glob", signature)
-        ok = False
-    reason = raw.get("reason", f"the repro script of {name} reproduces the bug")
-    if not _text(reason, 2000):
-        problems.add(f"{where}.reason", "a non-empty string saying what the script shows", reason)
-        ok = False
-    link = raw.get("link")
-    if link is not None and not (_text(link, 1000) and re.match(r"^https?://\S+$", link.strip())):
-        problems.add(f"{where}.link", "an http(s) URL of the issue behind the reason", link)
-        ok = False
-    strict = raw.get("strict", False)
-    if not isinstance(strict, bool):
-        problems.add(f"{where}.strict", STRICT_EXPECTED, strict)
-        ok = False
-    if not ok:
-        return None
-    return Expectation(
-        index=index,
-        reason=reason.strip(),
-        outcome=str(outcome),
-        case=name,
-        scenario=name,
-        signature=signature.strip() if signature is not None else None,
-        link=link.strip() if link is not None else None,
+    return parse_entry(
+        raw,
+        where,
+        index,
+        problems,
+        keys=INLINE_EXPECT_KEYS,
+        reason_says="what the script shows",
+        defaults={
+            "case": name,
+            "scenario": name,
+            "reason": f"the repro script of {name} reproduces the bug",
+        },
         source=where,
-        strict=strict,
     )

@@ -8,7 +8,6 @@ A selector that matches nothing is a ConfigError with a hint. Never imports torc
 
 from __future__ import annotations
 
-import argparse
 import functools
 import re
 from collections.abc import Sequence
@@ -95,19 +94,3 @@ def select_variants(
             hint=f"ids are <runtime>-torch<major.minor>; known: {known} (globs use * and ?, brackets are literal)",
         )
     return [v for v in variants if any(glob_match(s, v.id) for s in selectors)]
-
-
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """Kept for command modules written before :mod:`repro.cli.options`: the same as
-    ``options.add(parser, "config", default="matrix.yaml")`` (declared there, once)."""
-    from repro.cli import options
-
-    options.add(parser, "config", default=DEFAULT_FILE)
-
-
-def add_case_selector_argument(parser: argparse.ArgumentParser) -> None:
-    """Kept for command modules written before :mod:`repro.cli.options`: the same as
-    ``options.add(parser, "patterns")`` (the repeatable ``-k PATTERN``, declared there)."""
-    from repro.cli import options
-
-    options.add(parser, "patterns")

@@ -36,9 +36,9 @@ from typing import Any, Protocol
 from repro import config as matrix_mod
 from repro.config import scripts as script_entries
 from repro.containers import build_settings, images, start_failure
-from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
+from repro.host import hostkind as host_mod
 from repro.host import selection as gpu_selection
 
 #: Seconds added to the sum of the case timeouts for the container's hard timeout (start-up,

@@ -61,7 +61,7 @@ def _venv_body(config_path: str, variant_ids: dict[str, str]) -> Callable[..., N
         session.install("--quiet", "-e", ".[venv,nvidia]")
         run_then_matrix(
             session,
-            ("repro", "venv-run", variant_ids[torch], "--config", config_path,
+            ("repro", "venv-run", "--variant", variant_ids[torch], "--config", config_path,
              "--results-dir", RESULTS, *session.posargs),
             report_command(config_path),
         )  # fmt: skip

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from repro.config import scripts as script_entries
-from repro.containers import hostkind as host_mod
 from repro.errors import ConfigError
+from repro.host import hostkind as host_mod
 
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"

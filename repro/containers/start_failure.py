@@ -3,7 +3,7 @@
 ``repro docker-run`` asks two things of each variant before and while it starts containers:
 
 - **before** (:func:`driver_check`): is the host's NVIDIA driver (from the driver query of
-  ``repro.containers.hostkind``) new enough for the variant's CUDA runtime? The rule and the
+  ``repro.host.hostkind``) new enough for the variant's CUDA runtime? The rule and the
   minimum are ``repro.compat.predictions`` (compat-facts.md section 0, rule 1: CUDA 13.x needs
   driver >= 580); this module never restates them. A CUDA 13 image on an R570 driver would die
   in ``nvidia-container-cli: requirement error: unsatisfied condition: cuda>=13.0`` (rule 2), or
@@ -32,7 +32,7 @@ import repro
 from repro import config as matrix_mod
 from repro import gpu_properties
 from repro.compat import predictions
-from repro.containers import hostkind as host_mod
+from repro.host import hostkind as host_mod
 from repro.junit.sidecar import RESULT_KEY, result_entry, write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome

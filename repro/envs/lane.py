@@ -117,7 +117,7 @@ def _nvidia_pci_devices(root: Path) -> list[str]:
 
 def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str | None:
     """Why this host has no GPU of a variant's ``accelerator`` (cuda, rocm), else None (also
-    for cpu). Decided from device nodes by :func:`repro.containers.hostkind.detect` (no driver
+    for cpu). Decided from device nodes by :func:`repro.host.hostkind.detect` (no driver
     query, no Docker daemon): cuda needs ``/dev/nvidia*`` or ``/proc/driver/nvidia/version``,
     or WSL2's ``/dev/dxg`` with CUDA libraries, or an NVIDIA display device on the PCI bus (a
     driver that did not load leaves no device node: that host must stay red); rocm needs
@@ -125,7 +125,7 @@ def missing_accelerator(accelerator: str, root: str | os.PathLike = "/") -> str 
     does not support). A host that has the GPU keeps its cuda/rocm cases red when torch sees
     none (a driver too old for the wheel: field report F3-8); only a host without one skips
     those cases."""
-    from repro.containers import hostkind
+    from repro.host import hostkind
     from repro.host.smi import DriverQuery
 
     if accelerator not in ("cuda", "rocm"):

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat, gpu_properties
-from repro.containers import hostkind
-from repro.host import amd, nvidia, smi
+from repro.host import amd, hostkind, nvidia, smi
 from repro.host.fingerprint import runtime_tag
 from repro.host.model import Fingerprint
 from repro.signatures import engine as signatures

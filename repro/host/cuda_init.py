@@ -4,22 +4,16 @@
 fails still reports its GPUs: without this module every cuda case would be skipped (or pass on
 the CPU) and the doctor would stay green. :func:`diagnose` names the CUDA error in the probe's
 text (field reports F7-1..F7-4), the doctor's ``cuda_init`` check fails with it
-(:mod:`repro.host.checks`), and :func:`case_error` gives every accelerator case on such a host
+(:mod:`repro.host.gpu_checks`), and :func:`case_error` gives every accelerator case on such a host
 an ``error`` result with signature ``infra.cuda_init`` instead of a skip.
 
-Causes, from CUDA's ``cudaError_t`` numbers and the public reports they come from:
-
-- 802 ``cudaErrorSystemNotReady`` "system not yet initialized": Fabric Manager not running on an
-  HGX/NVSwitch host (pytorch/pytorch#35710, microsoft/lisa#2823,
-  aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop#33, nanoporetech/dorado#1214);
-- 803 ``cudaErrorSystemDriverMismatch`` "system has unsupported display driver / cuda driver
-  combination": libcuda and the kernel module differ, typically after a driver upgrade without
-  a reboot (vllm-project/vllm#15335, NVIDIA/nvidia-docker#1256);
-- 804 ``cudaErrorCompatNotSupportedOnDevice`` "forward compatibility was attempted on non
-  supported HW" (PKU-YuanGroup/Video-LLaVA#22, gpustack/gpustack#1254);
-- 46 ``cudaErrorDevicesUnavailable`` "all CUDA-capable devices are busy or unavailable": on a
-  native host, a compute mode EXCLUSIVE_PROCESS (or PROHIBITED) GPU another process holds
-  (NVIDIA/DIGITS#2005, pytorch/pytorch#3871).
+The causes are rows of the one signature table (``repro/data/signatures.yaml``, each row's
+``cuda_errors``: code, meaning, fix, sources), read with the host's facts: the same text means
+different causes on different hosts, and the doctor and the cases read the same row for the same
+text on the same host (issue 31). "all CUDA-capable devices are busy or unavailable" (46) is an
+exclusive-process GPU on a native host (``cuda_device_busy``), the WSL2 GPU bridge on WSL2
+(``wsl_gpu_unavailable``); 802 (Fabric Manager) and 803 (libcuda vs kernel module) are
+``cuda_init_failed``, 804 ``forward_compat_unsupported``.
 
 Never imports torch.
 """
@@ -33,119 +27,103 @@ from typing import Any
 
 from repro.host.model import Fingerprint, as_fingerprint
 from repro.outcomes import CaseResult, Outcome
+from repro.signatures import engine, table
+from repro.signatures.hostfacts import HostFacts
+from repro.signatures.table import CudaError
 
 #: The signature of the doctor's check and of every accelerator case on such a host.
 SIGNATURE = "infra.cuda_init"
 #: Requirement tokens that make a case need a working accelerator (see repro.scenarios).
 ACCELERATOR_TOKENS = ("accelerator", "gpus>=")
 
-
-@dataclass(frozen=True)
-class Cause:
-    """One known CUDA initialisation failure: ``code`` (cudaError_t number), ``name``
-    (``cudaErrorSystemNotReady``), what it means on a host and how to fix it, and the public
-    reports it rests on."""
-
-    code: int
-    name: str
-    pattern: re.Pattern[str]
-    meaning: str
-    fix: str
-    source: str
-
-
-CAUSES: tuple[Cause, ...] = (
-    Cause(
-        802,
-        "cudaErrorSystemNotReady",
-        re.compile(
-            r"Error 802|\b802\b.*not yet initiali[sz]ed|cudaErrorSystemNotReady|system not yet initiali[sz]ed",
-            re.I,
-        ),
-        "system not yet initialized: Fabric Manager is not running (HGX/NVSwitch host)",
-        "install and start nvidia-fabricmanager matching the driver version "
-        "(systemctl enable --now nvidia-fabricmanager)",
-        "F7-1 pytorch/pytorch#35710, microsoft/lisa#2823, "
-        "aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop#33, nanoporetech/dorado#1214",
-    ),
-    Cause(
-        803,
-        "cudaErrorSystemDriverMismatch",
-        re.compile(
-            r"Error 803|\(803 vs\. 0\)|code=803|unsupported display driver\s*/\s*cuda driver combination",
-            re.I,
-        ),
-        "the user-space CUDA driver (libcuda) and the kernel module differ",
-        "reboot after the driver upgrade so the kernel module matches the libraries "
-        "(or remove a libcuda the image carries)",
-        "F7-2 vllm-project/vllm#15335, NVIDIA/nvidia-docker#1256",
-    ),
-    Cause(
-        804,
-        "cudaErrorCompatNotSupportedOnDevice",
-        re.compile(r"Error 804|forward compatibility was attempted on non supported HW", re.I),
-        "CUDA forward compatibility libraries on a GPU that does not support them",
-        "remove the cuda-compat libraries from the library path (consumer GPU) or install a "
-        "driver that supports the runtime natively",
-        "F7-3 PKU-YuanGroup/Video-LLaVA#22, gpustack/gpustack#1254",
-    ),
-    Cause(
-        46,
-        "cudaErrorDevicesUnavailable",
-        re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|error[ =(]+46\b", re.I),
-        "all CUDA-capable devices are busy or unavailable: compute mode EXCLUSIVE_PROCESS or "
-        "PROHIBITED with the GPU held by another process",
-        "set compute mode DEFAULT (sudo nvidia-smi -c DEFAULT) or stop the process holding the "
-        "GPU (nvidia-smi -q -d COMPUTE,PIDS)",
-        "F7-4 NVIDIA/DIGITS#2005, pytorch/pytorch#3871",
-    ),
-)
-
-_ANY_ERROR_NUMBER = re.compile(r"(?:Error|error|code=)\s*(\d{1,4})\b")
+#: A CUDA error number as CUDA, torch and the CUDA samples print it: "Error 802: ...",
+#: "error=46 :", "code=802(cudaErrorSystemNotReady)", "cuda runtime error (46)", "returned 802".
+_ANY_ERROR_NUMBER = re.compile(r"(?:\berror|\bcode|\breturned)\s*[=:(]?\s*\(?\s*(\d{1,4})\b", re.I)
+_CUDA_ERROR_NAME = re.compile(r"\bcudaError[A-Za-z]+")
 _GENERIC_FIX = (
     "run a CUDA sample (deviceQuery) on the host and fix the driver install until it passes"
 )
+_GENERIC_SOURCE = "field reports family 7 (F7-1..F7-4)"
+
+
+def cause(signature: str, code: int | None) -> CudaError:
+    """The table's entry for CUDA error ``code`` in row ``signature`` (e.g.
+    ``cause("cuda_init_failed", 802)``). Raises KeyError when the row has no such entry."""
+    for entry in table.row(signature).cuda_errors:
+        if entry.code == code:
+            return entry
+    raise KeyError(f"signature {signature!r} has no cuda_errors entry for code {code!r}")
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """What a CUDA initialisation error text means: ``code`` (None when no number is in the
-    text), ``cause`` (a known :class:`Cause`, else None), the ``line`` as CUDA said it."""
+    """What a CUDA initialisation error text means on a host: ``line`` (as CUDA said it, one
+    line), ``code`` (None when neither the text nor the cause gives a number), ``cause`` (the
+    table's :class:`~repro.signatures.table.CudaError`, else None), ``signature`` (the table row
+    the text names on this host, ``unknown`` for none)."""
 
     line: str
     code: int | None
-    cause: Cause | None
+    cause: CudaError | None
+    signature: str = table.UNKNOWN
 
     @property
     def summary(self) -> str:
-        """One line: error number, meaning and fix, e.g. "CUDA Error 802
-        (cudaErrorSystemNotReady, system not yet initialized: ...): install and start ..."."""
-        if self.cause is not None:
-            c = self.cause
-            return f"CUDA error {c.code} ({c.name}, {c.meaning}); fix: {c.fix}"
+        """One line: error number, meaning and fix, e.g. "CUDA error 802
+        (cudaErrorSystemNotReady, system not yet initialized: ...); fix: install and start ..."."""
         number = f"CUDA error {self.code}" if self.code is not None else "CUDA does not initialise"
-        return f"{number}: {self.line}; fix: {_GENERIC_FIX}"
+        c = self.cause
+        if c is None:
+            return f"{number}: {self.line}; fix: {_GENERIC_FIX}"
+        if c.name and c.code == self.code:
+            return f"{number} ({c.name}, {c.meaning}); fix: {c.fix}"
+        return f"{number}: {c.meaning}; fix: {c.fix}"
 
     @property
     def source(self) -> str:
-        return self.cause.source if self.cause else "field reports family 7 (F7-1..F7-4)"
+        return self.cause.source if self.cause else _GENERIC_SOURCE
 
 
-def diagnose(text: str) -> Diagnosis:
-    """The :class:`Diagnosis` of one CUDA error text (the probe's ``cuda_init_error``)."""
+def _entry(row: table.Signature, line: str, number: int | None) -> CudaError | None:
+    """The row's entry for the text: by the cudaError name in it, else by its number, else (no
+    number printed) by CUDA's own message for the error, else the row's entry for any number."""
+    entries = row.cuda_errors
+    for name in _CUDA_ERROR_NAME.findall(line):
+        for entry in entries:
+            if entry.name == name:
+                return entry
+    for entry in entries:
+        if entry.code is not None and entry.code == number:
+            return entry
+    if number is None:
+        lowered = line.lower()
+        for entry in entries:
+            if entry.message and entry.message.lower() in lowered:
+                return entry
+    return next((e for e in entries if e.code is None), None)
+
+
+def diagnose(text: str, host: HostFacts | None = None) -> Diagnosis:
+    """The :class:`Diagnosis` of one CUDA error text (the probe's ``cuda_init_error``) on a host
+    with facts ``host`` (None: unknown, the text's own evidence decides): the signature table
+    names the row (``repro.signatures.classify``), the row's ``cuda_errors`` the cause."""
     line = " ".join(text.split())
-    for cause in CAUSES:
-        if cause.pattern.search(line):
-            return Diagnosis(line, cause.code, cause)
-    number = _ANY_ERROR_NUMBER.search(line)
-    return Diagnosis(line, int(number.group(1)) if number else None, None)
+    found = _ANY_ERROR_NUMBER.search(line)
+    number = int(found.group(1)) if found else None
+    name = engine.classify(line, host).name
+    row = table.row(name) if name != table.UNKNOWN and table.known(name) else None
+    entry = _entry(row, line, number) if row is not None else None
+    code = number if number is not None else (entry.code if entry else None)
+    return Diagnosis(line, code, entry, name)
 
 
 def init_error(fp: Fingerprint | Mapping[str, Any]) -> Diagnosis | None:
-    """The fingerprint's CUDA initialisation failure, diagnosed; None when CUDA initialised (or
-    the build has no accelerator, or no device was counted)."""
-    text = as_fingerprint(fp).runtime.cuda_init_error
-    return diagnose(text) if text else None
+    """The fingerprint's CUDA initialisation failure, diagnosed with the host's facts (WSL2,
+    compute modes); None when CUDA initialised (or the build has no accelerator, or no device was
+    counted). The doctor's check and :func:`case_error` both call this: one verdict per host."""
+    typed = as_fingerprint(fp)
+    text = typed.runtime.cuda_init_error
+    return diagnose(text, HostFacts.from_fingerprint(typed)) if text else None
 
 
 def needs_accelerator(requires: Sequence[str]) -> bool:

@@ -34,8 +34,17 @@ from types import ModuleType
 from typing import Any
 
 from repro import compat, proctree
-from repro.containers import hostkind
-from repro.host import checks, cuda_init, doctor, files, fork_check, nvidia, nvidia_modes, smi
+from repro.host import (
+    checks,
+    cuda_init,
+    doctor,
+    files,
+    fork_check,
+    hostkind,
+    nvidia,
+    nvidia_modes,
+    smi,
+)
 from repro.host.checks import FAIL, NA, OK, WARN, Finding
 from repro.host.model import Fingerprint, as_fingerprint
 
@@ -62,7 +71,7 @@ _FORK_SOURCE = (
 _SMOKE_SOURCE = (
     "python -m repro.host.accel_probe smoke (torch matmul, cudnn conv2d, nccl all_reduce)"
 )
-_FABRIC_SOURCE = cuda_init.CAUSES[0].source
+_FABRIC_SOURCE = cuda_init.cause("cuda_init_failed", 802).source
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,7 +224,7 @@ def fabric_manager(fp: Fingerprint, root: Path, run: smi.Runner, timeout_s: floa
         groups.setdefault(state, []).append(str(index))
     fabric = "; ".join(f"GPU {','.join(ids)}: fabric {state}" for state, ids in groups.items())
     manager = f"nvidia-fabricmanager {service}" if service else "no nvidia-fabricmanager unit"
-    cause = cuda_init.CAUSES[0]
+    cause = cuda_init.cause("cuda_init_failed", 802)
     not_ready = [s for s in nvml_states.values() if s != "Completed"]
     if not_ready or (not nvml_states and service != "service active"):
         detail = (

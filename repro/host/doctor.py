@@ -51,8 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat
-from repro.containers import hostkind
-from repro.host import checks, gpu_checks, smi
+from repro.host import checks, gpu_checks, hostkind, smi
 from repro.host.checks import (
     CHECKS,
     CUDA_INIT,

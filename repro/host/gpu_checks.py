@@ -20,20 +20,12 @@ from __future__ import annotations
 from repro.host import cuda_init
 from repro.host.checks import CUDA_INIT, FAIL, GPU_COUNT, NA, OK, WARN, Finding
 from repro.host.model import Fingerprint
-from repro.signatures import engine as signatures
 from repro.signatures import table
-from repro.signatures.hostfacts import HostFacts
 
 _INIT_SOURCE = "torch probe: torch.cuda.is_available() warning / torch.zeros(1, device='cuda')"
 _COUNT_SOURCE = "matrix.yaml runners.<kind>.gpus; fingerprint selection (repro.host.selection)"
 _ODD_MODES = ("Exclusive_Process", "Exclusive_Thread", "Prohibited")
 _FABRIC_NOT_READY = ("Not Started", "In Progress", "service inactive", "service failed")
-#: What to do when the WSL2 GPU bridge fails (NVIDIA "CUDA on WSL User Guide": the Windows driver
-#: provides CUDA inside WSL2; a Linux driver installed in the distribution breaks it).
-_WSL_FIX = (
-    "the WSL2 GPU bridge (/dev/dxg, /usr/lib/wsl/lib) fails: update the Windows NVIDIA driver and "
-    "WSL (wsl --update), then wsl --shutdown; never install a Linux NVIDIA driver inside WSL2"
-)
 
 
 def _gpu_facts(fp: Fingerprint) -> str:
@@ -69,13 +61,9 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
     found = cuda_init.init_error(fp)
     evidence = _gpu_facts(fp)
     if found is not None:
-        classified = signatures.classify(found.line, HostFacts.from_fingerprint(fp))
-        predicts = classified.name if classified.name != signatures.UNKNOWN else ""
+        # the table's row for this text on this host: the cases of this run say the same
+        predicts = found.signature if found.signature != table.UNKNOWN else ""
         summary, source = found.summary, found.source
-        if fp.host.wsl2 and predicts == "wsl_gpu_unavailable":
-            number = f"CUDA error {found.code} on WSL2" if found.code is not None else "WSL2"
-            summary = f"{number}: {_WSL_FIX}"
-            source = table.row(predicts).source
         counted = (
             f"although {runtime.accelerator_count} device(s) are counted"
             if runtime.accelerator_count
@@ -93,7 +81,7 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
     unready = [g for g in fp.used_gpus if g.fabric_state in _FABRIC_NOT_READY]
     done = f"{runtime.accelerator} initialises on {runtime.accelerator_count} device(s)"
     if odd:
-        cause = cuda_init.CAUSES[-1]
+        cause = cuda_init.cause("cuda_device_busy", 46)
         detail = (
             f"{done}, but {', '.join(f'GPU {g.index} is {g.compute_mode}' for g in odd)}: a second "
             f"process on it fails with 'all CUDA-capable devices are busy or unavailable'; fix: {cause.fix}"
@@ -102,9 +90,9 @@ def cuda_init_check(fp: Fingerprint) -> Finding:
     if unready:
         detail = (
             f"{done}, but the fabric is not ready ({evidence}): NVLink/NVSwitch traffic may fail; "
-            f"fix: {cuda_init.CAUSES[0].fix}"
+            f"fix: {cuda_init.cause('cuda_init_failed', 802).fix}"
         )
-        return Finding(CUDA_INIT, WARN, detail, cuda_init.CAUSES[0].source)
+        return Finding(CUDA_INIT, WARN, detail, cuda_init.cause("cuda_init_failed", 802).source)
     return Finding(CUDA_INIT, OK, done + (f" ({evidence})" if evidence else ""), _INIT_SOURCE)
 
 

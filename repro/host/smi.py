@@ -4,7 +4,7 @@ A driver query can hang inside the kernel on a wedged GPU, so every tool runs th
 :func:`run_command` (``repro.proctree.run_bounded``: hard timeout, whole process group killed).
 The runner is injectable (``subprocess.run``'s signature) so tests replay captured replies.
 :class:`DriverQuery` is the one shape in which a driver answers "these GPUs" or "why not",
-shared by the NVIDIA and AMD readers, ``repro doctor`` and ``repro.containers.hostkind``.
+shared by the NVIDIA and AMD readers, ``repro doctor`` and ``repro.host.hostkind``.
 """
 
 from __future__ import annotations

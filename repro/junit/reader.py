@@ -9,7 +9,7 @@ attribute-only skips), never from the declared counts. A file that cannot be rea
 
 Inside a directory input, symlinks that lead outside that directory are not followed (neither
 JUnit files, nor ``run.json``, nor case logs). Every text taken from a file is length-capped
-(``repro.report.model.MAX_*``). This module never imports torch and never reads case logs.
+(``repro.junit.records.MAX_*``). This module never imports torch and never reads case logs.
 """
 
 from __future__ import annotations
@@ -26,13 +26,19 @@ from typing import Any
 import defusedxml
 import defusedxml.ElementTree as DET
 
-from repro.errors import ConfigError
-from repro.junit.files import InputRefused, is_under, is_within, read_capped
-from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
-from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
-from repro.outcomes import Outcome
-from repro.report.excerpt import log_excerpt
-from repro.report.model import (
+from repro.junit.excerpt import log_excerpt
+from repro.junit.files import InputRefused, is_under, read_capped
+from repro.junit.inputs import (  # noqa: F401 (re-exported for repro.report)
+    ORIGIN_FOREIGN,
+    ORIGIN_RUN,
+    ORIGIN_STRAY,
+    STRAY_VARIANT,
+    InputFile,
+    display,
+    find_files,
+    origin_of_file,
+)
+from repro.junit.records import (
     MAX_EXCERPT_CHARS,
     MAX_KEY_CHARS,
     MAX_NAME_CHARS,
@@ -47,6 +53,9 @@ from repro.report.model import (
     rerun_fields,
     truncate,
 )
+from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
+from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
+from repro.outcomes import Outcome
 
 #: Resource limits applied before and while parsing (a file over a cap is invalid, never cut).
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -79,106 +88,6 @@ class Budget:
 
     bytes_left: int = MAX_TOTAL_BYTES
     testcases_left: int = MAX_TESTCASES_TOTAL
-
-
-#: Where an input file comes from (issue 32). ``run``: the ``junit.xml`` a runner wrote in its run
-#: directory (keyed by that directory's ``run.json``, checked against the digest it recorded);
-#: ``stray``: any other XML file inside a run directory (a case can write there), an input of its
-#: own that never counts as that run's results; ``foreign``: JUnit given on purpose (a file
-#: named on the command line, or found in a directory that is no run directory).
-ORIGIN_RUN, ORIGIN_STRAY, ORIGIN_FOREIGN = "run", "stray", "foreign"
-#: The variant a stray file's cases are shown under: its own column, never the run's.
-STRAY_VARIANT = "stray: {path}"
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One file to read: its path, the input tree it was found in (``root``), when it must not
-    be read why (a symlink out of the tree), its ``origin`` (:data:`ORIGIN_RUN`...; None: decide
-    as for a file named on the command line, :func:`origin_of_file`) and, for a run's result or
-    a stray file, the ``run_dir`` it is inside."""
-
-    path: Path
-    root: Path
-    refused: str | None = None
-    origin: str | None = None
-    run_dir: Path | None = None
-
-    def resolved(self) -> tuple[str, Path | None]:
-        """``(origin, run_dir)``, deciding an unset origin with :func:`origin_of_file`."""
-        if self.origin is not None:
-            return self.origin, self.run_dir
-        return origin_of_file(self.path)
-
-
-def _holds_sidecar(directory: Path | str) -> bool:
-    return os.path.lexists(os.path.join(directory, SIDECAR_NAME))
-
-
-def origin_of_file(path: Path) -> tuple[str, Path | None]:
-    """A file named on its own: a run's result when it is ``junit.xml`` beside a ``run.json``,
-    else foreign JUnit given on purpose (keyed from its own content, never by a ``run.json``
-    that describes another file)."""
-    if path.name == RESULT_NAME and _holds_sidecar(path.parent):
-        return ORIGIN_RUN, path.parent
-    return ORIGIN_FOREIGN, None
-
-
-def display(path: Path) -> str:
-    """How a path is shown in outputs (POSIX separators, as given)."""
-    return path.as_posix()
-
-
-def find_files(inputs: list[Path]) -> list[InputFile]:
-    """Expand inputs into files: directories recursively (``*.xml``, hidden entries skipped,
-    symlinked directories not entered); files as given. Sorted by displayed path.
-
-    A symlink inside a directory input that leads outside it is listed with ``refused`` set.
-    Each file gets its origin: inside a directory input, a run directory is the outermost
-    directory (the input itself included) holding ``run.json``; its ``junit.xml`` is the run's
-    result and every other XML file below it is stray. A file given by name is decided by
-    :func:`origin_of_file`. Raises ConfigError when an input path does not exist at all.
-    """
-    for item in inputs:
-        if not os.path.lexists(item):
-            raise ConfigError(f"{item}: no such file or directory")
-    found: list[InputFile] = []
-    seen: set[str] = set()
-    for item in inputs:
-        item = Path(item)
-        candidates: list[InputFile]
-        if item.is_dir():
-            candidates = []
-            run_dirs: dict[str, str | None] = {}  # directory -> the run directory it is in
-            for top, dirs, files in os.walk(item, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                run_dir = run_dirs.get(os.path.dirname(top)) if top != str(item) else None
-                if run_dir is None and SIDECAR_NAME in files:
-                    run_dir = top
-                run_dirs[top] = run_dir
-                for name in sorted(files):
-                    if not name.endswith(".xml") or name.startswith("."):
-                        continue
-                    path = Path(top) / name
-                    refused = None
-                    if path.is_symlink() and not is_within(path, item):
-                        refused = "symlink leading outside the input tree; not followed"
-                    if run_dir is None:
-                        origin = ORIGIN_FOREIGN
-                    elif top == run_dir and name == RESULT_NAME:
-                        origin = ORIGIN_RUN
-                    else:
-                        origin = ORIGIN_STRAY
-                    where = Path(run_dir) if run_dir is not None else None
-                    candidates.append(InputFile(path, item, refused, origin, where))
-        else:
-            candidates = [InputFile(item, item.parent)]
-        for candidate in candidates:
-            key = os.path.realpath(candidate.path)  # never raises, even on a symlink loop
-            if key not in seen:
-                seen.add(key)
-                found.append(candidate)
-    return sorted(found, key=lambda f: display(f.path))
 
 
 def _local(tag: Any) -> str:
@@ -293,7 +202,7 @@ def _message(element: ET.Element | None) -> str:
 
 
 def _excerpt(element: ET.Element | None, signature: str | None = None) -> str:
-    """The part of a result element's body a person reads first (``repro.report.excerpt``)."""
+    """The part of a result element's body a person reads first (``repro.junit.excerpt``)."""
     if element is None or _local(element.tag) == "skipped":
         return ""
     return log_excerpt((element.text or "").strip(), signature, MAX_EXCERPT_CHARS)

@@ -30,12 +30,12 @@ from repro import proctree, scenarios
 from repro.errors import ConfigError
 from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS, xml_safe
 from repro.outcomes import CaseResult, Outcome
-from repro.runner import protocol, verdict, watchdog
-from repro.runner import zygote as zygote_mod
+from repro.runner import protocol, verdict, watchdog, zygote_client
 from repro.runner.caselog import CaseLog, OutputPipe
-from repro.runner.context import RunContext, zygote_for
+from repro.runner.context import RunContext
 from repro.runner.protocol import EventReader
 from repro.runner.watchdog import Heartbeats
+from repro.runner.zygote_pool import zygote_for
 from repro.scenarios import Case
 from repro.signatures import engine as signatures
 from repro.signatures.hostfacts import HostFacts
@@ -52,7 +52,7 @@ _BEAT_POLL_S = 0.25
 #: Seconds to wait for a killed harness to be reaped (a process in ``D`` state may never be).
 KILL_WAIT_S = 5.0
 #: A running case's harness: started fresh, or forked by the zygote (same interface).
-Harness = subprocess.Popen | zygote_mod.ForkedHarness
+Harness = subprocess.Popen | zygote_client.ForkedHarness
 
 
 def log_name(case_id: str) -> str:
@@ -135,7 +135,7 @@ def run_case(
             proctree.own(proc.pid)
         with ctx.state.lock:
             ctx.state.harnesses[token] = proc.pid
-        isolation = "zygote" if isinstance(proc, zygote_mod.ForkedHarness) else "fresh"
+        isolation = "zygote" if isinstance(proc, zygote_client.ForkedHarness) else "fresh"
         os.close(report_write)
         report_write = -1
         pipe.close_write_end()
@@ -185,7 +185,7 @@ def is_exclusive(case: Case) -> bool:
 
 def _start_harness(
     ctx: RunContext,
-    zygote: zygote_mod.Zygote | None,
+    zygote: zygote_client.Zygote | None,
     env: dict[str, str],
     workdir: Path,
     log_fd: int,
@@ -198,7 +198,7 @@ def _start_harness(
     if zygote is not None:
         try:
             return ctx.pool().spawn(zygote, env, str(workdir), log_fd, report_fd)
-        except zygote_mod.ZygoteError as exc:
+        except zygote_client.ZygoteError as exc:
             log.write(f"# repro: {exc}; running this case fresh\n".encode(errors="replace"))
     return subprocess.Popen(
         [ctx.python, "-m", "repro.runner.harness"],
@@ -333,7 +333,7 @@ def _tree_pids(proc: Harness) -> list[int]:
 
 def _pidfd(proc: Harness) -> int | None:
     """A pidfd of a fresh harness (readable once it exits: Linux 5.3+), else None."""
-    if isinstance(proc, zygote_mod.ForkedHarness):
+    if isinstance(proc, zygote_client.ForkedHarness):
         return None
     try:
         return os.pidfd_open(proc.pid)
@@ -343,7 +343,7 @@ def _pidfd(proc: Harness) -> int | None:
 
 def _zygote_fd(proc: Harness) -> int | None:
     """The zygote's socket for a forked harness: readable when the zygote reports an exit."""
-    if isinstance(proc, zygote_mod.ForkedHarness) and proc.zygote.alive():
+    if isinstance(proc, zygote_client.ForkedHarness) and proc.zygote.alive():
         return proc.zygote.sock.fileno()
     return None
 

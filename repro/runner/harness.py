@@ -26,20 +26,12 @@ import traceback
 from collections.abc import Callable
 
 from repro import proctree, scenarios
+from repro.case_api import CaseFailed, CaseSkipped, Context
+from repro.case_protocol import DUMP_SIGNAL, arm_stack_dump  # noqa: F401 (DUMP_SIGNAL re-exported)
 from repro.runner import protocol
-from repro.runner.case_api import CaseFailed, CaseSkipped, Context
 
-#: Signal the watchdog sends to ask for stacks. Registered again in spawned scenario children
-#: by :func:`arm_stack_dump` so DataLoader workers and torchrun ranks can answer too.
-DUMP_SIGNAL = signal.SIGUSR1
 #: Seconds between the watcher's checks for an ended case or a dead runner.
 _WATCH_POLL_S = 0.05
-
-
-def arm_stack_dump() -> None:
-    """Print every thread's Python stack to stderr on SIGUSR1, and on fatal signals."""
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    faulthandler.register(DUMP_SIGNAL, file=sys.stderr, all_threads=True, chain=False)
 
 
 def _print_traceback() -> None:

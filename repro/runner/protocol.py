@@ -1,6 +1,6 @@
 """The child protocol between the runner and a case: the environment the case starts with, and
 the events JSON-lines it reports through. Written in one place (:func:`append_event`, used by
-``repro.runner.case_api.Context.emit``) and read in one place (:class:`EventReader`, used by
+``repro.case_api.Context.emit``; the case's side lives in ``repro.case_protocol``) and read in one place (:class:`EventReader`, used by
 the watchdog while the case runs and by the executor when it ends).
 
 The events file lives in the case's private workdir, so the case can replace it with anything:
@@ -18,22 +18,25 @@ import json
 import math
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import repro
 from repro import proctree
-
-#: Environment variables the runner sets for a case.
-CASE_VAR = "REPRO_CASE"  # JSON {"scenario", "module", "case_id", "params", "expect_accelerator"}
-CASE_FILE_VAR = "REPRO_CASE_FILE"  # path of that JSON when too long for one environment string
-EVENTS_VAR = "REPRO_EVENTS"  # path of the events file
-WORKDIR_VAR = "REPRO_WORKDIR"  # the case's private temporary directory
-REPORT_FD_VAR = "REPRO_REPORT_FD"  # harness -> runner: leftovers it killed (one JSON line)
-RUNNER_PID_VAR = "REPRO_RUNNER_PID"  # the harness dies with this process (not whoever is parent)
-THREADS_VAR = "REPRO_CASE_THREADS"  # torch intra-op threads of a case under ``repro run -j N``
+from repro.case_protocol import (  # noqa: F401 (the case's side, re-exported for the runner)
+    CASE_FILE_MAX_BYTES,
+    CASE_FILE_VAR,
+    CASE_VAR,
+    EVENTS_VAR,
+    REPORT_FD_VAR,
+    RUNNER_PID_VAR,
+    THREADS_VAR,
+    WORKDIR_VAR,
+    append_event,
+    case_spec,
+    positive_seconds,
+)
 
 #: Outcomes a ``result`` event may carry (the values of ``repro.outcomes.Outcome`` a case may
 #: report itself; ``crashed`` and ``hung`` are decided by the runner only).
@@ -49,8 +52,6 @@ CHUNK_BYTES = 256 * 1024
 #: execve(2): E2BIG), and every process of the case inherits the environment (issue 25: a
 #: script entry's 40 x 4,000-character arguments).
 CASE_ENV_MAX_BYTES = 16 * 1024
-#: Largest spec file read back (bytes): a script entry's arguments are capped far below it.
-CASE_FILE_MAX_BYTES = 8 * 1024 * 1024
 
 
 def case_env(
@@ -90,49 +91,6 @@ def case_env(
     env[proctree.TOKEN_VAR] = token
     env[RUNNER_PID_VAR] = str(os.getpid())
     return env
-
-
-def case_spec(environ: dict[str, str] | os._Environ = os.environ) -> dict[str, Any]:
-    """The case spec :func:`case_env` passed: ``REPRO_CASE``, else the file named by
-    ``REPRO_CASE_FILE`` (at most :data:`CASE_FILE_MAX_BYTES`). Raises KeyError when neither is
-    set, ValueError when the spec is not a JSON object or the file is too large."""
-    if CASE_VAR in environ:
-        spec = json.loads(environ[CASE_VAR])
-    else:
-        with open(environ[CASE_FILE_VAR], "rb") as handle:
-            data = handle.read(CASE_FILE_MAX_BYTES + 1)
-        if len(data) > CASE_FILE_MAX_BYTES:
-            raise ValueError(f"{environ[CASE_FILE_VAR]}: over {CASE_FILE_MAX_BYTES} bytes")
-        spec = json.loads(data)
-    if not isinstance(spec, dict):
-        raise ValueError("the case spec is not a JSON object")
-    return spec
-
-
-def append_event(path: str, started: float, event: str, fields: dict[str, Any]) -> None:
-    """Append one event line ``{"event": ..., "t": seconds since ``started``, **fields}``.
-
-    ``started`` is a ``time.monotonic()`` reading. O_APPEND and one ``write`` per line, so lines
-    from forked workers never interleave mid-line. Raises OSError when the file cannot be written.
-    """
-    record = {"event": event, "t": round(time.monotonic() - started, 6), **fields}
-    line = json.dumps(record, default=str) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-
-def positive_seconds(value: Any) -> bool:
-    """Whether ``value`` is a finite positive number of seconds (an int or a float, not a bool):
-    what a heartbeat's ``budget_s`` must be, checked where it is written and where it is read."""
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
 
 
 @dataclass

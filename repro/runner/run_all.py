@@ -27,8 +27,9 @@ from repro.host import cuda_init
 from repro.junit.sidecar import RESULT_KEY, RESULT_NAME, result_entry, write_run_info
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
-from repro.runner.context import RunContext, close_zygote, plan_zygote, prepare_zygote
+from repro.runner.context import RunContext
 from repro.runner.executor import CaseCancelled, is_exclusive, run_case, skipped_result
+from repro.runner.zygote_pool import close_zygote, plan_zygote, prepare_zygote
 from repro.scenarios import Case, skip_reason
 
 #: Every skipped case of a run, one ``CASE_ID<TAB>REASON`` line each, appended as it is decided

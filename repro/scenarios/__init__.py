@@ -6,7 +6,7 @@ importable module named in matrix.yaml) defines, at module level and WITHOUT imp
 contract (three required, eight optional), and :func:`contract_problem` checks each of them.
 :func:`load` turns every breach (an import that fails, a bad ``PARAMS`` or ``TIMEOUT_S``) into
 a one-line ConfigError naming the module. ``from repro.scenarios import Context, CaseFailed,
-CaseSkipped`` gives a scenario author the case API (re-exported from ``repro.runner.case_api``).
+CaseSkipped`` gives a scenario author the case API (re-exported from ``repro.case_api``, the ground floor).
 
 This module never imports torch.
 """
@@ -21,26 +21,11 @@ import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from repro import bounds
+from repro.case_api import CaseFailed, CaseSkipped, Context  # the case API, for scenario authors
 from repro.errors import ConfigError
-
-if TYPE_CHECKING:
-    from repro.runner.case_api import CaseFailed, CaseSkipped, Context
-
-#: The case API, re-exported for scenario authors but imported only when asked for (PEP 562):
-#: loading matrix.yaml (and so this registry) must not pull in the runner and its psutil.
-_CASE_API = frozenset({"CaseFailed", "CaseSkipped", "Context"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CASE_API:
-        from repro.runner import case_api
-
-        return getattr(case_api, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "Case",

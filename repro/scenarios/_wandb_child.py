@@ -22,9 +22,9 @@ import os
 import sys
 import time
 
-from repro.runner import protocol
-from repro.runner.case_api import Context
-from repro.runner.harness import arm_stack_dump
+from repro import case_protocol as protocol
+from repro.case_api import Context
+from repro.case_protocol import arm_stack_dump
 from repro.scenarios.fork_safety import WORKERS, CollectingDataset, child_budget_s
 
 SAMPLES = 16

@@ -275,7 +275,7 @@ def run(ctx, params) -> None:
     import torch
     from torch.utils.data import DataLoader
 
-    from repro.runner.case_api import CaseFailed
+    from repro.case_api import CaseFailed
 
     device = torch.device(params["device"])
     workers = int(params["workers"])

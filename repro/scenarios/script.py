@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from repro.scenarios import Case
 
-if TYPE_CHECKING:  # annotations only: loading matrix.yaml must not import the runner
-    from repro.runner.case_api import Context
+if TYPE_CHECKING:  # annotations only
+    from repro.case_api import Context
 
 #: Placeholder grid: the real values come from matrix.yaml (``repro.config.scripts``).
 PARAMS: dict[str, list[Any]] = {

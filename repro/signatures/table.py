@@ -105,8 +105,10 @@ _ROW_KEYS = {
     "when",
     "sources",
     "workaround",
+    "cuda_errors",
 }
 _LINE_KEYS = {"pattern", "when"}
+_CUDA_ERROR_KEYS = {"code", "name", "message", "meaning", "fix", "sources"}
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,30 @@ class Line:
 
     pattern: str
     when: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaError:
+    """One CUDA initialisation failure a row names (issue 31: the one table of CUDA causes, read by
+    ``repro.host.cuda_init`` for the doctor and for every accelerator case alike).
+
+    Attributes:
+        code: the ``cudaError_t`` number (``802``), or None: any error number the row's lines
+            take (the WSL2 GPU bridge fails with several).
+        name: the ``cudaError_t`` name (``cudaErrorSystemNotReady``), ``""`` when ``code`` is None.
+        message: what ``cudaGetErrorString`` says for it (``system not yet initialized``), which
+            names the error in a text that prints no number; ``""`` when ``code`` is None.
+        meaning: what it means on a host of the row's kind, one clause.
+        fix: what to do, one clause.
+        source: the public reports it rests on, ``"; "``-joined (the row's when it names none).
+    """
+
+    code: int | None
+    name: str
+    message: str
+    meaning: str
+    fix: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -136,6 +162,8 @@ class Signature:
         stacks: (watchdog rows) compiled alternatives searched in a stack dump; ``None`` if none.
         wait_channels: (watchdog rows) ``/proc/PID/wchan`` substrings that name the row.
         signals: signal numbers whose exit status names the row.
+        cuda_errors: the CUDA initialisation failures the row names, with meaning and fix per
+            error number (:class:`CudaError`); ``()`` for rows about anything else.
         origin: the file the row was read from.
     """
 
@@ -150,6 +178,7 @@ class Signature:
     stacks: re.Pattern[str] | None = None
     wait_channels: tuple[str, ...] = ()
     signals: tuple[int, ...] = ()
+    cuda_errors: tuple[CudaError, ...] = ()
     origin: str = ""
 
     @property
@@ -301,6 +330,7 @@ def _parse_row(raw: Any, index: int, problems: _Problems) -> Signature | None:
             numbers.append(int(signal.Signals[sig]))
         except KeyError:
             problems.add(f"{where}.signals", "signal names like SIGSEGV", sig)
+    cuda_errors = _cuda_errors(raw.get("cuda_errors", []), where, sources, problems)
     if len(problems.lines) > before:
         return None
     pattern = re.compile("|".join(line.pattern for line in lines)) if lines else None
@@ -316,8 +346,66 @@ def _parse_row(raw: Any, index: int, problems: _Problems) -> Signature | None:
         stacks=stacks,
         wait_channels=channels,
         signals=tuple(numbers),
+        cuda_errors=cuda_errors,
         origin=problems.origin,
     )
+
+
+def _cuda_errors(
+    value: Any, where: str, row_sources: list[str], problems: _Problems
+) -> tuple[CudaError, ...]:
+    """A row's ``cuda_errors`` list: each a mapping with ``meaning`` and ``fix`` (one clause
+    each), an optional ``code`` (a non-negative whole number, with its ``cudaError...`` ``name``
+    and ``cudaGetErrorString`` ``message``) and optional ``sources`` (default: the row's). At most
+    one entry per code per row."""
+    if not isinstance(value, list):
+        problems.add(f"{where}.cuda_errors", "a list of mappings (code, name, meaning, fix)", value)
+        return ()
+    found: list[CudaError] = []
+    for at, item in enumerate(value):
+        spot = f"{where}.cuda_errors[{at}]"
+        if not isinstance(item, Mapping):
+            problems.add(spot, "a mapping with meaning and fix (and code, name)", item)
+            continue
+        for key in sorted(set(item) - _CUDA_ERROR_KEYS, key=str):
+            problems.add(f"{spot}.{key}", f"one of {', '.join(sorted(_CUDA_ERROR_KEYS))}", key)
+        code, name, message = item.get("code"), item.get("name", ""), item.get("message", "")
+        if code is not None and (isinstance(code, bool) or not isinstance(code, int) or code < 0):
+            problems.add(f"{spot}.code", "a cudaError_t number (a whole number >= 0)", code)
+            continue
+        if code is not None and not (isinstance(name, str) and name.startswith("cudaError")):
+            problems.add(f"{spot}.name", "the cudaError_t name, like cudaErrorSystemNotReady", name)
+            continue
+        if code is not None and not (isinstance(message, str) and message.strip()):
+            problems.add(f"{spot}.message", "cudaGetErrorString's text for the code", message)
+            continue
+        if any(e.code == code for e in found):
+            problems.add(f"{spot}.code", "one entry per error number in a row", code)
+            continue
+        texts = {k: item.get(k) for k in ("meaning", "fix")}
+        bad = [k for k, v in texts.items() if not isinstance(v, str) or not v.strip() or "\n" in v]
+        for key in bad:
+            problems.add(
+                f"{spot}.{key}", "one clause (a non-empty string without line breaks)", texts[key]
+            )
+        sources = (
+            _strings(item["sources"], f"{spot}.sources", problems)
+            if "sources" in item
+            else row_sources
+        )
+        if bad:
+            continue
+        found.append(
+            CudaError(
+                code=code,
+                name=str(name or ""),
+                message=str(message or "").strip(),
+                meaning=texts["meaning"].strip(),
+                fix=texts["fix"].strip(),
+                source="; ".join(s.strip() for s in sources),
+            )
+        )
+    return tuple(found)
 
 
 def parse(data: Any, origin: str) -> tuple[Signature, ...]:

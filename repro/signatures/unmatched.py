@@ -1,0 +1,396 @@
+"""Logs nobody's watchdog dumped, and failures no row names (issue 30).
+
+Kept apart from the scanner (:mod:`repro.signatures.scanner`): :class:`_Unmatched` reads each
+block after it, and the scanner asks it only when no error row decided (rule 5) or nothing matched at all (unknown).
+
+The public entry points are :func:`uninformative` and :func:`informative_line` (re-exported by
+:mod:`repro.signatures.engine`).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from typing import Any
+
+from repro.signatures import prefilter
+from repro.signatures import table as tables
+from repro.signatures.grammar import _STACK_HEADER, _body, _clip, _line_bounds
+from repro.signatures.lines import LineReader
+from repro.signatures.signals import _SIGNAL_DESCRIPTIONS, signal_name
+from repro.signatures.table import Signature, Table
+
+#: A stack dump pasted into a log: gdb's frames, thread headers and backtrace commands, py-spy's
+#: thread headers, faulthandler's, and the ``^C`` a terminal echoes before the traceback Ctrl-C
+#: prints.
+_STACK_DUMP = re.compile(
+    r"^(?:>[ \t]?)?(?:"  # a markdown quote of someone else's dump
+    r"#\d+[ \t]+(?:0x[0-9a-fA-F]+ in )?\S"
+    r"|Thread \d+ \(Thread 0x[0-9a-fA-F]+"
+    r"|Thread (?:0x)?[0-9a-fA-F]+ \((?:idle|active)\b"
+    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt)"
+    r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
+    r"|Attaching to process \d+"  # gdb -p: a debugger attached to a live (stuck) process
+    r"|\^C"
+    r"|KeyboardInterrupt\s*$)",
+    re.MULTILINE,
+)
+_STACK_NEEDLES = (
+    "#", "Thread ", "gdb) ", "most recent call first", "^C", "KeyboardInterrupt",
+    "Attaching to process",
+)  # fmt: skip
+_KEYBOARD_INTERRUPT = re.compile(r"^(?:[\w.]+\.)?KeyboardInterrupt\b")
+_INTERRUPTED = re.compile(r"^\^C|^KeyboardInterrupt\s*$", re.MULTILINE)
+
+#: Lines that never name a failure, whatever words they hold: a debugger's banner and its
+#: status lines, a prompt (gdb, pdb, a REPL, a shell) with the command typed after it, info and
+#: debug log lines, separators.
+_UNINFORMATIVE = re.compile(
+    r"(?:GNU gdb\b|Copyright \(C\)|License GPLv\d|This is free software|There is NO WARRANTY"
+    r"|Type \"(?:show|apropos|help)|For bug reporting|Find the GDB manual|<https?://www\.gnu\.org"
+    r"|This GDB was configured|For help, type|Reading symbols from|\[Thread debugging using"
+    r"|Using host libthread_db|\[New (?:Thread|LWP)|\[Switching to thread|\[Inferior \d+"
+    r"|\[Detaching after|Attaching to process|Missing separate debuginfo|Starting program:"
+    r"|Downloading separate debug info|--Type <RET> for more"
+    r"|Id\s+Target Id\s+Frame|\[\d+,\d+\]<std(?:out|err)>:\s*$"
+    r"|\(\w*-?gdb\)|\(Pdb\)|>>> |In \[\d+\]:"
+    r"|\$ |[\w.-]+@[\w.-]+:\S*[$#] |\([\w.-]+\) \S*[$#>] |[A-Za-z]:\\[^>\n]*>|PS [A-Za-z]:\\"
+    r"|(?:Note|NOTE|Info|INFO|DEBUG|TRACE)\b[ \t]*[:\]-]?"
+    r"|(?:\S+[ \t]+){0,3}?\[?(?:INFO|DEBUG|TRACE)\]?(?:[ \t:]|$)"
+    r"|(?:\[[^\]\n]*\])+\[(?:INFO|DEBUG)\]"
+    r"|\[?[IDV]\d{3,4} \d\d:\d\d:\d\d"
+    r"|[-=*#~+_|]{3,}[ \t]*$)"
+)
+#: A timestamp a log line starts with (docker's, logging's), read past before judging the line.
+_TIMESTAMP = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\]?[ \t]*")
+#: A Python traceback's frame line.
+_FRAME_LINE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*', re.MULTILINE)
+#: A C++ exception's frame (c10::Error's backtrace).
+_CPP_FRAME = re.compile(r"^\s*frame #\d+:")
+#: The innermost frame of a pasted stack: gdb's ``#0``, or the first frame of py-spy's active
+#: thread.
+_TOP_FRAME = re.compile(
+    r"^#0[ \t]+\S[^\n]*|^Thread [0-9a-fA-Fx]+ \(active[^\n]*\n[ \t]+(\S[^\n]*)", re.MULTILINE
+)
+#: Lines that are frames of a stack, not its error: Python's, gdb's, C++ exceptions', py-spy's.
+_ANY_FRAME = re.compile(
+    r'^\s*File "[^"]*", line \d+|^#\d+\s|^\s*frame #\d+:|^\s{4,}\S+ \(\S*:\d+\)\s*$|^\s{4,}'
+)
+#: An error line, strongly (the words a failure prints) or weakly (a refusal, an exit status).
+_ERROR_STRONG = re.compile(
+    r"(?i)(?:error|exception)\b|(?-i:[a-z]Error[A-Z])|\b(?:fatal|abort(?:ed|ing)?|segmentation fault|bus error"
+    r"|illegal (?:hardware )?instruction|core dumped|killed|terminate called"
+    r"|(?:received|caught) signal|panic|assert(?:ion)? failed|SIG(?:SEGV|BUS|ILL|ABRT|KILL|FPE))\b"
+)
+_ERROR_WEAK = re.compile(
+    r"(?i)\b(?:fail(?:ed|ure|s)?|cannot|can't|could not|unable|not found|no such|denied|refused"
+    r"|timed out|exit(?:ed)? (?:with )?(?:code|status)|exitcode|terminated|unexpected(?:ly)?)\b"
+    r"|\bNCCL WARN\b"
+)
+#: The words of :data:`_ERROR_STRONG` that only a failure prints (see
+#: :meth:`_Unmatched.shows_failure`).
+_FAILURE_WORDS = re.compile(
+    r"(?i:\b(?:fatal|abort(?:ed|ing)?|segmentation fault|bus error|illegal (?:hardware )?instruction"
+    r"|core dumped|terminate called|(?:received|caught) signal|panic)\b)"
+    r"|\bSIG(?:SEGV|BUS|ILL|ABRT|KILL|FPE)\b|[A-Z]\w*(?:Error|Exception)\b|\bERROR\b"
+)
+#: Lower-case words one of which every error line holds (a cheap pre-check on big logs).
+_ERROR_NEEDLES = (
+    "error", "fatal", "abort", "exception", "fault", "killed", "signal", "terminate", "panic",
+    "assert", "illegal", "sigsegv", "sigbus", "sigill", "sigabrt", "sigkill", "sigfpe", "fail",
+    "cannot", "can't", "could not", "unable", "not found", "no such", "denied", "refused",
+    "timed out", "exit", "unexpected", "nccl warn",
+)  # fmt: skip
+#: The coarse families a failure no row names can still show (issue 30, item 3): label, needles,
+#: expression. The first that holds is named, in this order.
+_COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        "a ROCm runtime error",
+        (
+            "HSA_STATUS_",
+            "hipError",
+            "HIP error",
+            "hipBLAS",
+            "HIPBLAS_STATUS",
+            "rocBLAS error",
+            "rocblas_status",
+            "MIOpen",
+            "rocdevice.cpp",
+            "amdgpu",
+            "/dev/kfd",
+            "Tensile host",
+        ),  # fmt: skip
+        re.compile(
+            r"HSA_STATUS_|hipError\w+|HIP error|hipBLAS|HIPBLAS_STATUS|rocBLAS error|rocblas_status"
+            r"|MIOpen(?:\(HIP\))?:? ?Error|rocdevice\.cpp|\bamdgpu\b|/dev/kfd"
+            r"|Could not initialize Tensile host"
+        ),
+    ),
+    (
+        # nvidia-smi / NVML's "Failed to initialize NVML: <nvmlErrorString>", the container
+        # toolkit's "nvml error: ...".
+        "an NVIDIA driver (NVML) error",
+        ("NVML", "nvml error"),
+        re.compile(r"Failed to initialize NVML|NVML_ERROR_\w+|nvml error: "),
+    ),
+    (
+        "a CUDA error",
+        (
+            "CUDA error",
+            "CUDA driver error",
+            "cudaError",
+            "CUDA_ERROR_",
+            "CUBLAS_STATUS_",
+            "CUDNN_STATUS_",
+            "cuDNN error",
+        ),  # fmt: skip
+        re.compile(
+            r"CUDA (?:driver )?error|cudaError\w+|CUDA_ERROR_\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+"
+            r"|cuDNN error"
+        ),
+    ),
+    (
+        "an NCCL error",
+        ("NCCL error", "NCCL WARN", "Error", "NCCL_"),
+        re.compile(r"NCCL (?:error|WARN)|nccl\w*Error\b|NCCL_\w+ failed"),
+    ),
+    (
+        "signal",
+        ("exitcode", "Signal", "signal", "Signals."),
+        re.compile(
+            r"exitcode\s*:\s*-(?P<n1>\d+)|Signal (?P<n2>\d+) \(SIG\w+\) received"
+            r"|killed by signal:? (?P<name1>[A-Za-z][A-Za-z ]*[a-z])"
+            r"|(?:received|[Cc]aught|terminated with) signal (?P<name2>SIG[A-Z0-9]+|\d+)"
+            r"|died with <Signals\.(?P<name3>SIG[A-Z0-9]+)"
+        ),
+    ),
+    (
+        "a C++ abort",
+        ("terminate called", "what():", "Aborted", "c10::Error", "SIGABRT", "std::"),
+        re.compile(
+            r"terminate called|what\(\):|Aborted(?: \(core dumped\))?\s*$|c10::Error|\bSIGABRT\b"
+            r"|std::(?:runtime_error|logic_error|bad_alloc|system_error)",
+            re.MULTILINE,
+        ),
+    ),
+)
+
+
+def uninformative(line: str) -> bool:
+    """Whether ``line`` can never be the decisive line of a failure: a debugger's banner or status
+    line (``GNU gdb ...``, ``[New LWP 65]``), a prompt with its command (``(gdb) info threads``,
+    ``user@host:~$ python train.py``, ``>>> ``), an info or debug log line (``INFO ...``,
+    ``Note: You are using GPU for training``, glog's ``I0814 ...``), a separator (issue 30,
+    item 3)."""
+    line = _body(line).strip()
+    return bool(_UNINFORMATIVE.match(_TIMESTAMP.sub("", line, count=1) or line))
+
+
+def informative_line(text: str) -> str:
+    """The most informative error line of ``text``, stripped and cut like a message: the first
+    line holding a failure's words (``error``, ``fatal``, ``Aborted``, ``Killed``, a signal, ...)
+    that is not :func:`uninformative` and not a stack frame, else the first holding weaker ones
+    (``failed``, ``cannot``, an exit status, ...); ``""`` when there is none. A warning holding
+    them counts as weak."""
+    scanner = _Unmatched(tables.active())
+    reader = LineReader(lambda block: scanner.feed(block, {}, 1))
+    reader.feed(text)
+    reader.close()
+    return _clip(scanner.informative())
+
+
+class _Unmatched:
+    """What issue 30 reads beside the rows, block by block in bounded memory: whether the log
+    holds a pasted stack dump and which ``hang.*`` rows' stacks it matches (first line each), the
+    first strong and weak error lines, and the first line of each coarse family."""
+
+    def __init__(self, table: Table) -> None:
+        self._hang_rows = tuple(row for row in table.hangs if row.stacks is not None)
+        self.stack_dump = False
+        self._stack_hits: dict[str, tuple[int, str]] = {}
+        self._strong: str | None = None
+        self._weak: str | None = None
+        self._coarse: dict[str, str] = {}
+        self._top: str | None = None
+        self._last_python_frame: str | None = None
+        self._interrupted = False  # Ctrl-C printed the Python stack
+
+    def feed(self, block: str, present: dict[object, Any], first_line_no: int) -> None:
+        """Read ``block``, whose first line is line ``first_line_no``; ``present`` caches what
+        scanners of the same block share (:class:`_HostNeutral`)."""
+        self._feed_stacks(block, present, first_line_no)
+        if self._strong is None or self._weak is None:
+            self._feed_error_lines(block, present)
+        if len(self._coarse) < len(_COARSE):
+            self._feed_coarse(block, present)
+
+    def _feed_stacks(self, block: str, present: dict[object, Any], first_line_no: int) -> None:
+        if not self.stack_dump:
+            if not prefilter.present(present, block, _STACK_NEEDLES):
+                return
+            found = present.get(_STACK_DUMP)
+            if found is None:
+                found = present[_STACK_DUMP] = _STACK_DUMP.search(block) is not None
+            if not found:
+                return
+            self.stack_dump = True
+        if self._top is None:
+            top = _TOP_FRAME.search(block)
+            if top is not None:
+                self._top = (top.group(1) or top.group(0)).strip()
+        if not self._interrupted and ("^C" in block or "KeyboardInterrupt" in block):
+            self._interrupted = _INTERRUPTED.search(block) is not None
+        if 'File "' in block:
+            frames = _FRAME_LINE.findall(block)
+            if frames:
+                self._last_python_frame = frames[-1].strip()
+        for row in self._hang_rows:
+            if row.name in self._stack_hits:
+                continue
+            key = ("stacks", row.name)
+            if key not in present:
+                present[key] = row.stacks.search(block)  # type: ignore[union-attr]
+            hit = present[key]
+            if hit is not None:
+                start, end = _line_bounds(block, hit.start())
+                line_no = first_line_no + block.count("\n", 0, start)
+                self._stack_hits[row.name] = (line_no, block[start:end].strip())
+
+    def _feed_error_lines(self, block: str, present: dict[object, Any]) -> None:
+        key = ("error-lines",)
+        if key not in present:
+            present[key] = _first_error_lines(block)
+        strong, weak = present[key]
+        if self._strong is None:
+            self._strong = strong
+        if self._weak is None:
+            self._weak = weak
+
+    def _feed_coarse(self, block: str, present: dict[object, Any]) -> None:
+        for label, needles, pattern in _COARSE:
+            if label in self._coarse or not prefilter.present(present, block, needles):
+                continue
+            key = ("coarse", label)
+            if key not in present:
+                present[key] = pattern.search(block)
+            found = present[key]
+            if found is not None:
+                self._coarse[label] = _coarse_label(label, found)
+
+    def hang(self, only_interrupted: bool) -> tuple[Signature, int, str] | None:
+        """``(row, line_no, line)`` of the first ``hang.*`` row (table order) the pasted stack
+        matches, when the log holds one and no other exception than a KeyboardInterrupt."""
+        if not self.stack_dump or not only_interrupted:
+            return None
+        for row in self._hang_rows:
+            hit = self._stack_hits.get(row.name)
+            if hit is not None:
+                return row, hit[0], hit[1]
+        return None
+
+    def informative(self) -> str:
+        """The first strong error line, else the first weak one, else ``""``."""
+        return self._strong or self._weak or ""
+
+    def top_frame(self) -> str:
+        """The innermost frame of a pasted stack (gdb's ``#0``, py-spy's active thread, or the
+        last Python frame of the stack a Ctrl-C printed), ``""`` without one."""
+        if not self.stack_dump:
+            return ""
+        if self._top:
+            return self._top
+        return (self._last_python_frame if self._interrupted else None) or ""
+
+    def shows_failure(self) -> bool:
+        """Whether the text shows a failure no row and no traceback told (issue 30, item 3): a
+        coarse family's line (a ROCm or CUDA error, a signal, a C++ abort), a pasted stack dump,
+        or an error line in a failure's words (``Fatal``, ``Aborted``, ``core dumped``, a
+        ``...Error``/``ERROR``; not ``error`` alone, which metrics lines print)."""
+        if self._coarse or self.stack_dump:
+            return True
+        return self._strong is not None and bool(_FAILURE_WORDS.search(self._strong))
+
+    def coarse(self, compiler_error: bool) -> str:
+        """The coarse family (see :func:`coarse_family`)."""
+        for label, _, _ in _COARSE:
+            if label in self._coarse:
+                return self._coarse[label]
+        if compiler_error:
+            return "a compiler error"
+        if self.stack_dump:
+            return "a hang (a pasted stack no row reads)"
+        return ""
+
+
+def _first_error_lines(block: str) -> tuple[str | None, str | None]:
+    """The first strong and the first weak error line of ``block`` (see :func:`informative_line`).
+
+    Only lines holding one of :data:`_ERROR_NEEDLES` are examined, in order: each needle's next
+    occurrence is looked up with ``str.find`` (memory speed) and again only once passed, so a
+    multi-MB log costs a few scans, not a case-insensitive expression over every character."""
+    lower = block.lower()
+    if not any(needle in lower for needle in _ERROR_NEEDLES):
+        return None, None
+    strong = weak = None
+    upcoming = {needle: lower.find(needle) for needle in _ERROR_NEEDLES}
+    pos = 0
+    while True:
+        for needle, at in upcoming.items():
+            if 0 <= at < pos:
+                upcoming[needle] = lower.find(needle, pos)
+        hits = [at for at in upcoming.values() if at >= 0]
+        if not hits:
+            return strong, weak
+        start, end = _line_bounds(block, min(hits))
+        pos = end + 1
+        raw = _body(block[start:end])
+        if _ANY_FRAME.match(raw) or uninformative(raw):
+            continue
+        line = raw.strip()
+        if _STACK_HEADER.search(raw):
+            if weak is None and line.startswith("Exception raised from"):
+                weak = line  # c10's "where": the best line when its what() was cut
+            continue
+        if _ERROR_STRONG.search(line):
+            if "warn" not in line.lower():
+                return line, weak
+            weak = weak or line
+        elif weak is None and _ERROR_WEAK.search(line):
+            weak = line
+
+
+#: A compiler's diagnostic (a source file's line, or the compiler's name), not argparse's
+#: ``prog.py: error: unrecognized arguments``.
+_COMPILER_SOURCE = re.compile(
+    r"\.(?:c|cc|cpp|cxx|h|hh|hpp|cu|cuh|m|mm)\b|\b(?:gcc|g\+\+|cc1(?:plus)?|clang(?:\+\+)?|nvcc|ptxas"
+    r"|ld|collect2|cl)\b"
+)
+
+
+def _is_compiler(found: tuple[int, str] | None) -> bool:
+    return found is not None and bool(_COMPILER_SOURCE.search(found[1]))
+
+
+def _coarse_label(label: str, found: re.Match[str]) -> str:
+    if label != "signal":
+        return label
+    groups = found.groupdict()
+    number = groups["n1"] or groups["n2"]
+    name = groups["name2"] or groups["name3"] or ""
+    description = groups["name1"]
+    if description:
+        name = _SIGNAL_DESCRIPTIONS.get(description.strip().lower(), "")
+    if name.isdigit():
+        number, name = name, ""
+    if number and not name:
+        name = signal_name(int(number))
+    if name and not number:
+        try:
+            number = str(int(signal.Signals[name]))
+        except KeyError:
+            number = ""
+    if number and name.startswith("SIG"):
+        return f"a process killed by signal {number} ({name})"
+    if name:
+        return f"a process killed by {name}"
+    return "a process killed by a signal"
