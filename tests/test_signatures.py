@@ -556,6 +556,19 @@ SINGLE_LINES = [
         "host_oom_killed_hint",
         "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed",
     ),  # PKU-YuanGroup/Video-LLaVA#13
+    # Issue 30, round three: lines of the first two test sets (studied from round three on).
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: could not select device driver with capabilities: [[gpu]].",
+    ),  # NVIDIA/nvidia-docker#1642 (older docker: no quoted driver name)
+    ("dataloader_fd_exhausted", "OSERROR: [Errno 24] Too many files open."),
+    # XiaohangZhan/face_recognition_framework#5
+    ("nan_detected", "step: 100 total_loss: nan obj_cls: nan frag_cls: nan frag_loc: nan"),
+    # thodan/epos#9
+    (
+        "oom",
+        "ins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'",
+    ),  # PKU-YuanGroup/Open-Sora-Plan#386
 ]
 
 
@@ -1276,3 +1289,37 @@ def test_a_worker_segfault_seen_first_as_eof_in_the_main_process_is_the_worker_k
         "repro: check failed: DataLoader failed after 4 batches: EOFError: \n"
     )
     assert classify(log).name == "dataloader_worker_killed"
+
+
+def test_a_wrapped_watchdog_timeout_is_a_timeout_not_an_async_error() -> None:
+    # hiyouga/LlamaFactory#8261 (test2, studied in round three): the watchdog's timeout report
+    # wrapped after "[Rank 4] Watchdog"; the collective timed out, nothing else failed.
+    text = (
+        "[rank4]:[E602 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 4] Some NCCL operations"
+        " have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU"
+        " operations might run on corrupted/incomplete data.\n"
+        "[rank4]:[E602 11:18:52.536602063 ProcessGroupNCCL.cpp:1896] [PG ID 1 PG GUID 1 Rank 4]"
+        " Process group watchdog thread terminated with exception: [Rank 4] Watchdog\n"
+        "caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for"
+        " 600000 milliseconds before timing out.\n"
+    )
+    assert classify(text).name == "nccl_timeout"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # wmyw96/FAST-NN#1: the error pasted in a Markdown code span.
+        "When I tried the real data application I encountered the following error:\n\n"
+        "`RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cpu and cuda:0! (when checking argument for argument mat2 in method wrapper_mm)`\n",
+        # pytorch/helion#470: an exception class from triton.runtime.errors not named *Error.
+        '  File "/x/triton/compiler/compiler.py", line 483, in _init_handles\n'
+        '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory,\n",
+    ],
+    ids=["markdown-code-span", "triton-errors-module"],
+)
+def test_an_error_no_row_reads_is_unknown_not_clean(text) -> None:
+    found = classify(text)
+    assert found.name == UNKNOWN and not found.clean
