@@ -569,6 +569,28 @@ SINGLE_LINES = [
         "oom",
         "ins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'",
     ),  # PKU-YuanGroup/Open-Sora-Plan#386
+    (
+        "rocblas_tensile_missing",
+        "rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibrary.dat: Illegal seek",
+    ),  # ROCm/Tensile#1936
+    (
+        "rocblas_tensile_missing",
+        "rocBLAS error: Could not load C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/library/TensileLibrary_lazy_gfx1103.dat",
+    ),  # likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU#12
+    (
+        "cudnn_no_engine",
+        "!!! Exception during processing !!! cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support the graph.",
+    ),  # huanngzh/ComfyUI-MVAdapter#83
+    (
+        "nccl_shm",
+        "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)",
+    ),  # NVIDIA/nccl#1589
+    ("local_rank_arg_mismatch", "Error: unrecognized arguments: \u2013local_rank=1"),
+    # airbert-vln/bnb-dataset#6
+    (
+        "rocm_no_code_object",
+        ":3:hip_module.cpp           :669 : 14629861952 us: [pid:31113 tid:0x7fa5a37fe700] hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :",
+    ),  # ROCm/legacy-rocm-build#2527
 ]
 
 
