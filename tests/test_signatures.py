@@ -1345,3 +1345,41 @@ def test_a_wrapped_watchdog_timeout_is_a_timeout_not_an_async_error() -> None:
 def test_an_error_no_row_reads_is_unknown_not_clean(text) -> None:
     found = classify(text)
     assert found.name == UNKNOWN and not found.clean
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # verl-project/verl#161 (the first test set, studied in round three).
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "NCCLUtils.hpp:275, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL"
+            " version 2.20.5\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+            "Last error:\n"
+            "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 10\n",
+            "nccl_duplicate_gpu",
+        ),
+        # chenfei-wu/TaskMatrix#379: the message wrapped before its error number.
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have\n"
+            "already set an error? Error 804: forward compatibility was attempted on non"
+            " supported HW\n",
+            "forward_compat_unsupported",
+        ),
+    ],
+    ids=["nccl-duplicate-gpu-after-distbackenderror", "error-804-wrapped"],
+)
+def test_the_most_specific_row_names_one_error_report(text, name) -> None:
+    assert classify(text).name == name
+
+
+def test_a_later_unrelated_error_does_not_take_over() -> None:
+    # Rule 2b reads one report: a CUDA OOM long after an NCCL error is not its cause.
+    text = (
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+        + ("step ok\n" * 10)
+        + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert classify(text).name == "nccl_init_failure"

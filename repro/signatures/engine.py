@@ -26,7 +26,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    printed before it.
 2. Otherwise the earliest ``root`` error wins, with demotions: an illegal instruction / illegal
    memory access after a cuDNN or NaN match is a secondary (poisoned-context) error;
-   ``secondary`` rows (``nccl_timeout``, ``cpp_terminate``) lose to any root error.
+   ``secondary`` rows (``nccl_timeout``, ``cpp_terminate``) lose to any root error. When the
+   winner is a general report (an NCCL error code, cudaGetDeviceCount()'s unexpected error), a
+   more specific row (higher in the table, same tier and family, or both ``environment``)
+   matching within a few lines after it names the report instead (issue 30, round three).
 3. ``wrapper`` rows (``Caught X in DataLoader worker process N``, torchrun's ``ChildFailedError``
    summary) win only when nothing inside or beside them matched.
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and
@@ -83,6 +86,13 @@ from repro.signatures.table import (
 
 #: Longest message kept (characters); longer lines are cut and end in "...".
 MAX_MESSAGE_CHARS = 500
+#: How far after the deciding line a more specific row still belongs to the same error report
+#: (a wrapped message, an exception and its cause on the next lines: rule 2b).
+_SAME_REPORT_LINES = 5
+#: Rows whose line reports an error code or a generic failure whose cause a more specific row
+#: reads on the next lines (rule 2b); any other deciding row keeps "the earliest error is the
+#: cause" (a CUDA error cascade names its first error).
+_GENERAL_REPORTS = frozenset({"nccl_init_failure", "cuda_unavailable_host_unknown"})
 #: Most matches :attr:`Classification.matches` keeps (the earliest lines).
 MAX_KEPT_MATCHES = 1000
 # Distinct exception lines / matched lines remembered for precedence rule 4 (hashes).
@@ -904,6 +914,35 @@ class _Scanner:
             return _TIER_BY_KIND[SECONDARY]
         return _TIER_BY_KIND[match.signature.kind]
 
+    def _more_specific(self, best: Match) -> Match:
+        """Rule 2b (issue 30, round three): one error report printed over a few lines is named
+        by its most specific row. When ``best`` is a general report (:data:`_GENERAL_REPORTS`),
+        a row above its row in the table (a sub-type sits above its
+        parent) at the same tier, matching within :data:`_SAME_REPORT_LINES` lines after it,
+        decides instead when both rows are of one family or both are ``environment`` rows:
+        verl-project/verl#161 prints the DistBackendError (nccl_init_failure), then "Duplicate
+        GPU detected" (nccl_duplicate_gpu); chenfei-wu/TaskMatrix#379 wraps the
+        cudaGetDeviceCount() message before its "Error 804" (forward_compat_unsupported).
+        """
+        if best.signature.name not in _GENERAL_REPORTS:
+            return best
+        order = {sig.name: at for at, sig in enumerate(self._rows)}
+        tier = self._tier(best)
+        rank = order.get(best.signature.name, len(order))
+        closer = [
+            m
+            for m in self._first.values()
+            if 0 < m.line_no - best.line_no <= _SAME_REPORT_LINES
+            and self._tier(m) == tier
+            and order.get(m.signature.name, len(order)) < rank
+            and (
+                m.signature.family == best.signature.family or tier == _TIER_BY_KIND["environment"]
+            )
+        ]
+        if not closer:
+            return best
+        return min(closer, key=lambda m: (order[m.signature.name], m.line_no))
+
     def _pick(self) -> Match | None:
         """The deciding match, or ``None`` when the failure is unknown."""
         if not self._first:
@@ -919,6 +958,7 @@ class _Scanner:
         # process N" (F1-1) and ChildFailedError (F5-5, F5-6) contain the real error; their own
         # line only decides when nothing inside them matched.
         best = min(self._first.values(), key=lambda m: (self._tier(m), m.line_no))
+        best = self._more_specific(best)
         if self._tier(best) >= _TIER_WEAK and (self._unmatched or self._unmatched_overflow):
             # Rule 4 (precedence rule 1, F1-8, F5-7): the fork and CUDA-IPC warnings and
             # kernel-log evidence print in runs that pass; when an unmatched exception is what
