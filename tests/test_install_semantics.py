@@ -571,3 +571,24 @@ def test_torch_1_3_from_pypi_is_the_cuda_10_1_build_and_needs_driver_418():
     ok = judge("pip install torch", "2019-11-19", python="3.6", platform="linux",
                gpu="NVIDIA GPU", driver="418.87")  # fmt: skip
     assert ok.outcome == PASS
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/pytorch/pytorch/issues/46794 (2020-10-24, RTX 3090, driver
+        # 455.23.04): "conda install pytorch torchvision cudatoolkit=11 -c pytorch-nightly",
+        # "I'm up and running now".
+        ("conda install pytorch torchvision cudatoolkit=11 -c pytorch-nightly", "2020-10-24"),
+        # The stable channel with the same fuzzy spec (it used to raise IndexError).
+        ("conda install pytorch torchvision cudatoolkit=11 -c pytorch", "2021-01-10"),
+    ],
+    ids=["nightly", "stable"],
+)
+def test_conda_cudatoolkit_without_a_minor_is_a_fuzzy_match(line, day):
+    # conda's package match specifications: "=11" matches 11.*, so the solver takes an 11.x
+    # build; it is not "no CUDA 11 build, CPU instead".
+    result = judge(line, day, python="3.8", platform="linux", gpu="GeForce RTX 3090",
+                   capability="8.6", driver="455.23.04")  # fmt: skip
+    assert result.outcome == PASS, text_of(result)
+    assert "built for CUDA 11." in text_of(result)
