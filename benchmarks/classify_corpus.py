@@ -4,17 +4,18 @@ Each entry is a real log from a public issue, with its URL, the family a careful
 under and the signature repro should name (``clean``: "no failure found"). Classified as
 ``repro classify`` does with no host facts: the log's own host evidence decides (issue 21).
 
-Four corpora (issue 30): ``seen`` (tests/fixtures/field-logs/, the logs issue 21's rows were
+Five corpora (issue 30): ``seen`` (tests/fixtures/field-logs/, the logs issue 21's rows were
 written against), ``train`` (tests/fixtures/field-logs-train/, the logs rows may be written from:
-round one's half and round two's, ``batch: 2``), and the two frozen sets, run only to measure:
-``test`` (tests/fixtures/field-logs-test/, round one) and ``test2``
-(tests/fixtures/field-logs-test2/, round two). Per family: named right, named wrong (a failure
+round one's half and round two's, ``batch: 2``), and the three frozen sets, run only to measure:
+``test`` (tests/fixtures/field-logs-test/, round one), ``test2``
+(tests/fixtures/field-logs-test2/, round two) and ``test3`` (tests/fixtures/field-logs-test3/,
+round three, frozen whole: the held-out score once round three studied test and test2). Per family: named right, named wrong (a failure
 signature other than the expected one, a failure called clean, or a name where ``unknown`` was
 expected) and unnamed (no row matched where one was expected). Several ``--split`` options print
 each corpus, then the corpora combined. ``--misses`` lists each wrong verdict and refuses the
 frozen sets: rows are not written from their misses.
 
-    python benchmarks/classify_corpus.py [--split seen|train|test|test2 ...] [--misses]
+    python benchmarks/classify_corpus.py [--split seen|train|test|test2|test3 ...] [--misses]
 
 Exit status 0; the figures are for the closing note, the pass/fail gate is
 tests/test_field_corpus.py.
@@ -40,9 +41,10 @@ SPLITS = {
     "train": ROOT / "tests" / "fixtures" / "field-logs-train",
     "test": ROOT / "tests" / "fixtures" / "field-logs-test",
     "test2": ROOT / "tests" / "fixtures" / "field-logs-test2",
+    "test3": ROOT / "tests" / "fixtures" / "field-logs-test3",
 }
 #: The frozen sets: measured only, never mined for misses (issue 30).
-FROZEN = frozenset({"test", "test2"})
+FROZEN = frozenset({"test", "test2", "test3"})
 #: What repro says of a log no row matched.
 UNKNOWN = "unknown"
 #: ``expect`` of a log with no failure in it.
@@ -163,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         help="which corpus (repeat for several, then their combined score; default: seen)",
     )
     parser.add_argument(
-        "--misses", action="store_true", help="print every wrong verdict (not for test, test2)"
+        "--misses",
+        action="store_true",
+        help="print every wrong verdict (not for test, test2, test3)",
     )
     args = parser.parse_args(argv)
     splits = list(dict.fromkeys(args.split or ["seen"]))

@@ -26,7 +26,9 @@ from repro.signatures import engine, table
 from repro.signatures.engine import classify, findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEN, TRAIN, TEST, TEST2 = (load_split(name) for name in ("seen", "train", "test", "test2"))
+SEEN, TRAIN, TEST, TEST2, TEST3 = (
+    load_split(name) for name in ("seen", "train", "test", "test2", "test3")
+)
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -55,16 +57,17 @@ def test_both_halves_are_big_sourced_and_new():
     assert len(TRAIN) + len(TEST) >= 150
     assert len([e for e in TRAIN if e.batch == 2]) + len(TEST2) >= 120  # round two
     seen_urls = {entry.url for entry in SEEN}
-    for half in (TRAIN, TEST, TEST2):
+    assert len(TEST3) >= 60  # round three, frozen whole
+    for half in (TRAIN, TEST, TEST2, TEST3):
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
             assert entry.url not in seen_urls, entry.url
         assert len({entry.file for entry in half}) == len(half)
-    issues = [_issue(e.url) for e in (*TRAIN, *TEST, *TEST2)]
+    issues = [_issue(e.url) for e in (*TRAIN, *TEST, *TEST2, *TEST3)]
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
     assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
-    for name in ("train", "test", "test2"):
+    for name in ("train", "test", "test2", "test3"):
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
         assert on_disk == listed  # no log without provenance, no entry without its log
@@ -89,7 +92,7 @@ def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
 
 def test_misses_of_a_frozen_set_are_refused(capsys):
     """Rows are not written from a test set's misses: the benchmark will not list them."""
-    assert {"test", "test2"} == FROZEN
+    assert {"test", "test2", "test3"} == FROZEN
     for split in sorted(FROZEN):
         with pytest.raises(SystemExit) as done:
             main(["--split", "train", "--split", split, "--misses"])

@@ -553,3 +553,42 @@ def test_nvidia_jetpack_5_folder_has_python_3_8_wheels_only():
     assert result.outcome == FAIL and "HTTP 404" in text_of(result)
     cp38 = url.replace("cp310-cp310", "cp38-cp38")
     assert judge(f"pip install {cp38}", "2025-12-31", **{**orin, "python": "3.8"}).outcome != FAIL
+
+
+# ------------------------------------------------------------------------------------------
+# Round three (issue 30; rules from the train half and the first two test files, now studied)
+
+
+def test_torch_1_3_from_pypi_is_the_cuda_10_1_build_and_needs_driver_418():
+    # https://github.com/pytorch/pytorch/issues/30071 (2019-11-19, Python 3.6, driver 410.48):
+    # `pip install torch` got 1.3.1 and "The NVIDIA driver on your system is too old". 1.3.x is
+    # built with CUDA 10.1 under the plain version (pytorch/pytorch#30631).
+    result = judge("pip install torch", "2019-11-19", python="3.6", platform="linux",
+                   gpu="NVIDIA GPU", driver="410.48")  # fmt: skip
+    assert result.outcome == FAIL and "driver" in checks(result, FAIL)
+    assert "cu101" in text_of(result) and "418.39" in text_of(result)
+    # The same line on a 418 driver runs.
+    ok = judge("pip install torch", "2019-11-19", python="3.6", platform="linux",
+               gpu="NVIDIA GPU", driver="418.87")  # fmt: skip
+    assert ok.outcome == PASS
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/pytorch/pytorch/issues/46794 (2020-10-24, RTX 3090, driver
+        # 455.23.04): "conda install pytorch torchvision cudatoolkit=11 -c pytorch-nightly",
+        # "I'm up and running now".
+        ("conda install pytorch torchvision cudatoolkit=11 -c pytorch-nightly", "2020-10-24"),
+        # The stable channel with the same fuzzy spec (it used to raise IndexError).
+        ("conda install pytorch torchvision cudatoolkit=11 -c pytorch", "2021-01-10"),
+    ],
+    ids=["nightly", "stable"],
+)
+def test_conda_cudatoolkit_without_a_minor_is_a_fuzzy_match(line, day):
+    # conda's package match specifications: "=11" matches 11.*, so the solver takes an 11.x
+    # build; it is not "no CUDA 11 build, CPU instead".
+    result = judge(line, day, python="3.8", platform="linux", gpu="GeForce RTX 3090",
+                   capability="8.6", driver="455.23.04")  # fmt: skip
+    assert result.outcome == PASS, text_of(result)
+    assert "built for CUDA 11." in text_of(result)

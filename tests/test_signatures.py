@@ -556,6 +556,41 @@ SINGLE_LINES = [
         "host_oom_killed_hint",
         "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed",
     ),  # PKU-YuanGroup/Video-LLaVA#13
+    # Issue 30, round three: lines of the first two test sets (studied from round three on).
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: could not select device driver with capabilities: [[gpu]].",
+    ),  # NVIDIA/nvidia-docker#1642 (older docker: no quoted driver name)
+    ("dataloader_fd_exhausted", "OSERROR: [Errno 24] Too many files open."),
+    # XiaohangZhan/face_recognition_framework#5
+    ("nan_detected", "step: 100 total_loss: nan obj_cls: nan frag_cls: nan frag_loc: nan"),
+    # thodan/epos#9
+    (
+        "oom",
+        "ins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'",
+    ),  # PKU-YuanGroup/Open-Sora-Plan#386
+    (
+        "rocblas_tensile_missing",
+        "rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibrary.dat: Illegal seek",
+    ),  # ROCm/Tensile#1936
+    (
+        "rocblas_tensile_missing",
+        "rocBLAS error: Could not load C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/library/TensileLibrary_lazy_gfx1103.dat",
+    ),  # likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU#12
+    (
+        "cudnn_no_engine",
+        "!!! Exception during processing !!! cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support the graph.",
+    ),  # huanngzh/ComfyUI-MVAdapter#83
+    (
+        "nccl_shm",
+        "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)",
+    ),  # NVIDIA/nccl#1589
+    ("local_rank_arg_mismatch", "Error: unrecognized arguments: \u2013local_rank=1"),
+    # airbert-vln/bnb-dataset#6
+    (
+        "rocm_no_code_object",
+        ":3:hip_module.cpp           :669 : 14629861952 us: [pid:31113 tid:0x7fa5a37fe700] hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :",
+    ),  # ROCm/legacy-rocm-build#2527
 ]
 
 
@@ -1276,3 +1311,75 @@ def test_a_worker_segfault_seen_first_as_eof_in_the_main_process_is_the_worker_k
         "repro: check failed: DataLoader failed after 4 batches: EOFError: \n"
     )
     assert classify(log).name == "dataloader_worker_killed"
+
+
+def test_a_wrapped_watchdog_timeout_is_a_timeout_not_an_async_error() -> None:
+    # hiyouga/LlamaFactory#8261 (test2, studied in round three): the watchdog's timeout report
+    # wrapped after "[Rank 4] Watchdog"; the collective timed out, nothing else failed.
+    text = (
+        "[rank4]:[E602 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 4] Some NCCL operations"
+        " have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU"
+        " operations might run on corrupted/incomplete data.\n"
+        "[rank4]:[E602 11:18:52.536602063 ProcessGroupNCCL.cpp:1896] [PG ID 1 PG GUID 1 Rank 4]"
+        " Process group watchdog thread terminated with exception: [Rank 4] Watchdog\n"
+        "caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for"
+        " 600000 milliseconds before timing out.\n"
+    )
+    assert classify(text).name == "nccl_timeout"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # wmyw96/FAST-NN#1: the error pasted in a Markdown code span.
+        "When I tried the real data application I encountered the following error:\n\n"
+        "`RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cpu and cuda:0! (when checking argument for argument mat2 in method wrapper_mm)`\n",
+        # pytorch/helion#470: an exception class from triton.runtime.errors not named *Error.
+        '  File "/x/triton/compiler/compiler.py", line 483, in _init_handles\n'
+        '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory,\n",
+    ],
+    ids=["markdown-code-span", "triton-errors-module"],
+)
+def test_an_error_no_row_reads_is_unknown_not_clean(text) -> None:
+    found = classify(text)
+    assert found.name == UNKNOWN and not found.clean
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # verl-project/verl#161 (the first test set, studied in round three).
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "NCCLUtils.hpp:275, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL"
+            " version 2.20.5\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+            "Last error:\n"
+            "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 10\n",
+            "nccl_duplicate_gpu",
+        ),
+        # chenfei-wu/TaskMatrix#379: the message wrapped before its error number.
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have\n"
+            "already set an error? Error 804: forward compatibility was attempted on non"
+            " supported HW\n",
+            "forward_compat_unsupported",
+        ),
+    ],
+    ids=["nccl-duplicate-gpu-after-distbackenderror", "error-804-wrapped"],
+)
+def test_the_most_specific_row_names_one_error_report(text, name) -> None:
+    assert classify(text).name == name
+
+
+def test_a_later_unrelated_error_does_not_take_over() -> None:
+    # Rule 2b reads one report: a CUDA OOM long after an NCCL error is not its cause.
+    text = (
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+        + ("step ok\n" * 10)
+        + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert classify(text).name == "nccl_init_failure"

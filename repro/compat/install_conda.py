@@ -161,7 +161,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
         reasons += _mkl_break(conda, release, host, extra)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
-    wanted = conda.cuda
+    wanted = _fuzzy_cuda(conda.cuda, _conda_cuda(facts, releases[-1], host.platform))
     # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
     # without a build for the asked CUDA comes as its CPU build (pytorch#69202, conda/conda#11001).
     with_cuda = (
@@ -181,14 +181,7 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
         fix = None
         if builds:
-            best = min(
-                builds,
-                key=lambda b: abs(
-                    (version(b) or (0, 0))[0] * 10
-                    + (version(b) or (0, 0))[1]
-                    - ((version(wanted) or (0, 0))[0] * 10 + (version(wanted) or (0, 0))[1])
-                ),
-            )
+            best = min(builds, key=lambda b: abs(_cuda_key(b) - _cuda_key(wanted)))
             package = facts.get(
                 "torch_variants", f"{release.major}.{release.minor}", "conda", "package"
             )
@@ -351,6 +344,21 @@ def _python_gap(extra: Facts, host: Host) -> Version | None:
     return src.parse_version(str(value.get("none_through") or ""))
 
 
+def _fuzzy_cuda(asked: str | None, builds: list[str]) -> str | None:
+    """The CUDA version conda's solver takes for ``cudatoolkit=<asked>``: conda's ``=X`` is a
+    fuzzy match (conda's package match specifications: ``=11`` is ``11.*``), so a version
+    without a minor takes the newest of ``builds`` on that line; otherwise ``asked`` itself."""
+    if asked and asked not in builds and "." not in asked:
+        return next((b for b in reversed(builds) if b.startswith(f"{asked}.")), asked)
+    return asked
+
+
+def _cuda_key(cuda: str | None) -> int:
+    """A CUDA version as major * 10 + minor (``"11"`` is 110), for nearness."""
+    parts = (*((version(cuda) or ()) if cuda else ()), 0, 0)
+    return parts[0] * 10 + parts[1]
+
+
 def _conda_runtime(cuda: str | None) -> str | None:
     parts = version(cuda)
     return f"cu{parts[0]}{parts[1]}" if parts and len(parts) >= 2 else None
@@ -429,12 +437,16 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
     builds = _conda_cuda(facts, own, host.platform)
     path = Facts.name("torch_variants", nightly_line, "conda")
     label = f"pytorch {nightly_line} nightly"
-    if host.platform == "macos" or conda.cpu_only or (conda.cuda and conda.cuda not in builds):
+    # conda's "=X" is a fuzzy match ("cudatoolkit=11" takes any 11.x: conda's package match
+    # specifications); the newest build of that line is what the solver picks
+    # (pytorch/pytorch#46794: cudatoolkit=11 -c pytorch-nightly ran on an RTX 3090).
+    asked = _fuzzy_cuda(conda.cuda, builds)
+    if host.platform == "macos" or conda.cpu_only or (asked and asked not in builds):
         reasons = []
-        if conda.cuda and not conda.cpu_only and host.platform != "macos":
+        if asked and not conda.cpu_only and host.platform != "macos":
             text = (
                 f"the {channel} channel builds the {nightly_line} nightlies for CUDA "
-                f"{', '.join(builds) or 'none listed'}, not {conda.cuda}: conda installs the CPU "
+                f"{', '.join(builds) or 'none listed'}, not {asked}: conda installs the CPU "
                 "build (pytorch/pytorch#91009)"
             )
             reasons.append(Reason("accelerator", FAIL, text, path, True))
@@ -443,7 +455,7 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
             reasons.append(Reason("install", PASS, text, path, True))
         reasons += run_reasons(host_props, str(own), "cpu", facts, host)
         return LineResult(line, host, f"{nightly_line} nightly", "cpu", combine(reasons))
-    cuda = conda.cuda or (builds[-1] if builds else None)
+    cuda = asked or (builds[-1] if builds else None)
     runtime = _conda_runtime(cuda) if cuda else None
     text = f"{conda.tool} gets a {label} built for CUDA {cuda} from {channel}"
     reasons = [Reason("install", PASS if runtime else UNKNOWN, text, path, True)]

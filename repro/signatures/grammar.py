@@ -61,7 +61,11 @@ _SPAWN_CHILD = re.compile(
 #: Text that shows a failure happened (a clean log has none of it; issue 21, item 6).
 _FAILURE_EVIDENCE = re.compile(
     r"^(?:\[(?:rank|default)\d+\]: ?)?(?:Original )?Traceback \(most recent call last\):"
-    r"|^(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::|$)"
+    # An exception line, also as pasted in a Markdown code span or quote (`RuntimeError: ...`:
+    # wmyw96/FAST-NN#1) or raised from a module's ``errors`` namespace under another name
+    # (triton.runtime.errors.OutOfResources: pytorch/helion#470).
+    r"|^(?:`|> ?)?(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::|$)"
+    r"|^[\w.]+\.errors\.\w+: "
     r"|Segmentation fault|core dumped|Fatal Python error|^Aborted\b|^Killed\s*$|\bFAILED\b"
     r"|exit(?:ed)? (?:with )?(?:status|code)[: ]+-?[1-9]|exitcode\s*:\s*-?[1-9]",
     re.MULTILINE,
@@ -80,6 +84,7 @@ _FAILURE_NEEDLES = (
     "FAILED",
     "exit",
     "error: ",
+    ".errors.",
 )
 #: CPython's report of an exception it ignored (sys.unraisablehook: raised in ``__del__``, a
 #: weakref callback, at interpreter shutdown): ``Exception ignored in: <obj>``, its traceback and

@@ -80,3 +80,10 @@ _NEEDLES: tuple[tuple[str, ...] | None, ...] = tuple(
 _TIER_BY_KIND = {ENVIRONMENT: 0, ROOT: 2, SECONDARY: 3, WRAPPER: 4, WARNING: 5, EVIDENCE: 5}
 _TIER_DEMOTED_ENVIRONMENT = 1
 _TIER_WEAK = 5
+#: How far after the deciding line a more specific row still belongs to the same error report
+#: (a wrapped message, an exception and its cause on the next lines: rule 2b).
+_SAME_REPORT_LINES = 5
+#: Rows whose line reports an error code or a generic failure whose cause a more specific row
+#: reads on the next lines (rule 2b); any other deciding row keeps "the earliest error is the
+#: cause" (a CUDA error cascade names its first error).
+_GENERAL_REPORTS = frozenset({"nccl_init_failure", "cuda_unavailable_host_unknown"})

@@ -42,7 +42,9 @@ from repro.signatures.hostfacts import Evidence, HostFacts
 from repro.signatures.lines import LineReader
 from repro.signatures.precedence import (
     _CUDA_ASYNC,
+    _GENERAL_REPORTS,
     _POISONERS,
+    _SAME_REPORT_LINES,
     _TIER_BY_KIND,
     _TIER_DEMOTED_ENVIRONMENT,
     _TIER_WEAK,
@@ -475,6 +477,35 @@ class _Scanner:
             return _TIER_BY_KIND[SECONDARY]
         return _TIER_BY_KIND[match.signature.kind]
 
+    def _more_specific(self, best: Match) -> Match:
+        """Rule 2b (issue 30, round three): one error report printed over a few lines is named
+        by its most specific row. When ``best`` is a general report (:data:`_GENERAL_REPORTS`),
+        a row above its row in the table (a sub-type sits above its
+        parent) at the same tier, matching within :data:`_SAME_REPORT_LINES` lines after it,
+        decides instead when both rows are of one family or both are ``environment`` rows:
+        verl-project/verl#161 prints the DistBackendError (nccl_init_failure), then "Duplicate
+        GPU detected" (nccl_duplicate_gpu); chenfei-wu/TaskMatrix#379 wraps the
+        cudaGetDeviceCount() message before its "Error 804" (forward_compat_unsupported).
+        """
+        if best.signature.name not in _GENERAL_REPORTS:
+            return best
+        order = {sig.name: at for at, sig in enumerate(self._rows)}
+        tier = self._tier(best)
+        rank = order.get(best.signature.name, len(order))
+        closer = [
+            m
+            for m in self._first.values()
+            if 0 < m.line_no - best.line_no <= _SAME_REPORT_LINES
+            and self._tier(m) == tier
+            and order.get(m.signature.name, len(order)) < rank
+            and (
+                m.signature.family == best.signature.family or tier == _TIER_BY_KIND["environment"]
+            )
+        ]
+        if not closer:
+            return best
+        return min(closer, key=lambda m: (order[m.signature.name], m.line_no))
+
     def _pick(self) -> Match | None:
         """The deciding match, or ``None`` when the failure is unknown."""
         if not self._first:
@@ -490,6 +521,7 @@ class _Scanner:
         # process N" (F1-1) and ChildFailedError (F5-5, F5-6) contain the real error; their own
         # line only decides when nothing inside them matched.
         best = min(self._first.values(), key=lambda m: (self._tier(m), m.line_no))
+        best = self._more_specific(best)
         if self._tier(best) >= _TIER_WEAK and (self._unmatched or self._unmatched_overflow):
             # Rule 4 (precedence rule 1, F1-8, F5-7): the fork and CUDA-IPC warnings and
             # kernel-log evidence print in runs that pass; when an unmatched exception is what
