@@ -19,6 +19,7 @@ from repro.containers import build_settings, images, job, nox_sessions, wheelhou
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import ConfigError
+from repro.model import Fingerprint
 from repro.scenarios import shm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -339,20 +340,20 @@ def test_gpu_parity_compares_counts_and_names():
     host_fp = {"gpus": [{"name": "NVIDIA H100 80GB HBM3"}, {"name": "NVIDIA H100 80GB HBM3"}]}
     two = {"accelerator_count": 2, "devices": [{"name": "NVIDIA H100 80GB HBM3"}] * 2}
     one = {"accelerator_count": 1, "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}
-    assert container_mod.gpu_parity(host_fp, two) == (
+    assert container_mod.gpu_parity(Fingerprint.from_json(host_fp), two) == (
         True,
         "ok: 2 GPU(s) (NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3)",
     )
-    ok, text = container_mod.gpu_parity(host_fp, one)
+    ok, text = container_mod.gpu_parity(Fingerprint.from_json(host_fp), one)
     assert (
         not ok and text.startswith("mismatch: host has 2 GPU(s)") and "the container sees 1" in text
     )
     ok, text = container_mod.gpu_parity(
-        {"gpus": [{"name": "NVIDIA L4"}]},
+        Fingerprint.from_json({"gpus": [{"name": "NVIDIA L4"}]}),
         {"accelerator_count": 1, "devices": [{"name": "NVIDIA A10"}]},
     )
     assert not ok and "NVIDIA L4 vs NVIDIA A10" in text
-    assert container_mod.gpu_parity({"gpus": []}, None)[0] is False
+    assert container_mod.gpu_parity(Fingerprint.from_json({"gpus": []}), None)[0] is False
 
 
 # ---------------------------------------------------------------------------------------------

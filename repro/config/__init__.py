@@ -9,9 +9,7 @@ Never imports torch.
 """
 
 from repro.config.ids import (
-    accelerator_of,
     canonical_id,
-    runtime_tag,
     runtime_tag_of,
     variant_mismatch,
 )
@@ -34,6 +32,7 @@ from repro.config.select import (
     select_variants,
 )
 from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
+from repro.model.variant import accelerator_of, runtime_tag
 
 __all__ = [
     "DEFAULT_FILE",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import bounds, scenarios
-from repro.config.ids import accelerator_of, canonical_id
+from repro.config.ids import canonical_id
 from repro.config.model import (
     EXPECT_OUTCOMES,
     STRICT_EXPECTED,
@@ -35,6 +35,7 @@ from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
 from repro.config.slurm import parse_slurm
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
+from repro.model.variant import accelerator_of
 from repro.suggest import did_you_mean
 
 SCHEMA_VERSION = 1

@@ -34,12 +34,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro import config as matrix_mod
+from repro import properties as property_names
 from repro.config import scripts as script_entries
 from repro.containers import build_settings, images, start_failure
 from repro.containers import hostkind as host_mod
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
 from repro.host import selection as gpu_selection
+from repro.model import Fingerprint
 
 #: Seconds added to the sum of the case timeouts for the container's hard timeout (start-up,
 #: the in-container fingerprint, stack dumps).
@@ -224,15 +226,19 @@ def docker_run(
     return worst
 
 
-def write_host_fingerprint() -> Path:
-    """Collect the host fingerprint into a fresh directory mounted read-only at /repro/host."""
+def host_fingerprint() -> Fingerprint:
+    """The host's fingerprint, collected once per container run (it keys the cell)."""
     from repro.host import fingerprint
 
+    return fingerprint.collect(python=sys.executable)
+
+
+def write_host_fingerprint(fp: Fingerprint) -> Path:
+    """Write ``fp`` into a fresh directory mounted read-only at /repro/host."""
     directory = Path(tempfile.mkdtemp(prefix="repro-host-fp-"))
     directory.chmod(0o755)
-    fp = fingerprint.collect(python=sys.executable).to_json()
     path = directory / "fingerprint.json"
-    path.write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
+    path.write_text(json.dumps(fp.to_json(), indent=2, sort_keys=True) + "\n")
     path.chmod(0o644)
     return directory
 
@@ -257,7 +263,7 @@ def parity_probe(
     host: host_mod.Host,
     variant: matrix_mod.Variant,
     options: container_mod.RunOptions,
-    host_fp: dict,
+    host_fp: Fingerprint,
     out: Output,
 ) -> str:
     """Run the torch probe with the same passthrough; compare its GPUs with the host's.
@@ -338,29 +344,29 @@ def run_one(
             return EXIT_CASES_FAILED
         return _red_cell(opts.results, variant, user, too_old, {}, out)
     image_id = _image_id(client, settings, opts, out)
-    properties = {
-        "variant.image": image_id,
-        "variant.image_tag": settings.tag,
-        "variant.base_image": variant.base_image,
-        "variant.python": variant.python,
-        "variant.index_url": f"wheelhouse:{settings.wheelhouse}"
-        if settings.wheelhouse
-        else variant.index_url,
-        "container.host_kind": host.kind,
-        "container.passthrough": host_mod.passthrough_kind(host, variant.accelerator),
-        "container.shm_size": shm_text(shm_size, opts.ipc),
-        "container.ipc": opts.ipc or "private",
-        "container.network": opts.network,
-        "container.user": user,
-        "container.mem_limit": mem_limit,
-        "container.pids_limit": str(pids_limit),
-    }
+    facts = property_names.ImageFacts(
+        image=image_id,
+        image_tag=settings.tag,
+        base_image=variant.base_image,
+        python=variant.python,
+        index_url=f"wheelhouse:{settings.wheelhouse}" if settings.wheelhouse else variant.index_url,
+        host_kind=host.kind,
+        passthrough=host_mod.passthrough_kind(host, variant.accelerator),
+        shm_size=shm_text(shm_size, opts.ipc),
+        ipc=opts.ipc or "private",
+        network=opts.network,
+        user=user,
+        mem_limit=mem_limit,
+        pids_limit=str(pids_limit),
+    )
+    properties = property_names.of_image(facts)
     run_dir = (
         opts.results / "<run-id>" if opts.dry_run else _make_run_dir(opts.results, variant.id, user)
     )
     fp_dir = Path(tempfile.mkdtemp(prefix="repro-host-fp-")) if opts.dry_run else None
+    host_fp = Fingerprint() if opts.dry_run else host_fingerprint()
     try:
-        fp_dir = fp_dir or write_host_fingerprint()
+        fp_dir = fp_dir or write_host_fingerprint(host_fp)
         options = container_mod.RunOptions(
             image=image_id,
             variant_id=variant.id,
@@ -385,12 +391,11 @@ def run_one(
             keep=opts.keep,
         )
         if not opts.dry_run and variant.accelerator != "cpu":
-            host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
-            properties["container.gpu_parity"] = parity_probe(
+            properties[property_names.GPU_PARITY] = parity_probe(
                 client, host, variant, options, host_fp, out
             )
         else:
-            properties["container.gpu_parity"] = (
+            properties[property_names.GPU_PARITY] = (
                 "n/a (cpu variant)" if variant.accelerator == "cpu" else "not checked (dry run)"
             )
         options = dataclasses.replace(options, properties=tuple(properties.items()))
@@ -399,7 +404,6 @@ def run_one(
         return _run_container(client, host, variant, options, len(cases), timeout, opts, out)
     except DidNotStart as exc:
         out.line(f"error: {variant.id}: {exc.failure.message}")
-        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
         _write_cell(run_dir, exc.failure, variant, host_fp, properties, out)
         return EXIT_CASES_FAILED
     finally:
@@ -420,12 +424,7 @@ def _red_cell(
 ) -> int:
     """A fresh run directory with the host's fingerprint and the one error case; 1."""
     run_dir = _make_run_dir(results, variant.id, user)
-    fp_dir = write_host_fingerprint()
-    try:
-        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
-    finally:
-        shutil.rmtree(fp_dir, ignore_errors=True)
-    _write_cell(run_dir, failure, variant, host_fp, properties, out)
+    _write_cell(run_dir, failure, variant, host_fingerprint(), properties, out)
     return EXIT_CASES_FAILED
 
 
@@ -433,7 +432,7 @@ def _write_cell(
     run_dir: Path,
     failure: start_failure.StartFailure,
     variant: matrix_mod.Variant,
-    host_fp: dict,
+    host_fp: Fingerprint,
     properties: dict[str, str],
     out: Output,
 ) -> None:

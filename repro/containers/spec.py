@@ -44,6 +44,7 @@ from typing import IO, Any
 from repro.config import scripts as script_entries
 from repro.containers import hostkind as host_mod
 from repro.errors import ConfigError
+from repro.model import Fingerprint
 
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"
@@ -356,16 +357,14 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
 # host-container parity
 
 
-def gpu_parity(host_fp: Mapping[str, Any], probe: Mapping[str, Any] | None) -> tuple[bool, str]:
+def gpu_parity(host_fp: Fingerprint, probe: Mapping[str, Any] | None) -> tuple[bool, str]:
     """Do the GPUs the container sees (``_torch_probe`` output) match the host's fingerprint?
 
     Compares counts, then names (in order). Returns ``(ok, text)`` for the
     ``container.gpu_parity`` property.
     """
     # The GPUs the runner was given (the fingerprint's selection), not every GPU of the box.
-    selected = (host_fp.get("selection") or {}).get("devices")
-    gpus = selected if isinstance(selected, list) else host_fp.get("gpus") or []
-    host_gpus = [g.get("name") or g.get("gfx_target") or "?" for g in gpus]
+    host_gpus = [g.name or g.gfx_target or "?" for g in host_fp.used_gpus]
     if probe is None:
         return (
             False,

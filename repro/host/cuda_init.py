@@ -27,11 +27,12 @@ Never imports torch.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from repro.host.model import Fingerprint, as_fingerprint
+from repro import properties as property_names
+from repro.model import Fingerprint
 from repro.outcomes import CaseResult, Outcome
 
 #: The signature of the doctor's check and of every accelerator case on such a host.
@@ -141,10 +142,10 @@ def diagnose(text: str) -> Diagnosis:
     return Diagnosis(line, int(number.group(1)) if number else None, None)
 
 
-def init_error(fp: Fingerprint | Mapping[str, Any]) -> Diagnosis | None:
+def init_error(fp: Fingerprint) -> Diagnosis | None:
     """The fingerprint's CUDA initialisation failure, diagnosed; None when CUDA initialised (or
     the build has no accelerator, or no device was counted)."""
-    text = as_fingerprint(fp).runtime.cuda_init_error
+    text = fp.runtime.cuda_init_error
     return diagnose(text) if text else None
 
 
@@ -153,7 +154,7 @@ def needs_accelerator(requires: Sequence[str]) -> bool:
     return any(token.startswith(ACCELERATOR_TOKENS) for token in requires)
 
 
-def case_error(case: Any, fingerprint: Fingerprint | Mapping[str, Any]) -> CaseResult | None:
+def case_error(case: Any, fingerprint: Fingerprint) -> CaseResult | None:
     """The ``error``/``infra.cuda_init`` result for an accelerator ``case`` (a
     ``repro.scenarios.Case``: ``scenario``, ``case_id``, ``params``, ``requires``) on a host whose
     CUDA does not initialise; None when the case may run (or skip) as usual. Never a skip: a
@@ -164,7 +165,7 @@ def case_error(case: Any, fingerprint: Fingerprint | Mapping[str, Any]) -> CaseR
     if found is None:
         return None
     properties = {f"param.{key}": str(value) for key, value in case.params}
-    properties["repro.cuda_init_error"] = found.line
+    properties[property_names.CUDA_INIT_ERROR] = found.line
     return CaseResult(
         case.scenario,
         case.case_id,

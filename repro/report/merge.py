@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat
+from repro import properties as property_names
 from repro.config import Expectation, Matrix
 from repro.config.expect import Expectations
 from repro.junit.reader import Budget, FileReader, find_files
@@ -38,7 +39,6 @@ from repro.outcomes import (
     Totals,
 )
 from repro.report import start_methods
-from repro.report.labels import LANE_PROPERTY
 from repro.report.model import (
     GENERATOR,
     GREEN_STATES,
@@ -100,7 +100,7 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
     for record in records:
         if record.run_started is None or record.state != STATE_OK:
             continue
-        lane = record.variant_properties.get(LANE_PROPERTY, "")
+        lane = record.variant_properties.get(property_names.LANE, "")
         groups.setdefault((record.host, record.variant, lane), []).append(record)
     kept: dict[int, list[CaseRecord]] = {}
     for group in groups.values():
@@ -220,7 +220,7 @@ def _coverage(config: Matrix, cells: list[Cell], variants: list[dict[str, Any]])
     for vid in with_results:
         found = [
             props.get(vid, {}).get(name, "").split("+")[0].strip()
-            for name in ("variant.torch", "runtime.torch")
+            for name in (property_names.VARIANT_TORCH, property_names.RUNTIME_TORCH)
         ]
         found = [pin for pin in found if pin]
         # Without a torch property the id's "torch2.8" stands for every 2.8.x pin.

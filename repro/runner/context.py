@@ -17,6 +17,7 @@ from repro import scenarios
 from repro.config.expect import CellExpectations
 from repro.errors import ConfigError
 from repro.host import fork_check
+from repro.model import Fingerprint
 from repro.runner import protocol, zygote_pool
 from repro.runner import zygote as zygote_mod
 from repro.runner.caselog import DEFAULT_CAP_BYTES, CaseLog
@@ -33,7 +34,8 @@ class RunContext:
 
     Attributes:
         run_dir: ``results/<run-id>``; ``logs/`` is created inside.
-        fingerprint: from ``repro.host.fingerprint.collect`` (decides skips).
+        fingerprint: the typed host facts (``repro.host.fingerprint.collect``, keyed by the
+            real host inside an image); decides skips.
         suite_properties: JUnit testsuite properties (``host.*``, ``runtime.*``, ``variant.*``).
         run_info: the ``run.json`` sidecar, updated as cases finish.
         python: interpreter that runs the cases (the one under test).
@@ -58,7 +60,7 @@ class RunContext:
     """
 
     run_dir: Path
-    fingerprint: dict[str, Any]
+    fingerprint: Fingerprint
     suite_properties: dict[str, str]
     run_info: dict[str, Any]
     python: str = sys.executable
@@ -177,7 +179,7 @@ def plan_zygote(ctx: RunContext, cases: list[Case]) -> None:
 def accelerator_lane(ctx: RunContext) -> bool:
     """Whether the run's cases may touch a CUDA/ROCm device: a GPU variant
     (``ctx.expect_accelerator``) or GPUs in the host's fingerprint."""
-    return ctx.expect_accelerator or bool(ctx.fingerprint.get("gpus"))
+    return ctx.expect_accelerator or bool(ctx.fingerprint.gpus)
 
 
 def check_fork(ctx: RunContext, modules: list[str], env: dict[str, str]) -> str | None:

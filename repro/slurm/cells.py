@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import repro
+from repro import properties
 from repro.config import Variant
-from repro.host import fingerprint as fingerprint_mod
-from repro.host.model import Fingerprint, as_fingerprint
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
+from repro.model import Fingerprint, Machine, host_key
+from repro.model import Variant as ModelVariant
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import table
 from repro.slurm.plan import HOST, Submission, SubmittedArray
@@ -110,6 +111,11 @@ class VariantKey:
                   "accelerator": self.accelerator}  # fmt: skip
         return {k: v for k, v in values.items() if v}
 
+    def as_variant(self, lane: str) -> ModelVariant:
+        """This key as the typed variant of ``lane`` (what :mod:`repro.properties` writes)."""
+        variant = ModelVariant(self.id, self.runtime, self.accelerator, self.torch, source="")
+        return variant.in_lane(lane)
+
 
 @dataclass(frozen=True)
 class TaskRun:
@@ -133,7 +139,7 @@ class TaskRun:
             return cls(path, False)
         fp = None
         with contextlib.suppress(OSError, ValueError, TypeError):
-            fp = as_fingerprint(json.loads((path / "fingerprint.json").read_text()))
+            fp = Fingerprint.from_json(json.loads((path / "fingerprint.json").read_text()))
         info: dict[str, Any] = {}
         try:
             loaded = json.loads((path / "run.json").read_text())
@@ -194,7 +200,7 @@ def _log_tail(path: Path) -> str:
 
 def _minimal_fingerprint(node: str) -> Fingerprint:
     """A fingerprint naming only the node: for a task that never fingerprinted its host."""
-    return as_fingerprint({"host": {"hostname": node or None, "os": f"slurm node {node or '?'}"}})
+    return Fingerprint(host=Machine(hostname=node or None, os=f"slurm node {node or '?'}"))
 
 
 def write_cell(
@@ -213,19 +219,8 @@ def write_cell(
     ``fingerprint.json`` and ``run.json`` keyed by the host and ``variant``. Returns the JUnit
     path; raises FileExistsError when the cell exists, OSError when it cannot be written."""
     cell_dir.mkdir()
-    host_key = fingerprint_mod.host_key(fp)
-    suite = dict(fingerprint_mod.to_properties(fp))
-    suite.update({f"variant.{k}": v for k, v in variant.fields().items()})
-    suite.update(
-        {
-            "variant.lane": lane,
-            "repro.run_id": cell_dir.name,
-            "repro.version": repro.__version__,
-            "host.key": host_key,
-            "slurm.job_id": task,
-            "slurm.target": target,
-        }
-    )
+    suite = properties.suite(fp, variant.as_variant(lane), cell_dir.name, repro.__version__)
+    suite.update({"slurm.job_id": task, "slurm.target": target})
     props = {"slurm.job_id": task}
     if state is not None:
         props.update(
@@ -239,7 +234,7 @@ def write_cell(
         )
     row = table.row(verdict.signature)
     if row.source:
-        props["repro.source"] = row.source
+        props[properties.SOURCE] = row.source
     tail = _log_tail(log_path) if log_path is not None else ""
     detail = f"{verdict.message}\nworkaround: {row.workaround}\n"
     if tail:
@@ -267,7 +262,7 @@ def write_cell(
             "schema": 1,
             "run_id": cell_dir.name,
             "variant": {**variant.fields(), "source": "slurm"},
-            "host_key": host_key,
+            "host_key": host_key(fp),
             "started": when,
             "finished": when,
             "repro_version": repro.__version__,
