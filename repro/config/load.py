@@ -19,6 +19,7 @@ from typing import Any
 
 from repro import bounds, scenarios
 from repro.config.ids import canonical_id
+from repro.config.limits import shm_leaves_room
 from repro.config.model import (
     EXPECT_OUTCOMES,
     STRICT_EXPECTED,
@@ -370,7 +371,7 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             sizes[key] = value if key not in item else _size(value, f"{where}.{key}", problems)
         mem_limit = sizes["mem_limit"]
         shm = sizes["shm_size"]
-        if mem_limit and shm and size_bytes(shm) >= size_bytes(mem_limit):
+        if mem_limit and shm and not shm_leaves_room(size_bytes(shm), size_bytes(mem_limit)):
             problems.add(
                 f"{where}.mem_limit",
                 f"a size above shm_size {shm} (/dev/shm pages count against the container's "

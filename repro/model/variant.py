@@ -73,7 +73,7 @@ class Variant:
     the pin (``2.8.0``). The image fields (``index_url``, ``base_image``, ``python``,
     ``extra_packages``, ``env``) and the container limits (``shm_size``/``mem_limit`` Docker
     sizes such as ``"8g"``, ``pids_limit`` a process count; None: the defaults of
-    ``repro.containers.limits``) are matrix.yaml's; ``env`` never holds a name of the
+    ``repro.config.limits``) are matrix.yaml's; ``env`` never holds a name of the
     deny-list (``LD_PRELOAD``, ``LD_LIBRARY_PATH``, ``PYTHON*``, ``REPRO_*``, ``HOME``).
     ``source``: :data:`FROM_MATRIX` or :data:`FROM_BUILD` (derived from the interpreter's
     torch); ``lane``: one of :data:`LANES`.
