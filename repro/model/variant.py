@@ -130,11 +130,22 @@ class Variant:
         return out
 
     def key(self) -> dict[str, str]:
-        """``run.json``'s ``variant`` object: id, runtime, torch, accelerator and source."""
-        return {
+        """``run.json``'s ``variant`` object: id, runtime, torch, accelerator and source; an
+        empty field is left out."""
+        values = {
             "id": self.id,
             "runtime": self.runtime,
             "torch": self.torch,
             "accelerator": self.accelerator,
             "source": self.source,
         }
+        return {name: value for name, value in values.items() if value}
+
+    @classmethod
+    def from_key(cls, data: Any) -> Variant | None:
+        """The variant of a ``run.json``'s ``variant`` object (:meth:`key`); None when it is
+        not an object with a text ``id``. Missing fields read as ""."""
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return None
+        fields = {k: str(data.get(k) or "") for k in ("runtime", "torch", "accelerator", "source")}
+        return cls(id=data["id"], **fields)

@@ -33,11 +33,9 @@ from typing import Any
 
 import repro
 from repro import properties
-from repro.config import Variant
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
-from repro.model import Fingerprint, Machine, host_key
-from repro.model import Variant as ModelVariant
+from repro.model import Fingerprint, Machine, Variant, host_key
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import table
 from repro.slurm.plan import HOST, Submission, SubmittedArray
@@ -83,41 +81,6 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class VariantKey:
-    """The variant a cell is recorded under: what ``run.json``'s ``variant`` and the
-    ``variant.*`` properties hold (a host-lane run's variant is derived from its torch, so it
-    is no matrix.yaml :class:`~repro.config.Variant`)."""
-
-    id: str
-    runtime: str = ""
-    torch: str = ""
-    accelerator: str = ""
-
-    @classmethod
-    def of(cls, variant: Variant) -> VariantKey:
-        return cls(variant.id, variant.runtime, variant.torch, variant.accelerator)
-
-    @classmethod
-    def from_run_info(cls, data: Any) -> VariantKey | None:
-        """From ``run.json``'s ``variant`` object; None when it has no id."""
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            return None
-        fields = {k: str(data.get(k) or "") for k in ("runtime", "torch", "accelerator")}
-        return cls(data["id"], **fields)
-
-    def fields(self) -> dict[str, str]:
-        """The non-empty fields, as ``run.json`` and the ``variant.*`` properties write them."""
-        values = {"id": self.id, "runtime": self.runtime, "torch": self.torch,
-                  "accelerator": self.accelerator}  # fmt: skip
-        return {k: v for k, v in values.items() if v}
-
-    def as_variant(self, lane: str) -> ModelVariant:
-        """This key as the typed variant of ``lane`` (what :mod:`repro.properties` writes)."""
-        variant = ModelVariant(self.id, self.runtime, self.accelerator, self.torch, source="")
-        return variant.in_lane(lane)
-
-
-@dataclass(frozen=True)
 class TaskRun:
     """What a task left in the results root: its run directory (the last attempt's), and from
     it the fingerprint, the variant fields of ``run.json``, whether it finished, and how many
@@ -126,7 +89,7 @@ class TaskRun:
     path: Path
     exists: bool
     fingerprint: Fingerprint | None = None
-    variant: VariantKey | None = None
+    variant: Variant | None = None
     finished: bool = False
     has_junit: bool = False
     cases_done: int = 0
@@ -150,7 +113,7 @@ class TaskRun:
             path,
             True,
             fingerprint=fp,
-            variant=VariantKey.from_run_info(info.get("variant")),
+            variant=Variant.from_key(info.get("variant")),
             finished=bool(info.get("finished")),
             has_junit=(path / "junit.xml").is_file(),
             cases_done=int(info.get("cases_done") or 0),
@@ -210,7 +173,7 @@ def write_cell(
     state: TaskState | None,
     task: str,
     lane: str,
-    variant: VariantKey,
+    variant: Variant,
     fp: Fingerprint,
     log_path: Path | None,
     target: str,
@@ -219,7 +182,9 @@ def write_cell(
     ``fingerprint.json`` and ``run.json`` keyed by the host and ``variant``. Returns the JUnit
     path; raises FileExistsError when the cell exists, OSError when it cannot be written."""
     cell_dir.mkdir()
-    suite = properties.suite(fp, variant.as_variant(lane), cell_dir.name, repro.__version__)
+    # The variant as the task recorded it: id, runtime, torch, accelerator (no image fields).
+    written = Variant(variant.id, variant.runtime, variant.accelerator, variant.torch, source="")
+    suite = properties.suite(fp, written.in_lane(lane), cell_dir.name, repro.__version__)
     suite.update({"slurm.job_id": task, "slurm.target": target})
     props = {"slurm.job_id": task}
     if state is not None:
@@ -261,7 +226,7 @@ def write_cell(
         {
             "schema": 1,
             "run_id": cell_dir.name,
-            "variant": {**variant.fields(), "source": "slurm"},
+            "variant": {**written.key(), "source": "slurm"},
             "host_key": host_key(fp),
             "started": when,
             "finished": when,
@@ -329,11 +294,10 @@ def collect(
                 fp = run.fingerprint or by_node.get(node) or _minimal_fingerprint(node)
                 variant = run.variant
                 if variant is None and variant_id in variants:
-                    variant = VariantKey.of(variants[variant_id])
+                    variant = variants[variant_id]
                 if variant is None:
-                    variant = VariantKey(
-                        variant_id or (UNKNOWN_HOST_LANE if lane == HOST else label)
-                    )
+                    unknown = variant_id or (UNKNOWN_HOST_LANE if lane == HOST else label)
+                    variant = Variant(unknown, runtime="", accelerator="", torch="", source="")
                 if not cell_dir.exists():
                     write_cell(
                         cell_dir,
