@@ -32,8 +32,8 @@ from repro.model.fingerprint import (
     Machine,
     Runtime,
     UnreadableItem,
-    host_key,
 )
+from repro.model.host_key import host_key
 from repro.model.variant import ACCELERATORS, Variant, accelerator_of
 from repro.variant_id import VariantId
 

@@ -42,6 +42,7 @@ from repro.compat.arch import match_arch, normalise_gfx
 from repro.compat.facts import Facts, Path_, default_facts, extra_facts
 from repro.compat.forward_compat import forward_compat
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.model import accelerator_of
 from repro.variant_id import VariantId
 
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
@@ -95,13 +96,8 @@ def _accelerator(variant_props: Mapping[str, str], tag: str | None) -> str | Non
     value = (variant_props.get(property_names.VARIANT_ACCELERATOR) or "").strip()
     if value in ("cuda", "rocm", "cpu"):
         return value
-    if tag:
-        if tag.startswith("cu"):
-            return "cuda"
-        if tag.startswith("rocm"):
-            return "rocm"
-        if tag == "cpu":
-            return "cpu"
+    if tag and (tag == "cpu" or accelerator_of(tag) != "cpu"):  # a runtime tag it knows
+        return accelerator_of(tag)
     return None
 
 

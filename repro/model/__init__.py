@@ -11,7 +11,6 @@ from repro.model.fingerprint import (
     GPU_MODES,
     GPUS_UNKNOWN,
     SCHEMA,
-    UNLISTED_NVIDIA,
     ContainerFacts,
     Driver,
     Fingerprint,
@@ -22,8 +21,8 @@ from repro.model.fingerprint import (
     Selection,
     TorchDevice,
     UnreadableItem,
-    host_key,
 )
+from repro.model.host_key import UNLISTED_NVIDIA, host_key
 from repro.model.variant import (
     ACCELERATORS,
     CONTAINER,
