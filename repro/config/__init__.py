@@ -10,7 +10,6 @@ Never imports torch.
 
 from repro.config.ids import (
     canonical_id,
-    runtime_tag_of,
     variant_mismatch,
 )
 from repro.config.load import SCHEMA_VERSION, load, parse
@@ -53,7 +52,6 @@ __all__ = [
     "load",
     "parse",
     "runtime_tag",
-    "runtime_tag_of",
     "select_cases",
     "select_variants",
     "size_bytes",

@@ -1,17 +1,14 @@
-"""Canonical identifiers: variant ids, accelerators and runtime tags.
+"""Canonical variant ids, and whether the interpreter's torch build is a variant's.
 
-A variant id is ``<runtime>-torch<major.minor>`` (``cu128-torch2.8``); a runtime tag names the
-wheel flavour of a torch build (``cu128``, ``rocm6.4``, ``cpu``), the same word the nox sessions
-(``repro-cu128``) and the matrix columns use. Pure string functions: never imports torch.
+A variant id is ``<runtime>-torch<major.minor>`` (``cu128-torch2.8``); the runtime tag
+(``cu128``, ``rocm6.4``, ``cpu``: the wheel flavour, the word the nox sessions ``repro-cu128``
+and the matrix columns use) and the accelerator rule are the model's
+(:func:`repro.model.runtime_tag`, :func:`repro.model.accelerator_of`). Never imports torch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from repro.model.fingerprint import Runtime
-from repro.model.variant import runtime_tag
 from repro.variant_id import VariantId
 
 
@@ -19,13 +16,6 @@ def canonical_id(runtime: str, torch: str) -> str:
     """``cu128`` + ``2.8.0`` -> ``cu128-torch2.8`` (the pin's local version is ignored;
     :class:`repro.variant_id.VariantId`)."""
     return str(VariantId.of(runtime, torch))
-
-
-def runtime_tag_of(runtime: Mapping[str, Any] | None) -> str:
-    """:func:`runtime_tag` of a fingerprint's ``runtime`` section or a torch probe's JSON
-    (keys ``torch``, ``cuda``, ``hip``); ``none`` when it is empty."""
-    runtime = runtime or {}
-    return runtime_tag(runtime.get("torch"), runtime.get("cuda"), runtime.get("hip"))
 
 
 def variant_mismatch(torch_pin: str, runtime: str, build: Runtime) -> str | None:
