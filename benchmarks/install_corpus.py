@@ -39,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from repro import properties as property_names
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "install-lines"
 #: The files of each half: the test half's second file holds round two's test lines (issue 30).
@@ -85,9 +87,9 @@ def host_properties(host: dict[str, Any]) -> dict[str, str]:
     and the NVIDIA driver, each where the issue states or implies it."""
     from repro import gpu_properties
 
-    props = {"host.python": str(host["python"])}
+    props = {property_names.HOST_PYTHON: str(host["python"])}
     if host.get("arch"):
-        props["host.arch"] = str(host["arch"])
+        props[property_names.HOST_ARCH] = str(host["arch"])
     if host.get("gpu"):
         gpu = {"name": host["gpu"], "vendor": host.get("gpu_vendor") or "nvidia"}
         if host.get("capability"):
@@ -96,7 +98,7 @@ def host_properties(host: dict[str, Any]) -> dict[str, str]:
             gpu["gfx_target"] = host["gfx"]
         props.update({k: str(v) for k, v in gpu_properties.encode(0, gpu).items()})
         if host.get("driver"):
-            props["host.driver.nvidia"] = str(host["driver"])
+            props[property_names.DRIVER_NVIDIA] = str(host["driver"])
     return props
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from repro import properties as property_names  # noqa: E402
 from repro.runner.job import usable_cores  # noqa: E402
 
 
@@ -39,9 +40,9 @@ def verdicts(junit: Path) -> dict[str, tuple[str, str, str]]:
     for case in ET.parse(junit).iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         out[case.get("name")] = (
-            props.get("repro.outcome", "?"),
-            props.get("repro.signature", ""),
-            props.get("repro.isolation", "-"),
+            props.get(property_names.OUTCOME, "?"),
+            props.get(property_names.SIGNATURE, ""),
+            props.get(property_names.ISOLATION, "-"),
         )
     return out
 

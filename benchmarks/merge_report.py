@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from repro import gpu_properties  # noqa: E402
+from repro import properties as property_names  # noqa: E402
 from repro.junit.writer import write_junit  # noqa: E402
 from repro.outcomes import CaseResult, Outcome  # noqa: E402
 from repro.variant_id import VariantId  # noqa: E402
@@ -59,14 +60,14 @@ def host_of(index: int) -> tuple[str, dict[str, str]]:
     wsl = index % 5 == 4
     key = f"{name} · driver {driver} · Ubuntu 24.04 LTS{' · WSL2' if wsl else ''} · node{index}"
     props = {
-        "host.key": key,
-        "host.os": "Ubuntu 24.04 LTS",
-        "host.wsl2": "true" if wsl else "false",
+        property_names.HOST_KEY: key,
+        property_names.HOST_OS: "Ubuntu 24.04 LTS",
+        property_names.WSL2: "true" if wsl else "false",
         gpu_properties.COUNT: "1",
         **gpu_properties.encode(
             0, {"name": name, "vendor": "nvidia", "compute_capability": capability}
         ),
-        "host.driver.nvidia": driver,
+        property_names.DRIVER_NVIDIA: driver,
     }
     return key, props
 
@@ -134,13 +135,13 @@ def generate(root: Path, files: int, cases: int, hosts: int, variants: int) -> N
         props = dict(host_props)
         props.update(
             {
-                "variant.id": variant_id,
-                "variant.runtime": runtime,
-                "variant.torch": torch,
-                "variant.accelerator": "cpu"
+                property_names.VARIANT_ID: variant_id,
+                property_names.VARIANT_RUNTIME: runtime,
+                property_names.VARIANT_TORCH: torch,
+                property_names.VARIANT_ACCELERATOR: "cpu"
                 if runtime == "cpu"
                 else ("rocm" if runtime.startswith("rocm") else "cuda"),
-                "runtime.torch": f"{torch}+{runtime}",
+                property_names.RUNTIME_TORCH: f"{torch}+{runtime}",
             }
         )
         write_junit(run_dir / "junit.xml", results(rng, cases, shard), props)

@@ -40,6 +40,8 @@ sys.path.insert(0, str(REPO))
 
 from junitparser import JUnitXml  # noqa: E402
 
+from repro import properties as property_names  # noqa: E402
+
 #: The runner, with its own children's listing slowed (the sweep's judgement window widened).
 WIDENED_RUNNER = """
 import os, sys, time, psutil
@@ -55,6 +57,7 @@ def slow_children(self, recursive=False):
         time.sleep(pause_s)  # or exiting, or being registered
     return found
 psutil.Process.children = slow_children
+from repro import properties as property_names
 from repro.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -79,7 +82,7 @@ def outcomes_of(junit: Path) -> dict[str, tuple[str, str]]:
                 if child.tag == "properties":
                     props = {p.get("name"): p.get("value") for p in child}
             message = next((r.message or "" for r in case.result), "")
-            out[case.name] = (props.get("repro.outcome", "?"), message)
+            out[case.name] = (props.get(property_names.OUTCOME, "?"), message)
     return out
 
 

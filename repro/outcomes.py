@@ -10,6 +10,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from repro import properties as property_names
+
 
 class Outcome(str, enum.Enum):
     """How a case ended.
@@ -299,7 +301,7 @@ def totals_of(results: Iterable[CaseResult]) -> Totals:
     """A run's results counted (:class:`Totals`), verdicts of ``result.expect`` applied."""
     totals = Totals()
     for result in results:
-        flaky = result.properties.get("repro.flaky") == "true"
+        flaky = result.properties.get(property_names.FLAKY) == "true"
         totals.add(result.scenario, result.outcome, result.expect, flaky=flaky)
     return totals
 

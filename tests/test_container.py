@@ -14,11 +14,12 @@ from conftest import run_cli
 
 from repro import config as matrix_mod
 from repro.cli.main import main as repro_main
-from repro.config import Overrides, Variant, sizes
+from repro.config import Overrides, Variant, limits, sizes
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import spec as container_mod
 from repro.errors import ConfigError
 from repro.host import hostkind as host_mod
+from repro.model import Fingerprint
 from repro.scenarios import shm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +32,12 @@ def fixture_host(name: str) -> host_mod.Host:
     return host_mod.load_fixture(HOSTS / name)
 
 
+#: The RunOptions fields that moved into its ``limits`` (``repro.config.limits``).
+LIMIT_FIELDS = ("shm_size", "ipc", "user", "mem_limit", "pids_limit")
+
+
 def options(**changes) -> container_mod.RunOptions:
+    moved = {name: changes.pop(name) for name in LIMIT_FIELDS if name in changes}
     base = container_mod.RunOptions(
         image="repro-matrix:cu128-torch2.8",
         variant_id="cu128-torch2.8",
@@ -40,10 +46,10 @@ def options(**changes) -> container_mod.RunOptions:
         host_fingerprint_dir="/tmp/repro-host-fp-x",
         patterns=("dataloader",),
         properties=(("variant.image", "sha256:abc"),),
-        user="1000:1000",
-        shm_size="8g",
+        limits=limits.ContainerLimits(user="1000:1000", shm_size="8g"),
         name="repro-test",
     )
+    changes["limits"] = dataclasses.replace(base.limits, **moved)
     return dataclasses.replace(base, **changes)
 
 
@@ -241,22 +247,25 @@ def _variant(**changes) -> Variant:
     return dataclasses.replace(base, **changes)
 
 
-class _VariantWithLimits:
-    """A variant carrying matrix.yaml's ``mem_limit``/``pids_limit`` (fields the config
-    package adds); read through getattr, so any object with them works."""
+def _variant_with_limits(mem_limit, pids_limit):
+    """A variant carrying matrix.yaml's ``mem_limit``/``pids_limit``."""
+    return _variant(id="cpu-torch2.13", shm_size=None, mem_limit=mem_limit, pids_limit=pids_limit)
 
-    def __init__(self, mem_limit, pids_limit):
-        self.id, self.mem_limit, self.pids_limit = "cpu-torch2.13", mem_limit, pids_limit
+
+def limits_for(variant, shm_size, ipc, host_bytes):
+    """``(mem_limit, pids_limit)`` of the limits resolved once for ``variant``."""
+    resolved = limits.resolve(variant, shm_size=shm_size, ipc=ipc, user="", host_bytes=host_bytes)
+    return resolved.mem_limit, resolved.pids_limit
 
 
 def test_limits_come_from_the_variant_else_the_defaults():
-    assert job.limits_for(_VariantWithLimits("12g", 256), "2g", None, 64 << 30) == ("12g", 256)
+    assert limits_for(_variant_with_limits("12g", 256), "2g", None, 64 << 30) == ("12g", 256)
     # no limits in the variant: pids 4096; memory = shm + 8 GiB working memory, at least 16 GiB
-    assert job.limits_for(_variant(shm_size=None), None, None, 64 << 30) == ("16g", 4096)
-    assert job.limits_for(_variant(), "16g", None, 64 << 30) == ("24g", 4096)
+    assert limits_for(_variant(shm_size=None), None, None, 64 << 30) == ("16g", 4096)
+    assert limits_for(_variant(), "16g", None, 64 << 30) == ("24g", 4096)
     # ... and at most 3/4 of the host's RAM, so the container's OOM killer fires first
-    assert job.limits_for(_variant(), "16g", None, 8 << 30) == ("6g", 4096)
-    assert job.default_mem_limit(0, 10 << 30) == "7680m"
+    assert limits_for(_variant(), "16g", None, 8 << 30) == ("6g", 4096)
+    assert limits.default_mem_limit(0, 10 << 30) == "7680m"
 
 
 @pytest.mark.parametrize(
@@ -265,7 +274,7 @@ def test_limits_come_from_the_variant_else_the_defaults():
 )
 def test_a_memory_limit_that_cannot_work_is_a_config_error(mem_limit, shm_size, expected):
     with pytest.raises(ConfigError, match=expected):
-        job.limits_for(_VariantWithLimits(mem_limit, None), shm_size, None, None)
+        limits_for(_variant_with_limits(mem_limit, None), shm_size, None, None)
 
 
 #: Size strings as users write them, each read by the one parser and by the Docker SDK.
@@ -294,7 +303,7 @@ def test_the_size_matrix_yaml_accepts_is_the_size_the_container_limits_read(tmp_
         " shm_size: '1.5g', mem_limit: '2.5g'}\n"
     )
     (variant,) = matrix_mod.load(config).variants
-    mem_limit, _pids = job.limits_for(variant, variant.shm_size, None, None)
+    mem_limit, _pids = limits_for(variant, variant.shm_size, None, None)
     assert mem_limit == "2.5g"
     assert sizes.size_bytes(variant.shm_size) == 3 << 29
 
@@ -339,20 +348,20 @@ def test_gpu_parity_compares_counts_and_names():
     host_fp = {"gpus": [{"name": "NVIDIA H100 80GB HBM3"}, {"name": "NVIDIA H100 80GB HBM3"}]}
     two = {"accelerator_count": 2, "devices": [{"name": "NVIDIA H100 80GB HBM3"}] * 2}
     one = {"accelerator_count": 1, "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}
-    assert container_mod.gpu_parity(host_fp, two) == (
+    assert container_mod.gpu_parity(Fingerprint.from_json(host_fp), two) == (
         True,
         "ok: 2 GPU(s) (NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3)",
     )
-    ok, text = container_mod.gpu_parity(host_fp, one)
+    ok, text = container_mod.gpu_parity(Fingerprint.from_json(host_fp), one)
     assert (
         not ok and text.startswith("mismatch: host has 2 GPU(s)") and "the container sees 1" in text
     )
     ok, text = container_mod.gpu_parity(
-        {"gpus": [{"name": "NVIDIA L4"}]},
+        Fingerprint.from_json({"gpus": [{"name": "NVIDIA L4"}]}),
         {"accelerator_count": 1, "devices": [{"name": "NVIDIA A10"}]},
     )
     assert not ok and "NVIDIA L4 vs NVIDIA A10" in text
-    assert container_mod.gpu_parity({"gpus": []}, None)[0] is False
+    assert container_mod.gpu_parity(Fingerprint.from_json({"gpus": []}), None)[0] is False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def _host_fingerprint() -> dict:
 def host_fp(monkeypatch):
     """The host fingerprint docker-run collects (torch probe and NVML) is the fixture host's."""
     from repro.host import fingerprint
-    from repro.host.model import Fingerprint
+    from repro.model import Fingerprint
 
     monkeypatch.setattr(
         fingerprint, "collect", lambda **_kw: Fingerprint.from_json(_host_fingerprint())

@@ -13,7 +13,7 @@ import pytest
 from repro import scenarios
 from repro.host import cuda_init, gpu_checks
 from repro.host.checks import FAIL
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 from repro.outcomes import Outcome
 from repro.runner import context, run_all
 

@@ -18,6 +18,7 @@ from conftest import cli_env
 from junitparser import JUnitXml, Skipped
 
 from repro import scenarios
+from repro.model import Fingerprint
 from repro.runner.case_api import CaseSkipped
 from repro.scenarios import cuda_fault
 from repro.signatures import table
@@ -44,7 +45,7 @@ def test_grid_is_one_cuda_case_that_needs_an_accelerator():
     assert case.case_id == "cuda_fault[device=cuda]"
     assert case.requires == ("accelerator",) and case.timeout_s == cuda_fault.TIMEOUT_S
     cpu_host = {"runtime": {"torch": "2.13.0+cpu", "accelerator_count": 0}}
-    reason = scenarios.skip_reason(case.requires, cpu_host)
+    reason = scenarios.skip_reason(case.requires, Fingerprint.from_json(cpu_host))
     assert reason and "no CUDA/ROCm device" in reason
 
 

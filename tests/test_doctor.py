@@ -18,6 +18,7 @@ from repro.errors import EXIT_CONFIG
 from repro.host import doctor, smi
 from repro.host.doctor import DEV_SHM, DRIVER_VS_RUNTIME, NVIDIA_SMI, NVML, ROCM_SMI, Finding
 from repro.junit import writer as junit
+from repro.model import Fingerprint
 from repro.outcomes import Outcome
 from repro.report import merge as report
 
@@ -162,7 +163,9 @@ H100_FP = make_fp(
 
 
 def checks(fp, root, tools=NO_TOOLS, statvfs=BIG_SHM, **kwargs) -> dict[str, Finding]:
-    findings = doctor.run_checks(fp, root=root, run=tools, statvfs=statvfs, environ={}, **kwargs)
+    findings = doctor.run_checks(
+        Fingerprint.from_json(fp), root=root, run=tools, statvfs=statvfs, environ={}, **kwargs
+    )
     assert [f.check for f in findings] == list(doctor.CHECKS)
     return {f.check: f for f in findings}
 
@@ -434,7 +437,9 @@ def test_dev_shm_large_enough_is_ok_and_nearly_full_warns(tmp_path):
 
 
 def test_dev_shm_measured_with_the_real_statvfs_under_root(tmp_path):
-    found = doctor.run_checks(CPU_FP, root=make_root(tmp_path), run=NO_TOOLS, environ={})
+    found = doctor.run_checks(
+        Fingerprint.from_json(CPU_FP), root=make_root(tmp_path), run=NO_TOOLS, environ={}
+    )
     shm_finding = found[doctor.CHECKS.index(DEV_SHM)]
     assert shm_finding.status in (doctor.OK, doctor.WARN)
     assert shm_finding.detail.startswith("/dev/shm ")
@@ -609,7 +614,12 @@ def test_doctor_suite_merges_into_the_report_with_the_usual_totals(tmp_path):
 def test_doctor_results_writes_and_links_a_log_in_the_run_directory(tmp_path):
     run_dir = tmp_path / "results" / "run-1"
     results = doctor.doctor_results(
-        CPU_FP, run_dir, root=make_root(tmp_path), run=NO_TOOLS, statvfs=BIG_SHM, environ={}
+        Fingerprint.from_json(CPU_FP),
+        run_dir,
+        root=make_root(tmp_path),
+        run=NO_TOOLS,
+        statvfs=BIG_SHM,
+        environ={},
     )
     assert {r.log_path for r in results} == {"logs/doctor.log"}
     log = (run_dir / "logs/doctor.log").read_text()
@@ -619,7 +629,11 @@ def test_doctor_results_writes_and_links_a_log_in_the_run_directory(tmp_path):
 
 def test_doctor_results_runs_the_checks(tmp_path):
     results = doctor.doctor_results(
-        CPU_FP, root=make_root(tmp_path), run=NO_TOOLS, statvfs=BIG_SHM, environ={}
+        Fingerprint.from_json(CPU_FP),
+        root=make_root(tmp_path),
+        run=NO_TOOLS,
+        statvfs=BIG_SHM,
+        environ={},
     )
     assert [r.outcome for r in results] == [
         Outcome.SKIPPED,
@@ -684,8 +698,9 @@ def test_doctor_never_imports_torch():
     code = (
         "import sys\n"
         "from repro.host import doctor\n"
+        "from repro.model import Fingerprint\n"
         "fp = {'runtime': {'torch': '2.8.0+cu128', 'cuda': '12.8'}, 'driver': {'nvidia': '570.86.15'}}\n"
-        "doctor.run_checks(fp)\n"
+        "doctor.run_checks(Fingerprint.from_json(fp))\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
     )
     proc = subprocess.run(

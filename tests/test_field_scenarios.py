@@ -16,6 +16,7 @@ from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 
 from repro import config as matrix
 from repro import scenarios
+from repro.model import Fingerprint
 from repro.scenarios import _packages
 
 
@@ -76,7 +77,9 @@ def test_ddp_faults_run_at_one_point_of_the_grid_and_gpu_cases_require_enough_gp
     # The CPU host gets a reason for the GPU-only OOM path, not silence.
     fingerprint = {"runtime": {"torch": "2.13.0+cpu", "accelerator_count": 0}}
     oom = cases["ddp[backend=nccl,world_size=1,workers=0,fault=oom_halving]"]
-    assert "no CUDA/ROCm device" in scenarios.skip_reason(oom.requires, fingerprint)
+    assert "no CUDA/ROCm device" in scenarios.skip_reason(
+        oom.requires, Fingerprint.from_json(fingerprint)
+    )
 
 
 def test_matrix_yaml_expects_the_wandb_hang_and_nothing_for_the_fixed_release():

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repro.host import amd, fingerprint, nvidia, torch_probe
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fingerprint"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -241,7 +241,7 @@ def test_wsl2_tree_is_detected_with_evidence():
     assert host["cpu"] == "12th Gen Intel(R) Core(TM) i7-12700K"
     assert host["memory_bytes"] == 16303956 * 1024
     assert host["container"] is None
-    assert fingerprint.host_key(fp) == "CPU only · Ubuntu 22.04.5 LTS · WSL2"
+    assert fingerprint.host_key(Fingerprint.from_json(fp)) == "CPU only · Ubuntu 22.04.5 LTS · WSL2"
 
 
 def test_wsl_lib_dir_and_environment_are_evidence(tmp_path):
@@ -274,7 +274,10 @@ def test_docker_tree_is_a_docker_container():
     assert fp["host"]["os"] == "Debian GNU/Linux 12 (bookworm)"
     assert fp["host"]["cpu"] is None  # no proc/cpuinfo in that tree: unknown, not an error
     assert not [u for u in fp["unreadable"] if u["what"].startswith("/")]
-    assert fingerprint.host_key(fp) == "CPU only · Debian GNU/Linux 12 (bookworm)"
+    assert (
+        fingerprint.host_key(Fingerprint.from_json(fp))
+        == "CPU only · Debian GNU/Linux 12 (bookworm)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -312,8 +315,11 @@ def test_rocm_tree_lists_the_gpu_node_and_skips_the_cpu_node():
     ]
     assert fp["driver"]["rocm"] == "6.4.1"
     assert fp["driver"]["amdgpu"] == "6.12.12"
-    assert fingerprint.host_key(fp) == "AMD gfx90a · ROCm 6.4.1 · Ubuntu 24.04 LTS"
-    props = fingerprint.to_properties(fp)
+    assert (
+        fingerprint.host_key(Fingerprint.from_json(fp))
+        == "AMD gfx90a · ROCm 6.4.1 · Ubuntu 24.04 LTS"
+    )
+    props = fingerprint.to_properties(Fingerprint.from_json(fp))
     assert props["host.gpu.0.gfx_target"] == "gfx90a"
     assert props["host.driver.rocm"] == "6.4.1"
 
@@ -369,7 +375,7 @@ def test_nvml_two_h100s():
     assert not [u for u in fp["unreadable"] if u["what"].startswith("nvml")]
     assert nvml.shutdowns == 1
     assert (
-        fingerprint.host_key(fp)
+        fingerprint.host_key(Fingerprint.from_json(fp))
         == "NVIDIA H100 80GB HBM3 ×2 · driver 570.86.15 · Ubuntu 22.04.4 LTS"
     )
 
@@ -407,7 +413,7 @@ def test_partial_nvml_keeps_what_it_could_read():
     ]
     assert nvml.shutdowns == 1
     assert (
-        fingerprint.host_key(fp)
+        fingerprint.host_key(Fingerprint.from_json(fp))
         == "NVIDIA GeForce RTX 3060 · driver 581.57 · Ubuntu 22.04.5 LTS · WSL2"
     )
 
@@ -448,7 +454,7 @@ def test_collect_on_this_machine_runs_the_real_probe():
         assert runtime["accelerator"] is None
         assert runtime["accelerator_count"] == 0
         assert runtime["arch_list"] == []
-        assert fingerprint.runtime_tag(fp) == "cpu"
+        assert fingerprint.runtime_tag(Fingerprint.from_json(fp)) == "cpu"
     if not any(gpu["source"] == "nvml" for gpu in fp["gpus"]):  # this machine: no libnvidia-ml
         [entry] = [u for u in fp["unreadable"] if u["what"] == "nvml"]
         assert entry["why"]
@@ -464,7 +470,7 @@ def test_python_without_torch_is_recorded_not_raised(tmp_path):
     assert fp["runtime"]["accelerator_count"] == 0
     assert fp["runtime"]["start_methods"]  # the probe itself ran
     assert fp["host"]["python"] == platform.python_version()
-    assert fingerprint.runtime_tag(fp) == "none"
+    assert fingerprint.runtime_tag(Fingerprint.from_json(fp)) == "none"
 
 
 def test_nonexistent_python_does_not_raise(tmp_path):
@@ -475,7 +481,7 @@ def test_nonexistent_python_does_not_raise(tmp_path):
     assert fp["host"]["python"] is None
     assert fp["host"]["python_executable"] == missing
     assert fp["runtime"]["torch"] is None
-    assert fingerprint.runtime_tag(fp) == "none"
+    assert fingerprint.runtime_tag(Fingerprint.from_json(fp)) == "none"
 
 
 def fake_python(tmp_path: Path, body: str) -> str:
@@ -520,7 +526,7 @@ def test_probe_errors_become_unreadable_entries(tmp_path):
     ]
     assert fp["runtime"]["torch"] == "2.8.0+cu128"
     assert fp["host"]["python"] == "3.12.8"
-    assert fingerprint.runtime_tag(fp) == "cu128"
+    assert fingerprint.runtime_tag(Fingerprint.from_json(fp)) == "cu128"
 
 
 def test_collect_never_imports_torch_in_the_calling_process():
@@ -558,30 +564,34 @@ def test_collect_never_imports_torch_in_the_calling_process():
     ],
 )
 def test_runtime_tag(runtime, tag):
-    assert fingerprint.runtime_tag({"runtime": runtime}) == tag
+    assert fingerprint.runtime_tag(Fingerprint.from_json({"runtime": runtime})) == tag
 
 
 def test_host_key_examples():
-    assert fingerprint.host_key(H100_FP) == (
+    assert fingerprint.host_key(Fingerprint.from_json(H100_FP)) == (
         "NVIDIA H100 80GB HBM3 ×2 · driver 570.86.15 · Ubuntu 22.04.4 LTS"
     )
-    assert fingerprint.host_key(wsl2_rtx3060_fp()) == (
+    assert fingerprint.host_key(Fingerprint.from_json(wsl2_rtx3060_fp())) == (
         "NVIDIA GeForce RTX 3060 · driver 581.57 · Ubuntu 22.04.5 LTS · WSL2"
     )
-    assert fingerprint.host_key(copy.deepcopy(H100_FP)) == fingerprint.host_key(H100_FP)
+    assert fingerprint.host_key(
+        Fingerprint.from_json(copy.deepcopy(H100_FP))
+    ) == fingerprint.host_key(Fingerprint.from_json(H100_FP))
 
 
 def test_host_key_counts_mixed_models_in_index_order():
     fp = copy.deepcopy(H100_FP)
     fp["gpus"].append({**fp["gpus"][0], "index": 2, "name": "NVIDIA L40S"})
-    assert fingerprint.host_key(fp).startswith("NVIDIA H100 80GB HBM3 ×2 + NVIDIA L40S · driver")
+    assert fingerprint.host_key(Fingerprint.from_json(fp)).startswith(
+        "NVIDIA H100 80GB HBM3 ×2 + NVIDIA L40S · driver"
+    )
 
 
 def test_host_key_falls_back_to_torch_devices():
     fp = copy.deepcopy(H100_FP)
     fp["gpus"] = []  # NVML unreadable, torch saw the devices
     assert (
-        fingerprint.host_key(fp)
+        fingerprint.host_key(Fingerprint.from_json(fp))
         == "NVIDIA H100 80GB HBM3 ×2 · driver 570.86.15 · Ubuntu 22.04.4 LTS"
     )
     rocm = copy.deepcopy(fp)
@@ -599,19 +609,22 @@ def test_host_key_falls_back_to_torch_devices():
         ],
     )
     rocm["host"].update(os="Ubuntu 24.04 LTS", wsl2=True)
-    assert fingerprint.host_key(rocm) == "AMD gfx1100 · ROCm 6.4.1 · Ubuntu 24.04 LTS · WSL2"
+    assert (
+        fingerprint.host_key(Fingerprint.from_json(rocm))
+        == "AMD gfx1100 · ROCm 6.4.1 · Ubuntu 24.04 LTS · WSL2"
+    )
 
 
 def test_host_key_names_no_driver_without_that_vendors_gpu():
     fp = fixture_fp("rocm")
     fp["gpus"] = []  # a CPU host running a ROCm image: /opt/rocm exists, no GPU
-    assert fingerprint.host_key(fp) == "CPU only · Ubuntu 24.04 LTS"
+    assert fingerprint.host_key(Fingerprint.from_json(fp)) == "CPU only · Ubuntu 24.04 LTS"
 
 
 def test_to_properties_of_an_h100_fingerprint():
-    props = fingerprint.to_properties(H100_FP)
+    props = fingerprint.to_properties(Fingerprint.from_json(H100_FP))
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in props.items())
-    assert props["host.key"] == fingerprint.host_key(H100_FP)
+    assert props["host.key"] == fingerprint.host_key(Fingerprint.from_json(H100_FP))
     assert props["host.wsl2"] == "false"
     assert props["host.container"] == "docker"
     assert props["host.gpu_count"] == "2"
@@ -634,7 +647,7 @@ def test_to_properties_of_an_h100_fingerprint():
 
 
 def test_to_properties_of_a_wsl2_fingerprint():
-    props = fingerprint.to_properties(wsl2_rtx3060_fp())
+    props = fingerprint.to_properties(Fingerprint.from_json(wsl2_rtx3060_fp()))
     assert props["host.wsl2"] == "true"
     assert "host.container" not in props
     assert props["host.driver.nvidia"] == "581.57"
@@ -644,8 +657,10 @@ def test_to_properties_of_a_wsl2_fingerprint():
 def test_format_text_shows_the_key_gpus_and_what_was_unreadable():
     fp = copy.deepcopy(H100_FP)
     fp["unreadable"] = [{"what": "nvml.cuda_driver_version", "why": "Not Supported"}]
-    text = fingerprint.format_text(fp)
-    assert text.splitlines()[0] == "host key      " + fingerprint.host_key(fp)
+    text = fingerprint.format_text(Fingerprint.from_json(fp))
+    assert text.splitlines()[0] == "host key      " + fingerprint.host_key(
+        Fingerprint.from_json(fp)
+    )
     assert "[1] NVIDIA H100 80GB HBM3  sm 9.0  79.6 GiB  (nvml)" in text
     assert "2.8.0+cu128 [cu128]" in text
     assert "nvml.cuda_driver_version: Not Supported" in text
@@ -653,7 +668,7 @@ def test_format_text_shows_the_key_gpus_and_what_was_unreadable():
 
 
 def test_format_text_of_a_fixture_tree():
-    text = fingerprint.format_text(fixture_fp("wsl2"))
+    text = fingerprint.format_text(Fingerprint.from_json(fixture_fp("wsl2")))
     assert (
         "wsl2          yes (/proc/version: Linux version 5.15.167.4-microsoft-standard-WSL2" in text
     )
@@ -681,7 +696,7 @@ def test_collect_returns_typed_sections():
     assert (fp.driver.nvidia, fp.driver.cuda_driver_api) == ("570.86.15", "12.8")
     assert fp.host.os == "Ubuntu 22.04.4 LTS" and fp.host.wsl2 is False
     assert fp.runtime.torch is None and fp.container is None
-    assert fingerprint.host_key(fp) == fingerprint.host_key(fp.to_json())
+    assert fingerprint.host_key(fp) == fingerprint.host_key(Fingerprint.from_json(fp.to_json()))
 
 
 def test_an_old_fingerprint_with_missing_keys_still_loads():
@@ -691,10 +706,10 @@ def test_an_old_fingerprint_with_missing_keys_still_loads():
     assert fp.host.os == "Ubuntu 20.04.6 LTS"
     assert fp.host.cpu_count == 0 and fp.host.wsl_evidence == ()
     assert fp.gpus == () and fp.runtime.arch_list == () and fp.unreadable == ()
-    assert fingerprint.host_key(old) == "CPU only · Ubuntu 20.04.6 LTS"
-    assert fingerprint.runtime_tag(old) == "none"
+    assert fingerprint.host_key(Fingerprint.from_json(old)) == "CPU only · Ubuntu 20.04.6 LTS"
+    assert fingerprint.runtime_tag(Fingerprint.from_json(old)) == "none"
     assert set(fp.to_json()) == set(H100_FP)
-    assert fingerprint.to_properties(old)["host.os"] == "Ubuntu 20.04.6 LTS"
+    assert fingerprint.to_properties(Fingerprint.from_json(old))["host.os"] == "Ubuntu 20.04.6 LTS"
 
 
 def test_sections_of_the_wrong_type_read_as_empty_and_numbers_as_text():
@@ -747,4 +762,4 @@ def test_a_fingerprint_file_option_reads_only_a_bounded_regular_json_file(tmp_pa
         fingerprint.read_file(deep, "--fingerprint")
     good = tmp_path / "fingerprint.json"
     good.write_text('{"host": {"hostname": "box"}}')
-    assert fingerprint.read_file(good, "--fingerprint")["host"]["hostname"] == "box"
+    assert fingerprint.read_file(good, "--fingerprint").host.hostname == "box"

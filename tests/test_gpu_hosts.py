@@ -16,7 +16,7 @@ import pytest
 
 from repro import scenarios
 from repro.host import cuda_init, doctor, fingerprint, gpu_checks, selection
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 from repro.outcomes import Outcome
 from repro.runner import context, run_all
 from repro.signatures import engine as signatures
@@ -239,12 +239,16 @@ def test_doctor_finding(host, tmp_path, monkeypatch):
 def test_case_outcome(host, tmp_path, monkeypatch):
     fp = collect(host, tmp_path, monkeypatch).to_json()
     case = cuda_case()
-    assert scenarios.skip_reason(case.requires, fp) is None  # never skipped on a GPU host
-    broken = cuda_init.case_error(case, fp)
+    assert (
+        scenarios.skip_reason(case.requires, Fingerprint.from_json(fp)) is None
+    )  # never skipped on a GPU host
+    broken = cuda_init.case_error(case, Fingerprint.from_json(fp))
     if host["expect"]["case"] == "runs":
         assert broken is None
         return
-    ctx = context.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
+    ctx = context.RunContext(
+        tmp_path / "run", Fingerprint.from_json(fp), {}, {}, python="/nonexistent/python"
+    )
     ctx.run_dir.mkdir()
     [result] = run_all.run_all(ctx, [case])  # never starts a child: the python does not exist
     assert (result.outcome, result.signature) == (Outcome.ERROR, "infra.cuda_init")

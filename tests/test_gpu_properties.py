@@ -11,10 +11,11 @@ from test_fingerprint import H100_FP
 from repro import gpu_properties
 from repro.compat import predictions
 from repro.host import fingerprint
+from repro.model import Fingerprint
 
 
 def test_the_fingerprint_writes_what_the_predictions_read_back():
-    props = fingerprint.to_properties(H100_FP)
+    props = fingerprint.to_properties(Fingerprint.from_json(H100_FP))
     decoded = gpu_properties.decode(props)
     assert sorted(decoded) == [0, 1]
     assert decoded[1]["name"] == "NVIDIA H100 80GB HBM3"

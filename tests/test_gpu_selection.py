@@ -13,7 +13,7 @@ import pytest
 
 from repro.containers import spec
 from repro.host import cuda_init, hostkind, kernel_log, nvidia_modes, selection, torch_probe
-from repro.host.model import Gpu, MigDevice
+from repro.model import Fingerprint, Gpu, MigDevice
 
 CAPTURED = Path(__file__).parent / "fixtures" / "captured"
 
@@ -141,7 +141,9 @@ def test_parity_compares_the_selected_gpus():
         "gpus": [{"name": "H100"}] * 8,
         "selection": {"devices": [{"name": "H100"}, {"name": "H100"}]},
     }
-    ok, text = spec.gpu_parity(host_fp, {"accelerator_count": 2, "devices": [{"name": "H100"}] * 2})
+    ok, text = spec.gpu_parity(
+        Fingerprint.from_json(host_fp), {"accelerator_count": 2, "devices": [{"name": "H100"}] * 2}
+    )
     assert ok, text
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from repro.cli.main import main as repro_main
 from repro.host import fingerprint
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 from repro.outcomes import Outcome
 from repro.runner.protocol import Events
 from repro.runner.verdict import classify as runner_classify

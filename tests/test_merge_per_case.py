@@ -21,6 +21,7 @@ import pytest
 from conftest import cli_env, run_cli, write_matrix
 
 from repro.errors import Interrupted
+from repro.model import Fingerprint, Variant
 from repro.outcomes import DOCTOR_SCENARIO, CaseResult, Outcome
 from repro.report.html import render_html
 from repro.report.markdown import md_escape, render_markdown
@@ -29,21 +30,23 @@ from repro.runner import job
 from repro.runner import run_all as run_all_mod
 from repro.scenarios import Case
 
-FINGERPRINT = {
-    "schema": 1,
-    "host": {"hostname": "vm", "os": "Debian GNU/Linux 12 (bookworm)", "wsl2": False},
-    "gpus": [],
-    "driver": {"nvidia": None, "cuda_driver_api": None, "rocm": None, "amdgpu": None},
-    "runtime": {"torch": "2.13.0+cpu", "cuda": None, "hip": None, "accelerator": None},
-    "unreadable": [],
-}
-VARIANT = {
-    "id": "cpu-torch2.13",
-    "runtime": "cpu",
-    "torch": "2.13.0+cpu",
-    "accelerator": "cpu",
-    "source": "host",
-}
+FINGERPRINT = Fingerprint.from_json(
+    {
+        "schema": 1,
+        "host": {"hostname": "vm", "os": "Debian GNU/Linux 12 (bookworm)", "wsl2": False},
+        "gpus": [],
+        "driver": {"nvidia": None, "cuda_driver_api": None, "rocm": None, "amdgpu": None},
+        "runtime": {"torch": "2.13.0+cpu", "cuda": None, "hip": None, "accelerator": None},
+        "unreadable": [],
+    }
+)
+VARIANT = Variant(
+    id="cpu-torch2.13",
+    runtime="cpu",
+    torch="2.13.0+cpu",
+    accelerator="cpu",
+    source="host",
+)
 
 
 def _case(scenario: str, params: dict[str, str]) -> Case:
@@ -90,7 +93,7 @@ def _run(tmp_path: Path, cases: list[Case], outcomes: dict[str, Outcome], monkey
     monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)
     options = job.RunOptions(results=str(tmp_path / "results"), isolation="fresh")
     time.sleep(1.05)  # run.json ``started`` has one-second resolution, as the real runner's
-    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
+    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
     run_all_mod.run_all(ctx, cases, preflight=DOCTOR, jobs=1)
     return run_dir
@@ -191,7 +194,7 @@ def test_ctrl_c_at_j2_records_no_case_it_stopped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)
     options = job.RunOptions(results=str(tmp_path / "results"), isolation="fresh")
-    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
+    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
     with pytest.raises(Interrupted) as stopped:
         run_all_mod.run_all(ctx, LOSSES, preflight=DOCTOR, jobs=2)
@@ -371,10 +374,10 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
     from repro.errors import ConfigError
 
     config = matrix_mod.load(tmp_path / "matrix.yaml")
-    fp = {"runtime": build}
+    fp = Fingerprint.from_json({"runtime": build})
     options = job.RunOptions(variant=variant)
     if why is None:
-        assert job.pick_variant(config, options, fp)["id"] == variant
+        assert job.pick_variant(config, options, fp)[0].id == variant
         return
     with pytest.raises(ConfigError) as refused:
         job.pick_variant(config, options, fp)
@@ -382,10 +385,10 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
         refused.value
     )
     assert job.ALLOW_MISMATCH_FLAG in refused.value.hint
-    allowed = job.pick_variant(
+    allowed, mismatch = job.pick_variant(
         config, job.RunOptions(variant=variant, **{"allow_variant_mismatch": True}), fp
     )
-    assert allowed["id"] == variant and why in allowed["mismatch"]
+    assert allowed.id == variant and why in mismatch
 
 
 @pytest.mark.slow
@@ -448,7 +451,7 @@ def test_ctrl_c_whose_keyboardinterrupt_a_finaliser_swallows_still_stops_the_run
     options = job.RunOptions(
         results=str(tmp_path / "results"), isolation="fresh", python=sys.executable
     )
-    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT["id"])
+    run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
     # As at a terminal (see _sigint_default); put back as it was after the test.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -17,7 +17,7 @@ import pytest
 from repro.containers import spec as container_mod
 from repro.host import amd, selection
 from repro.host import hostkind as host_mod
-from repro.host.model import Gpu
+from repro.model import Gpu
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

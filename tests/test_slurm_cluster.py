@@ -177,20 +177,26 @@ def test_the_two_task_array_shows_the_host_and_the_venv_lane(runs):
     assert "report job" in runs.array_err and "COMPLETED" in runs.array_err
     results = runs.root / "r-array"
     matrix = _matrix(results)
-    (cell,) = matrix["cells"]
-    assert cell["variant"] == "cpu-torch2.13"
+    # The host and the venv lane of one variant are two columns (issue 31: cells are keyed by
+    # host, variant and lane), each holding its own lane's runs.
+    cells = {cell["lane"]: cell for cell in matrix["cells"]}
+    assert set(cells) == {"host", "venv"} and len(matrix["cells"]) == 2
     lanes = {}
-    for path in cell["files"]:
-        suite = next(iter(JUnitXml.fromfile(path)))
-        props = {p.name: p.value for p in suite.properties()}
-        lanes[props["variant.lane"]] = props
-    assert set(lanes) == {"host", "venv"}, cell["files"]
+    for lane, cell in cells.items():
+        assert cell["variant"] == "cpu-torch2.13" and cell["column"] == f"cpu-torch2.13 ({lane})"
+        for path in cell["files"]:
+            suite = next(iter(JUnitXml.fromfile(path)))
+            props = {p.name: p.value for p in suite.properties()}
+            assert props["variant.lane"] == lane, cell["files"]
+            lanes[lane] = props
+    assert set(lanes) == {"host", "venv"}
     assert {p["slurm.job_id"].split("_")[1] for p in lanes.values()} == {"0", "1"}
-    losses = [c for c in cell["cases"] if c["scenario"] == "losses"]
     # 2 cases from each lane (eps=0: the expected NaN, eps=1e-06: passes); neither hides the other
-    assert sorted(c["outcome"] for c in losses) == ["failed", "failed", "passed", "passed"]
-    heading = "cpu-torch2.13 (host, venv)"
-    assert heading in (results / "matrix.md").read_text()
+    for cell in cells.values():
+        losses = [c for c in cell["cases"] if c["scenario"] == "losses"]
+        assert sorted(c["outcome"] for c in losses) == ["failed", "passed"]
+    table = (results / "matrix.md").read_text()
+    assert "cpu-torch2.13 (host)" in table and "cpu-torch2.13 (venv)" in table
     status = runs.repro("slurm-status", "--results-dir", str(results))
     assert status.returncode == 0 and status.stdout.count(" reprotest ") == 2
     print(f"\nsubmit-to-matrix wall time of the 2-task array: {runs.array_wall_s:.1f} s")

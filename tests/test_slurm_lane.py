@@ -565,11 +565,14 @@ def test_a_timed_out_task_is_a_red_cell_beside_the_cases_it_finished(tmp_path):
     cell = found[0].cell
     assert cell == record.run_dir(array, 0).with_name(record.run_dir(array, 0).name + ".scheduler")
     report = build_report([tmp_path])
-    (matrix_cell,) = report.cells
-    outcomes = sorted((c.scenario, c.outcome.value, c.signature or "") for c in matrix_cell.cases)
+    # One column per lane (issue 31: cells keyed by host, variant and lane).
+    by_lane = {cell.lane: cell for cell in report.cells}
+    assert sorted(by_lane) == ["host", "venv"] and len(report.cells) == 2
+    cases = [case for cell in report.cells for case in cell.cases]
+    outcomes = sorted((c.scenario, c.outcome.value, c.signature or "") for c in cases)
     assert outcomes.count(("quick", "passed", "")) == 5  # 2 finished by host + 3 by venv
     assert ("slurm", "error", "infra.slurm_timeout") in outcomes
-    slurm_case = next(c for c in matrix_cell.cases if c.scenario == "slurm")
+    slurm_case = next(c for c in by_lane["host"].cases if c.scenario == "slurm")
     assert "4_0" in slurm_case.message and "2 of 3 cases finished" in slurm_case.message
     again = cells.collect(record, FixedStates(states), _VARIANTS)
     assert again[0].cell is None  # idempotent: the cell exists
@@ -627,15 +630,17 @@ def test_a_newer_run_of_the_same_lane_replaces_the_scheduler_cell_but_not_anothe
     states = {("4", 0): _state(0, "TIMEOUT", end="2026-11-27T12:02:00Z"),
               ("4", 1): _state(1, "TIMEOUT", end="2026-11-27T12:02:00Z")}  # fmt: skip
     cells.collect(record, FixedStates(states), _VARIANTS)
-    assert sum(c.scenario == "slurm" for c in build_report([tmp_path]).cells[0].cases) == 2
+    cases = [case for cell in build_report([tmp_path]).cells for case in cell.cases]
+    assert sum(c.scenario == "slurm" for c in cases) == 2
     later = tmp_path / "20261127T130000Z-cpu-torch2.13"
     _write_partial_run(later, "host", 3, 3, finished=True)
     info = json.loads((later / "run.json").read_text())
     info["started"] = "2026-11-27T13:00:00Z"
     (later / "run.json").write_text(json.dumps(info))
-    cell = build_report([tmp_path]).cells[0]
-    left = [c for c in cell.cases if c.scenario == "slurm"]
+    by_lane = {cell.lane: cell for cell in build_report([tmp_path]).cells}
+    left = [c for cell in by_lane.values() for c in cell.cases if c.scenario == "slurm"]
     assert len(left) == 1 and "4_1" in left[0].message  # the venv lane's timeout stays
+    assert left[0] in by_lane["venv"].cases
 
 
 def test_status_rows_name_state_run_directory_and_cell(tmp_path):

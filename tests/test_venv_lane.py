@@ -15,6 +15,7 @@ from junitparser import JUnitXml
 
 from repro.envs import uv
 from repro.envs.spec import EnvSpec, Source
+from repro.model import Fingerprint, Variant
 
 SPEC = EnvSpec(
     python="3.11",
@@ -138,17 +139,14 @@ def test_host_lane_runs_are_marked_host(tmp_path):
     from repro.runner import job
 
     options = job.RunOptions(python="python3")
-    fp = {"host": {}, "runtime": {}}
-    variant = {
-        "id": "cpu-torch2.13",
-        "runtime": "cpu",
-        "torch": "2.13.0",
-        "accelerator": "cpu",
-        "source": "host",
-    }
+    fp = Fingerprint.from_json({"host": {}, "runtime": {}})
+    variant = Variant(
+        id="cpu-torch2.13", runtime="cpu", torch="2.13.0", accelerator="cpu", source="host"
+    )
     ctx = job.run_context(options, fp, variant, "r", tmp_path, {})
     assert ctx.suite_properties["variant.lane"] == "host"
-    ctx = job.run_context(options, dict(fp, container={"os": "x"}), variant, "r", tmp_path, {})
+    inside = Fingerprint.from_json({"host": {}, "runtime": {}, "container": {"os": "x"}})
+    ctx = job.run_context(options, inside, variant, "r", tmp_path, {})
     assert ctx.suite_properties["variant.lane"] == "container"
     ctx = job.run_context(options, fp, variant, "r", tmp_path, {"variant.lane": "venv"})
     assert ctx.suite_properties["variant.lane"] == "venv"
@@ -208,9 +206,10 @@ def test_an_nvidia_gpu_whose_driver_did_not_load_still_expects_cuda(tmp_path):
 def test_run_options_can_stop_expecting_the_accelerator(tmp_path):
     from repro.runner import job
 
-    fp = {"host": {}, "runtime": {}}
-    variant = {"id": "cu130-torch2.14", "runtime": "cu130", "torch": "2.14.1"}
-    variant.update(accelerator="cuda", source="matrix")
+    fp = Fingerprint.from_json({"host": {}, "runtime": {}})
+    variant = Variant(
+        id="cu130-torch2.14", runtime="cu130", torch="2.14.1", accelerator="cuda", source="matrix"
+    )
     expected = job.run_context(job.RunOptions(python="p"), fp, variant, "r", tmp_path, {})
     assert expected.expect_accelerator
     options = job.RunOptions(python="p", expect_accelerator=False)

@@ -20,6 +20,7 @@ from conftest import REPO, cases_by_name, cli_env, only_run_dir, write_matrix
 from junitparser import JUnitXml
 
 from repro.host import fork_check
+from repro.model import Fingerprint
 from repro.runner import context, executor, zygote_client, zygote_pool, zygote_wire
 from repro.scenarios import expand
 
@@ -31,7 +32,7 @@ FINGERPRINT = {
 def _ctx(run_dir: Path, isolation: str) -> context.RunContext:
     return context.RunContext(
         run_dir=run_dir,
-        fingerprint=FINGERPRINT,
+        fingerprint=Fingerprint.from_json(FINGERPRINT),
         suite_properties={},
         run_info={},
         isolation=isolation,
@@ -578,7 +579,7 @@ def test_an_accelerator_lane_whose_fork_check_fails_runs_every_case_fresh_and_sa
     fake = _torch_breaking_after_fork(tmp_path)
     ctx = context.RunContext(
         run_dir=tmp_path / "run",
-        fingerprint=GPU_FINGERPRINT,
+        fingerprint=Fingerprint.from_json(GPU_FINGERPRINT),
         suite_properties={},
         run_info={},
         isolation="auto",
@@ -613,7 +614,9 @@ def test_the_fork_check_runs_on_accelerator_lanes_only_and_once(tmp_path, monkey
     assert zygote_pool.check_fork(cpu, ["repro.scenarios.noop"], {}) is None
     assert calls == [] and "fork_check" not in cpu.run_info
     for gpu in (
-        dataclasses.replace(_ctx(tmp_path / "gpu", "zygote"), fingerprint=GPU_FINGERPRINT),
+        dataclasses.replace(
+            _ctx(tmp_path / "gpu", "zygote"), fingerprint=Fingerprint.from_json(GPU_FINGERPRINT)
+        ),
         dataclasses.replace(_ctx(tmp_path / "variant", "zygote"), expect_accelerator=True),
     ):
         for _ in range(2):

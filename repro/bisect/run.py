@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro import properties as property_names
 from repro.bisect import judge, search
 from repro.bisect.judge import CaseEnd, Regression
 from repro.bisect.search import Verdict
 from repro.envs import InstallFailed, ensure_env
-from repro.envs.lane import ENV_KEY_PROPERTY, LANE, LANE_PROPERTY
+from repro.envs.lane import LANE
 from repro.envs.spec import EnvSpec
 from repro.errors import ConfigError
 from repro.runner.job import ALLOW_MISMATCH_FLAG
@@ -37,8 +38,6 @@ Say = Callable[[str], None]
 #: the runner's start, the fingerprint, the zygote's imports.
 STEP_MARGIN_S = 120.0
 DEFAULT_REPEATS = 2
-#: Property naming the version a step's run tested.
-VERSION_PROPERTY = "variant.bisect_version"
 
 
 @dataclass
@@ -160,9 +159,9 @@ def run_command(plan: Plan, python: str, env_key: str, version: str, run_dir: Pa
     if plan.timeout_scale:
         command += ["--timeout-scale", f"{plan.timeout_scale:g}"]
     for prop in (
-        f"{LANE_PROPERTY}={LANE}",
-        f"{ENV_KEY_PROPERTY}={env_key}",
-        f"{VERSION_PROPERTY}={version}",
+        property_names.assignment(property_names.LANE, LANE),
+        property_names.assignment(property_names.ENV_KEY, env_key),
+        property_names.assignment(property_names.BISECT_VERSION, version),
     ):
         command += ["--property", prop]
     return command

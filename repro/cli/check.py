@@ -12,15 +12,17 @@ Exit status: 0 installs and runs (``unknown`` included: nothing known to fail), 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
+from repro import properties
 from repro.cli import options
 from repro.compat import check as check_mod
 from repro.compat import install_check, install_line, pip_command
 from repro.compat.results import FAIL
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.host import fingerprint as fingerprint_mod
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint, host_key
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,7 +65,7 @@ def read_fingerprint(path: Path) -> Fingerprint:
         ConfigError: unreadable file, not a regular file, too large, not JSON, or not a
             fingerprint object.
     """
-    return Fingerprint.from_json(fingerprint_mod.read_file(path, "--fingerprint"))
+    return fingerprint_mod.read_file(path, "--fingerprint")
 
 
 def _print(result: check_mod.CheckResult, host: str) -> None:
@@ -128,10 +130,10 @@ def run(args: argparse.Namespace) -> int:
     line = install_line.parse(args.command, _read_requirements) if args.command else None
     request = None if line else _request(args)
     fp = read_fingerprint(Path(args.fingerprint)) if args.fingerprint else fingerprint_mod.collect()
-    props = fingerprint_mod.to_properties(fp)
     if python:
-        props["host.python"] = python
-    host = props.get("host.key") or "this host"
+        fp = dataclasses.replace(fp, host=dataclasses.replace(fp.host, python=python))
+    props = properties.of_fingerprint(fp)
+    host = host_key(fp)
     if args.fingerprint:
         host += f" (fingerprint {args.fingerprint})"
     if line is not None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from repro import properties as property_names
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
 from repro.compat.forward_compat import gpu_brand
@@ -193,7 +194,7 @@ def _published_check(
 
 
 def _python_check(host_props: Mapping[str, str], minor: str, facts: Facts) -> Reason | None:
-    python = (host_props.get("host.python") or "").strip()
+    python = (host_props.get(property_names.HOST_PYTHON) or "").strip()
     tags = [str(t) for t in facts.get("torch_variants", minor, "python") or []]
     parts = version(python)
     if not tags or not parts or len(parts) < 2:
@@ -208,7 +209,7 @@ def _python_check(host_props: Mapping[str, str], minor: str, facts: Facts) -> Re
 
 
 def _runs_here(host_props: Mapping[str, str], torch: str, runtime: str, facts: Facts) -> bool:
-    variant = {"variant.runtime": runtime, "variant.torch": torch}
+    variant = {property_names.VARIANT_RUNTIME: runtime, property_names.VARIANT_TORCH: torch}
     return predict(host_props, variant, None, facts).outcome == PASS
 
 
@@ -245,7 +246,7 @@ def _forward_compat_hint(
     gpus = [g for g in gpus_of(host_props) or [] if g.vendor == "nvidia"]
     allowed = {str(b).lower() for b in facts.get("nvidia_container", "forward_compat_brands") or ()}
     brands = [gpu_brand(g.name, g.brand, extra) for g in gpus]
-    if not gpus or (host_props.get("host.wsl2") or "") == "true":
+    if not gpus or (host_props.get(property_names.WSL2) or "") == "true":
         return None
     if any(brand not in allowed for brand, _ in brands):
         return None
@@ -280,7 +281,10 @@ def check(
     if python is not None:
         reasons.append(python)
     if runtime and published.verdict != FAIL:
-        variant = {"variant.runtime": runtime, "variant.torch": request.torch}
+        variant = {
+            property_names.VARIANT_RUNTIME: runtime,
+            property_names.VARIANT_TORCH: request.torch,
+        }
         reasons += predict(host_props, variant, None, facts).reasons
         if any(r.check == "driver" and r.verdict == FAIL for r in reasons):
             hint = _forward_compat_hint(host_props, runtime, facts, extra)

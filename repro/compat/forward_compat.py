@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from repro import properties as property_names
 from repro.compat.facts import Facts
 from repro.compat.results import FAIL, PASS, UNKNOWN
 
@@ -65,12 +66,12 @@ def image_carries_compat(
     ``variant.cuda_compat`` ("true"/"false") wins; else ``variant.base_image`` is matched against
     compat-extra.yaml ``compat_package_images.carries`` / ``.lacks``. None: no image or unknown.
     """
-    explicit = (variant_props.get("variant.cuda_compat") or "").strip().lower()
+    explicit = (variant_props.get(property_names.CUDA_COMPAT) or "").strip().lower()
     if explicit in ("true", "false"):
-        return explicit == "true", "variant.cuda_compat", False
-    image = (variant_props.get("variant.base_image") or "").strip()
+        return explicit == "true", property_names.CUDA_COMPAT, False
+    image = (variant_props.get(property_names.BASE_IMAGE) or "").strip()
     if not image:
-        return None, "variant.base_image", False
+        return None, property_names.BASE_IMAGE, False
     carries = ("compat_package_images", "carries")
     if _glob_any(extra.get(*carries), image):
         return True, _EXTRA + Facts.name(*carries), extra.unverified(*carries)
@@ -129,9 +130,9 @@ def forward_compat(
     names no image (a host run: the host's driver alone decides).
     """
     carries, carries_fact, carries_unverified = image_carries_compat(variant_props, extra)
-    if carries is None and carries_fact == "variant.base_image":
+    if carries is None and carries_fact == property_names.BASE_IMAGE:
         return None
-    image = variant_props.get("variant.base_image") or "the image"
+    image = variant_props.get(property_names.BASE_IMAGE) or "the image"
     brands_path = ("nvidia_container", "forward_compat_brands")
     brands_fact = Facts.name(*brands_path)
     if carries is False:

@@ -31,6 +31,7 @@ from datetime import date
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from repro import properties as property_names
 from repro.compat import check as build_check
 from repro.compat import install_index, install_line, install_nightly, install_xpu
 from repro.compat import install_offers as picks
@@ -76,13 +77,13 @@ def _backend(
     if src.runtime_tag(value):
         return value, None
     if value == "auto":
-        driver = version(host_props.get("host.driver.nvidia"))
+        driver = version(host_props.get(property_names.DRIVER_NVIDIA))
         if not driver:
             return "cpu", Reason(
                 "install",
                 NOTE,
                 "--torch-backend auto: no NVIDIA driver here, uv takes the CPU index",
-                "host.driver.nvidia",
+                property_names.DRIVER_NVIDIA,
             )
         newest = src.releases(facts, extra)[-1]
         best = None
@@ -94,7 +95,7 @@ def _backend(
             minimum = version(facts.get("cuda_min_driver", cuda, "family_min", "linux"))
             if minimum and driver >= minimum and (best is None or int(digits) > int(best[2:])):
                 best = tag
-        text = f"--torch-backend auto with driver {host_props.get('host.driver.nvidia')}: uv takes {best or 'cpu'} (inferred from the minimum drivers)"
+        text = f"--torch-backend auto with driver {host_props.get(property_names.DRIVER_NVIDIA)}: uv takes {best or 'cpu'} (inferred from the minimum drivers)"
         return best or "cpu", Reason("install", NOTE, text, "cuda_min_driver", True)
     return None, Reason(
         "install", UNKNOWN, f"--torch-backend {value} is not in the facts", "wheel_index"

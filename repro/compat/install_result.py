@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from repro import properties as property_names
 from repro.compat.install_line import InstallLine
 from repro.compat.predictions import version
 from repro.compat.results import FAIL, PASS, UNKNOWN, Prediction
@@ -87,10 +88,10 @@ def host_of(
     fingerprint's ``host.python``, ``host.os`` (``Windows`` -> windows, ``macOS``/``Darwin`` ->
     macos, anything else linux) and ``host.arch`` (``uname -m``; x86_64 when absent)."""
     if python is None:
-        parts = version(host_props.get("host.python"))
+        parts = version(host_props.get(property_names.HOST_PYTHON))
         python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
     if platform is None:
-        os_name = (host_props.get("host.os") or "").lower()
+        os_name = (host_props.get(property_names.HOST_OS) or "").lower()
         platform = (
             "windows"
             if "windows" in os_name
@@ -98,4 +99,6 @@ def host_of(
             if "mac" in os_name or "darwin" in os_name
             else "linux"
         )
-    return Host(python, platform, machine_of(machine or host_props.get("host.arch"), platform))
+    return Host(
+        python, platform, machine_of(machine or host_props.get(property_names.HOST_ARCH), platform)
+    )

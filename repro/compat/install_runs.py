@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from packaging.version import Version
 
+from repro import properties as property_names
 from repro.compat import check as build_check
 from repro.compat import install_xpu
 from repro.compat import sources as src
@@ -102,7 +103,14 @@ def run_reasons(
             Reason("runs", UNKNOWN, "the build's runtime is not in the facts", "torch_variants")
         ]
     if runtime == "cpu":
-        return [Reason("runs", PASS, "CPU build: no driver or GPU requirement", "variant.runtime")]
+        return [
+            Reason(
+                "runs",
+                PASS,
+                "CPU build: no driver or GPU requirement",
+                property_names.VARIANT_RUNTIME,
+            )
+        ]
     vendor = "nvidia" if runtime.startswith("cu") else "amd"
     gpus = [g for g in gpus_of(host_props) or [] if g.vendor == vendor]
     if not gpus:
@@ -114,20 +122,20 @@ def run_reasons(
                 "runs",
                 PASS,
                 f"{where}: the build installs and runs on the CPU",
-                "host.gpu",
+                property_names.HOST_GPU,
             )
         )
         return reasons
-    variant = {"variant.runtime": runtime, "variant.torch": torch}
+    variant = {property_names.VARIANT_RUNTIME: runtime, property_names.VARIANT_TORCH: torch}
     if arch_list:
-        variant["runtime.arch_list"] = ",".join(arch_list)
+        variant[property_names.RUNTIME_ARCH_LIST] = ",".join(arch_list)
     reasons = list(predict(host_props, variant, None, facts).reasons)
     # A GPU without a known driver or capability: say what the build needs instead of unknown.
     missing = [
         r
         for r in reasons
         if r.verdict == UNKNOWN
-        and (r.fact == "host.driver.nvidia" or r.fact.endswith(".compute_capability"))
+        and (r.fact == property_names.DRIVER_NVIDIA or r.fact.endswith(".compute_capability"))
     ]
     if missing:
         need = needs(runtime, torch, facts, host.platform)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from repro import properties as property_names
 from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.predictions import gpus_of
@@ -42,7 +43,12 @@ def run_reasons(
     where = "no GPU facts for this host" if gpus is None else "no Intel GPU facts here"
     return [
         Reason("needs", NOTE, need, f"{FACT}.from_release"),
-        Reason("runs", PASS, f"{where}: the build installs and runs on the CPU", "host.gpu"),
+        Reason(
+            "runs",
+            PASS,
+            f"{where}: the build installs and runs on the CPU",
+            property_names.HOST_GPU,
+        ),
     ]
 
 

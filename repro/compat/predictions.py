@@ -37,10 +37,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro import gpu_properties
+from repro import properties as property_names
 from repro.compat.arch import match_arch, normalise_gfx
 from repro.compat.facts import Facts, Path_, default_facts, extra_facts
 from repro.compat.forward_compat import forward_compat
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Prediction, Reason, combine
+from repro.model import accelerator_of
 from repro.variant_id import VariantId
 
 _VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
@@ -69,7 +71,7 @@ def _major_minor(text: Any) -> str | None:
 
 def runtime_tag(variant_props: Mapping[str, str], variant_id: str | None = None) -> str | None:
     """``variant.runtime``, else the part of a canonical id before ``-torch``."""
-    tag = (variant_props.get("variant.runtime") or "").strip()
+    tag = (variant_props.get(property_names.VARIANT_RUNTIME) or "").strip()
     parsed = VariantId.parse(variant_id)
     if not tag and parsed:
         tag = parsed.runtime
@@ -77,7 +79,7 @@ def runtime_tag(variant_props: Mapping[str, str], variant_id: str | None = None)
 
 
 def _torch_key(variant_props: Mapping[str, str], variant_id: str | None) -> str | None:
-    for name in ("variant.torch", "runtime.torch"):
+    for name in (property_names.VARIANT_TORCH, property_names.RUNTIME_TORCH):
         key = _major_minor(variant_props.get(name))
         if key:
             return key
@@ -91,16 +93,11 @@ def accelerator(variant_props: Mapping[str, str], variant_id: str | None = None)
 
 
 def _accelerator(variant_props: Mapping[str, str], tag: str | None) -> str | None:
-    value = (variant_props.get("variant.accelerator") or "").strip()
+    value = (variant_props.get(property_names.VARIANT_ACCELERATOR) or "").strip()
     if value in ("cuda", "rocm", "cpu"):
         return value
-    if tag:
-        if tag.startswith("cu"):
-            return "cuda"
-        if tag.startswith("rocm"):
-            return "rocm"
-        if tag == "cpu":
-            return "cpu"
+    if tag and (tag == "cpu" or accelerator_of(tag) != "cpu"):  # a runtime tag it knows
+        return accelerator_of(tag)
     return None
 
 
@@ -220,7 +217,7 @@ def _arch_list(
     """The build's arch list (``sm_*``/``compute_*`` or ``gfx*``): observed, else the table."""
     observed = [
         item.strip()
-        for item in (variant_props.get("runtime.arch_list") or "").split(",")
+        for item in (variant_props.get(property_names.RUNTIME_ARCH_LIST) or "").split(",")
         if item.strip()
     ]
     observed = [item for item in observed if item.startswith(prefix)]
@@ -228,7 +225,9 @@ def _arch_list(
         return _ArchList(tuple(observed), "observed runtime.arch_list", frozenset())
     if entry is None:
         return None
-    release = variant_props.get("variant.torch") or variant_props.get("runtime.torch")
+    release = variant_props.get(property_names.VARIANT_TORCH) or variant_props.get(
+        property_names.RUNTIME_TORCH
+    )
     path = (*entry, *key_for_release(facts, entry, key, release))
     list_name = facts.get(*path)
     if not isinstance(list_name, str):
@@ -261,7 +260,10 @@ def _driver_check(
         return Reason("driver", UNKNOWN, "the CUDA version of the build is unknown", cuda_fact)
     if version(driver) is None:
         return Reason(
-            "driver", UNKNOWN, "the host's NVIDIA driver version is unknown", "host.driver.nvidia"
+            "driver",
+            UNKNOWN,
+            "the host's NVIDIA driver version is unknown",
+            property_names.DRIVER_NVIDIA,
         )
     minimum, path = _family_min(facts, cuda, platform)
     fact = Facts.name(*path)
@@ -393,9 +395,9 @@ def _cuda_checks(
     entry: Path_ | None,
     tag: str,
 ) -> list[Reason]:
-    wsl2 = (host_props.get("host.wsl2") or "").strip().lower() == "true"
-    driver = (host_props.get("host.driver.nvidia") or "").strip() or None
-    cuda = _major_minor(variant_props.get("runtime.cuda"))
+    wsl2 = (host_props.get(property_names.WSL2) or "").strip().lower() == "true"
+    driver = (host_props.get(property_names.DRIVER_NVIDIA) or "").strip() or None
+    cuda = _major_minor(variant_props.get(property_names.RUNTIME_CUDA))
     cuda_fact = "observed runtime.cuda"
     if cuda is None and entry is not None and facts.get(*entry, "cuda"):
         cuda = _major_minor(facts.get(*entry, "cuda"))
@@ -403,7 +405,10 @@ def _cuda_checks(
     if cuda is None:
         match = _CUDA_TAG_RE.match(tag)
         if match:
-            cuda, cuda_fact = f"{int(match.group(1))}.{match.group(2)}", "variant.runtime"
+            cuda, cuda_fact = (
+                f"{int(match.group(1))}.{match.group(2)}",
+                property_names.VARIANT_RUNTIME,
+            )
     reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props)]
     arch = _arch_list(facts, variant_props, entry, "arch", "arch_lists", ("sm_", "compute_"))
     for gpu in gpus:
@@ -435,7 +440,7 @@ def _rocm_checks(
     entry: Path_ | None,
     tag: str,
 ) -> list[Reason]:
-    rocm = _major_minor(variant_props.get("runtime.hip"))
+    rocm = _major_minor(variant_props.get(property_names.RUNTIME_HIP))
     if rocm is None and entry is not None:
         rocm = _major_minor(facts.get(*entry, "rocm"))
     if rocm is None:
@@ -516,7 +521,7 @@ def predict(
                     "accelerator",
                     PASS,
                     "CPU build: no driver, GPU or kernel-image requirement",
-                    "variant.runtime",
+                    property_names.VARIANT_RUNTIME,
                 ),
             ),
         )
@@ -528,14 +533,14 @@ def predict(
                     "inputs",
                     UNKNOWN,
                     "the variant's runtime (cu*/rocm*/cpu) is unknown",
-                    "variant.runtime",
+                    property_names.VARIANT_RUNTIME,
                 ),
             ),
         )
     gpus = gpus_of(host_props)
     if gpus is None:
         text = "the host has no GPU properties (host.gpu.N.*): nothing to check"
-        return Prediction(UNKNOWN, (Reason("inputs", UNKNOWN, text, "host.gpu"),))
+        return Prediction(UNKNOWN, (Reason("inputs", UNKNOWN, text, property_names.HOST_GPU),))
     vendor = "nvidia" if accelerator == "cuda" else "amd"
     mine = [gpu for gpu in gpus if gpu.vendor == vendor]
     if not mine:

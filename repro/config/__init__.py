@@ -9,10 +9,7 @@ Never imports torch.
 """
 
 from repro.config.ids import (
-    accelerator_of,
     canonical_id,
-    runtime_tag,
-    runtime_tag_of,
     variant_mismatch,
 )
 from repro.config.load import SCHEMA_VERSION, load, parse
@@ -32,6 +29,7 @@ from repro.config.select import (
     select_variants,
 )
 from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
+from repro.model.variant import accelerator_of, runtime_tag
 
 __all__ = [
     "DEFAULT_FILE",
@@ -50,7 +48,6 @@ __all__ = [
     "load",
     "parse",
     "runtime_tag",
-    "runtime_tag_of",
     "select_cases",
     "select_variants",
     "size_bytes",

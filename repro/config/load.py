@@ -19,7 +19,8 @@ from typing import Any
 
 from repro import bounds, scenarios
 from repro.config import expect_entries
-from repro.config.ids import accelerator_of, canonical_id
+from repro.config.ids import canonical_id
+from repro.config.limits import shm_leaves_room
 from repro.config.model import (
     Expectation,
     Matrix,
@@ -34,6 +35,7 @@ from repro.config.sizes import SIZE_EXPECTED, size_bytes, size_ok
 from repro.config.slurm import parse_slurm
 from repro.config.tiers import parse_tiers
 from repro.errors import ConfigError
+from repro.model.variant import accelerator_of
 from repro.suggest import did_you_mean
 
 SCHEMA_VERSION = 1
@@ -357,7 +359,7 @@ def _parse_variants(raw: Any, defaults: dict[str, Any], problems: _Problems) -> 
             sizes[key] = value if key not in item else _size(value, f"{where}.{key}", problems)
         mem_limit = sizes["mem_limit"]
         shm = sizes["shm_size"]
-        if mem_limit and shm and size_bytes(shm) >= size_bytes(mem_limit):
+        if mem_limit and shm and not shm_leaves_room(size_bytes(shm), size_bytes(mem_limit)):
             problems.add(
                 f"{where}.mem_limit",
                 f"a size above shm_size {shm} (/dev/shm pages count against the container's "

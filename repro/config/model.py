@@ -18,6 +18,7 @@ from repro.config.select import glob_match, select_variants
 from repro.config.slurm import SlurmSettings
 from repro.config.tiers import Tier
 from repro.errors import ConfigError
+from repro.model.variant import Variant
 from repro.scenarios import script as script_scenario
 from repro.suggest import did_you_mean
 
@@ -25,39 +26,6 @@ from repro.suggest import did_you_mean
 EXPECT_OUTCOMES = ("failed", "hung", "crashed", "error", "any-problem")
 #: What an ``expect:`` entry's ``strict`` key takes (its message when it is something else).
 STRICT_EXPECTED = "true or false (true: a covered case that passes is a problem, exit 1)"
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One image/column of the matrix: torch pin x runtime x base image x Python.
-
-    ``shm_size`` and ``mem_limit`` are Docker size strings (``"8g"``); ``pids_limit`` is the
-    container's process count limit; ``env`` is passed into the container (never a name of the
-    deny-list: ``LD_PRELOAD``, ``LD_LIBRARY_PATH``, ``PYTHON*``, ``REPRO_*``, ``HOME``).
-    ``None`` limits get the container's defaults, which live in one place,
-    ``repro.containers.job.limits_for``: memory = shm_size + 8 GiB, at least 16 GiB, at most
-    3/4 of the host's RAM; pids 4096.
-    """
-
-    id: str
-    runtime: str
-    accelerator: str
-    torch: str
-    index_url: str
-    base_image: str
-    python: str
-    extra_packages: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    shm_size: str | None = None
-    mem_limit: str | None = None
-    pids_limit: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (``extra_packages`` a list, ``env`` a dict)."""
-        out = dataclasses.asdict(self)
-        out["extra_packages"] = list(self.extra_packages)
-        out["env"] = dict(self.env)
-        return out
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from repro.config import Variant, runtime_tag_of
+from repro.config import Variant
 from repro.containers import builder as builder_mod
 from repro.containers.build_settings import BuildSettings, project_requirements, source_version
 from repro.containers.wheelhouse import check_wheelhouse
 from repro.errors import FatalError
+from repro.model import Runtime
 
 LABEL = "io.repro-matrix"
 LABEL_DIGEST = f"{LABEL}.context-digest"
@@ -184,7 +185,7 @@ def installed_from_probe(probe: Mapping[str, Any]) -> dict[str, str]:
         "cudnn": probe.get("cudnn"),
         "nccl": probe.get("nccl"),
         "python": probe.get("python"),
-        "runtime": runtime_tag_of(probe) if probe.get("torch") else None,
+        "runtime": Runtime.from_json(probe).tag if probe.get("torch") else None,
     }
     return {k: str(v) for k, v in values.items() if v is not None}
 

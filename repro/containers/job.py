@@ -4,8 +4,8 @@ container with its limits, and the report afterwards.
 :func:`docker_run` runs the selected variants in turn; each gets a fresh ``results/<run-id>``
 created on the host, and that directory is the container's only writable mount (a case cannot
 touch earlier runs). The container runs with a pids limit and a memory limit (from the
-variant's ``pids_limit``/``mem_limit``, else :data:`repro.containers.spec.DEFAULT_PIDS_LIMIT` and
-:func:`default_mem_limit`), as an unprivileged user (:func:`container_user`), never privileged,
+variant's ``pids_limit``/``mem_limit``, else the defaults of :mod:`repro.config.limits`,
+resolved once per variant into a ``ContainerLimits``), as an unprivileged user (:func:`container_user`), never privileged,
 without network unless asked. Progress goes through an :class:`Output` the CLI provides; errors
 are ``ConfigError`` / ``FatalError``. ``--dry-run`` needs neither the Docker SDK nor a daemon.
 
@@ -34,24 +34,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro import config as matrix_mod
+from repro import properties as property_names
+from repro.config import limits as container_limits
 from repro.config import scripts as script_entries
 from repro.containers import build_settings, images, start_failure
 from repro.containers import spec as container_mod
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
 from repro.host import hostkind as host_mod
 from repro.host import selection as gpu_selection
+from repro.model import Fingerprint
 
 #: Seconds added to the sum of the case timeouts for the container's hard timeout (start-up,
 #: the in-container fingerprint, stack dumps).
 TIMEOUT_MARGIN_S = 180.0
-#: Working memory of a case besides /dev/shm (bytes): the heaviest scenarios (DBNet on CPU,
-#: DataLoader workers with 50 MB samples) fit with room.
-CASE_MEMORY_BYTES = 8 << 30
-#: The floor of the default memory limit (bytes).
-MIN_DEFAULT_MEMORY_BYTES = 16 << 30
-#: Share of the host's RAM a container may take by default: the container's own OOM killer
-#: fires before the host's, which could pick any process of the machine.
-HOST_MEMORY_SHARE = 0.75
 
 
 class Output(Protocol):
@@ -105,47 +100,6 @@ def host_memory_bytes() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-
-
-def default_mem_limit(shm_bytes: int, host_bytes: int | None) -> str:
-    """The memory limit when the variant names none, as a Docker size (``"24g"``).
-
-    /dev/shm is a tmpfs whose pages count against the container's memory cgroup, so the
-    limit is the variant's shm plus :data:`CASE_MEMORY_BYTES`, at least
-    :data:`MIN_DEFAULT_MEMORY_BYTES`, and at most :data:`HOST_MEMORY_SHARE` of the host's RAM.
-    """
-    limit = max(MIN_DEFAULT_MEMORY_BYTES, shm_bytes + CASE_MEMORY_BYTES)
-    if host_bytes:
-        limit = min(limit, int(host_bytes * HOST_MEMORY_SHARE))
-    return f"{max(1, limit >> 20)}m" if limit % (1 << 30) else f"{limit >> 30}g"
-
-
-def limits_for(
-    variant: matrix_mod.Variant, shm_size: str | None, ipc: str | None, host_bytes: int | None
-) -> tuple[str, int]:
-    """``(mem_limit, pids_limit)`` for a variant's container: the variant's own values
-    (``mem_limit``, ``pids_limit`` in matrix.yaml) or the defaults. Raises ConfigError for a
-    memory limit that is not a size or leaves no room beside /dev/shm."""
-    pids = getattr(variant, "pids_limit", None) or container_mod.DEFAULT_PIDS_LIMIT
-    shm_bytes = 0
-    if shm_size and ipc != "host":
-        with contextlib.suppress(ValueError):  # matrix.yaml validated it; docker says the rest
-            shm_bytes = matrix_mod.size_bytes(shm_size)
-    mem = getattr(variant, "mem_limit", None)
-    if not mem:
-        return default_mem_limit(shm_bytes, host_bytes), int(pids)
-    try:
-        mem_bytes = matrix_mod.size_bytes(mem)
-    except ValueError:
-        raise ConfigError(
-            f"variant {variant.id}: mem_limit: expected {matrix_mod.SIZE_EXPECTED}, got {mem!r}"
-        ) from None
-    if mem_bytes <= shm_bytes:
-        raise ConfigError(
-            f"variant {variant.id}: mem_limit {mem} leaves no memory beside shm_size {shm_size} "
-            "(/dev/shm pages count against the container's memory limit)"
-        )
-    return str(mem), int(pids)
 
 
 def container_user(uid: int, gid: int) -> str:
@@ -224,15 +178,19 @@ def docker_run(
     return worst
 
 
-def write_host_fingerprint() -> Path:
-    """Collect the host fingerprint into a fresh directory mounted read-only at /repro/host."""
+def host_fingerprint() -> Fingerprint:
+    """The host's fingerprint, collected once per container run (it keys the cell)."""
     from repro.host import fingerprint
 
+    return fingerprint.collect(python=sys.executable)
+
+
+def write_host_fingerprint(fp: Fingerprint) -> Path:
+    """Write ``fp`` into a fresh directory mounted read-only at /repro/host."""
     directory = Path(tempfile.mkdtemp(prefix="repro-host-fp-"))
     directory.chmod(0o755)
-    fp = fingerprint.collect(python=sys.executable).to_json()
     path = directory / "fingerprint.json"
-    path.write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
+    path.write_text(json.dumps(fp.to_json(), indent=2, sort_keys=True) + "\n")
     path.chmod(0o644)
     return directory
 
@@ -245,19 +203,12 @@ class DidNotStart(Exception):
         self.failure = failure
 
 
-def shm_text(shm_size: str | None, ipc: str | None) -> str:
-    """The /dev/shm a container gets, in words."""
-    if ipc == "host":
-        return "host /dev/shm (--ipc host)"
-    return shm_size or "64m (Docker's default)"
-
-
 def parity_probe(
     client,
     host: host_mod.Host,
     variant: matrix_mod.Variant,
     options: container_mod.RunOptions,
-    host_fp: dict,
+    host_fp: Fingerprint,
     out: Output,
 ) -> str:
     """Run the torch probe with the same passthrough; compare its GPUs with the host's.
@@ -328,9 +279,10 @@ def run_one(
     docker cannot start the parity probe or the run container. Returns 0, 1 or 3.
     """
     variant = settings.variant
-    shm_size = opts.shm_size or variant.shm_size
-    mem_limit, pids_limit = limits_for(variant, shm_size, opts.ipc, host_memory_bytes())
     user = opts.user or container_user(os.getuid(), os.getgid())
+    limits = container_limits.resolve(
+        variant, shm_size=opts.shm_size, ipc=opts.ipc, user=user, host_bytes=host_memory_bytes()
+    )
     if too_old is not None:
         out.line(f"error: {variant.id}: {too_old.message}")
         if opts.dry_run:
@@ -338,29 +290,29 @@ def run_one(
             return EXIT_CASES_FAILED
         return _red_cell(opts.results, variant, user, too_old, {}, out)
     image_id = _image_id(client, settings, opts, out)
-    properties = {
-        "variant.image": image_id,
-        "variant.image_tag": settings.tag,
-        "variant.base_image": variant.base_image,
-        "variant.python": variant.python,
-        "variant.index_url": f"wheelhouse:{settings.wheelhouse}"
-        if settings.wheelhouse
-        else variant.index_url,
-        "container.host_kind": host.kind,
-        "container.passthrough": host_mod.passthrough_kind(host, variant.accelerator),
-        "container.shm_size": shm_text(shm_size, opts.ipc),
-        "container.ipc": opts.ipc or "private",
-        "container.network": opts.network,
-        "container.user": user,
-        "container.mem_limit": mem_limit,
-        "container.pids_limit": str(pids_limit),
-    }
+    facts = property_names.ImageFacts(
+        image=image_id,
+        image_tag=settings.tag,
+        base_image=variant.base_image,
+        python=variant.python,
+        index_url=f"wheelhouse:{settings.wheelhouse}" if settings.wheelhouse else variant.index_url,
+        host_kind=host.kind,
+        passthrough=host_mod.passthrough_kind(host, variant.accelerator),
+        shm_size=limits.shm_text,
+        ipc=limits.ipc or "private",
+        network=opts.network,
+        user=user,
+        mem_limit=limits.mem_limit,
+        pids_limit=str(limits.pids_limit),
+    )
+    properties = property_names.of_image(facts)
     run_dir = (
         opts.results / "<run-id>" if opts.dry_run else _make_run_dir(opts.results, variant.id, user)
     )
     fp_dir = Path(tempfile.mkdtemp(prefix="repro-host-fp-")) if opts.dry_run else None
+    host_fp = Fingerprint() if opts.dry_run else host_fingerprint()
     try:
-        fp_dir = fp_dir or write_host_fingerprint()
+        fp_dir = fp_dir or write_host_fingerprint(host_fp)
         options = container_mod.RunOptions(
             image=image_id,
             variant_id=variant.id,
@@ -375,22 +327,17 @@ def run_one(
             if opts.gpus != "all"
             else gpu_selection.container_gpus(os.environ, variant.accelerator),
             gpu_mode=opts.gpu_mode,
-            shm_size=shm_size,
-            ipc=opts.ipc,
+            limits=limits,
             network=opts.network,
-            user=user,
-            mem_limit=mem_limit,
-            pids_limit=pids_limit,
             timeout_scale=opts.timeout_scale,
             keep=opts.keep,
         )
         if not opts.dry_run and variant.accelerator != "cpu":
-            host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
-            properties["container.gpu_parity"] = parity_probe(
+            properties[property_names.GPU_PARITY] = parity_probe(
                 client, host, variant, options, host_fp, out
             )
         else:
-            properties["container.gpu_parity"] = (
+            properties[property_names.GPU_PARITY] = (
                 "n/a (cpu variant)" if variant.accelerator == "cpu" else "not checked (dry run)"
             )
         options = dataclasses.replace(options, properties=tuple(properties.items()))
@@ -399,7 +346,6 @@ def run_one(
         return _run_container(client, host, variant, options, len(cases), timeout, opts, out)
     except DidNotStart as exc:
         out.line(f"error: {variant.id}: {exc.failure.message}")
-        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
         _write_cell(run_dir, exc.failure, variant, host_fp, properties, out)
         return EXIT_CASES_FAILED
     finally:
@@ -420,12 +366,7 @@ def _red_cell(
 ) -> int:
     """A fresh run directory with the host's fingerprint and the one error case; 1."""
     run_dir = _make_run_dir(results, variant.id, user)
-    fp_dir = write_host_fingerprint()
-    try:
-        host_fp = json.loads((fp_dir / "fingerprint.json").read_text())
-    finally:
-        shutil.rmtree(fp_dir, ignore_errors=True)
-    _write_cell(run_dir, failure, variant, host_fp, properties, out)
+    _write_cell(run_dir, failure, variant, host_fingerprint(), properties, out)
     return EXIT_CASES_FAILED
 
 
@@ -433,7 +374,7 @@ def _write_cell(
     run_dir: Path,
     failure: start_failure.StartFailure,
     variant: matrix_mod.Variant,
-    host_fp: dict,
+    host_fp: Fingerprint,
     properties: dict[str, str],
     out: Output,
 ) -> None:
@@ -458,8 +399,8 @@ def _run_container(
 ) -> int:
     spec = container_mod.docker_run_spec(host, variant.accelerator, options)
     out.line(
-        f"host kind {host.kind}, passthrough {spec.passthrough}; /dev/shm {shm_text(options.shm_size, opts.ipc)}; "
-        f"memory {options.mem_limit}, pids {options.pids_limit}; {n_cases} case(s); "
+        f"host kind {host.kind}, passthrough {spec.passthrough}; /dev/shm {options.limits.shm_text}; "
+        f"memory {options.limits.mem_limit}, pids {options.limits.pids_limit}; {n_cases} case(s); "
         f"container timeout {timeout:g} s; results -> {options.run_dir}"
     )
     for note in spec.notes:

@@ -42,8 +42,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from repro.config import scripts as script_entries
+from repro.config.limits import ContainerLimits
 from repro.errors import ConfigError
 from repro.host import hostkind as host_mod
+from repro.model import Fingerprint
 
 CONTAINER_RESULTS = "/results"
 CONTAINER_HOST_DIR = "/repro/host"
@@ -54,11 +56,6 @@ LABEL_RUN = "io.repro-matrix.run"
 LABEL_VARIANT = "io.repro-matrix.variant.id"
 TMPFS_OPTIONS = "rw,exec,nosuid,nodev"
 GPU_MODES = ("auto", "toolkit", "cdi", "wsl")
-#: Processes + threads per container when the variant names no ``pids_limit``: a fork bomb
-#: stops here instead of at the host's pid_max; the heaviest case (DataLoader workers x
-#: torch's intra-op threads, torchrun ranks) stays far below it.
-DEFAULT_PIDS_LIMIT = 4096
-DEFAULT_MEM_LIMIT = "16g"
 
 
 #: Characters a bind mount's host path cannot hold: ``docker run -v SRC:DST:MODE`` (and the
@@ -90,11 +87,10 @@ class RunOptions:
     the runner's selection, ``repro.host.selection.container_gpus``).
     ``gpu_mode`` (NVIDIA): ``auto`` (WSL2 devices on WSL2 unless Docker Desktop, else the
     toolkit's DeviceRequest, else CDI when only a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``.
-    ``shm_size``: a Docker size (``8g``) or None for Docker's default (64 MB); ``ipc``: ``host``,
-    ``private``, ``shareable`` or None. ``network``: ``none`` (default) or a Docker network.
+    ``limits``: /dev/shm, IPC, memory, pids and user, resolved once for the variant
+    (:func:`repro.config.limits.resolve`). ``network``: ``none`` (default) or a Docker network.
     ``run_dir``: the host's fresh ``results/<run-id>`` (mounted read-write at
-    ``/results/<run-id>``, the only writable mount). ``mem_limit``: a Docker size, also the
-    memory+swap limit; ``pids_limit``: processes and threads. ``user``: ``UID:GID``.
+    ``/results/<run-id>``, the only writable mount).
     ``command``: run this instead of ``repro run`` (``--shell``).
     """
 
@@ -108,12 +104,8 @@ class RunOptions:
     env: tuple[tuple[str, str], ...] = ()
     gpus: str = "all"
     gpu_mode: str = "auto"
-    shm_size: str | None = None
-    ipc: str | None = None
+    limits: ContainerLimits = ContainerLimits()
     network: str = "none"
-    user: str | None = None
-    mem_limit: str = DEFAULT_MEM_LIMIT
-    pids_limit: int = DEFAULT_PIDS_LIMIT
     name: str | None = None
     timeout_scale: float | None = None
     keep: bool = False
@@ -291,22 +283,22 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "cap_drop": ["ALL"],
         "security_opt": security_opt,
         "working_dir": "/tmp",
-        "mem_limit": options.mem_limit,
-        "memswap_limit": options.mem_limit,  # no swap beyond the limit: swapping is not a limit
-        "pids_limit": options.pids_limit,
+        "mem_limit": options.limits.mem_limit,
+        "memswap_limit": options.limits.mem_limit,  # no swap beyond the limit: swapping is not a limit
+        "pids_limit": options.limits.pids_limit,
     }
-    if options.user:
-        kwargs["user"] = options.user
+    if options.limits.user:
+        kwargs["user"] = options.limits.user
     if devices:
         kwargs["devices"] = devices
     if device_requests:
         kwargs["device_requests"] = device_requests
     if group_add:
         kwargs["group_add"] = group_add
-    if options.ipc:
-        kwargs["ipc_mode"] = options.ipc
-    if options.shm_size and options.ipc != "host":
-        kwargs["shm_size"] = options.shm_size
+    if options.limits.ipc:
+        kwargs["ipc_mode"] = options.limits.ipc
+    if options.limits.shm_size and options.limits.ipc != "host":
+        kwargs["shm_size"] = options.limits.shm_size
     if options.interactive:
         kwargs.update(stdin_open=True, tty=True)
 
@@ -317,8 +309,8 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         argv.append("-it")
     argv += ["--init", "--name", name]
     argv += [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
-    if options.user:
-        argv += ["--user", options.user]
+    if options.limits.user:
+        argv += ["--user", options.limits.user]
     argv += [
         "--network",
         options.network,
@@ -328,17 +320,17 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "--cap-drop",
         "ALL",
         "--memory",
-        options.mem_limit,
+        options.limits.mem_limit,
         "--memory-swap",
-        options.mem_limit,
+        options.limits.mem_limit,
         "--pids-limit",
-        str(options.pids_limit),
+        str(options.limits.pids_limit),
     ]
     argv += [arg for opt in security_opt for arg in ("--security-opt", opt)]
     if "ipc_mode" in kwargs:
-        argv += ["--ipc", options.ipc or ""]
+        argv += ["--ipc", options.limits.ipc or ""]
     if "shm_size" in kwargs:
-        argv += ["--shm-size", str(options.shm_size)]
+        argv += ["--shm-size", str(options.limits.shm_size)]
     argv += gpu_flags
     argv += [arg for device in devices for arg in ("--device", device)]
     argv += [arg for gid in group_add for arg in ("--group-add", gid)]
@@ -356,16 +348,14 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
 # host-container parity
 
 
-def gpu_parity(host_fp: Mapping[str, Any], probe: Mapping[str, Any] | None) -> tuple[bool, str]:
+def gpu_parity(host_fp: Fingerprint, probe: Mapping[str, Any] | None) -> tuple[bool, str]:
     """Do the GPUs the container sees (``_torch_probe`` output) match the host's fingerprint?
 
     Compares counts, then names (in order). Returns ``(ok, text)`` for the
     ``container.gpu_parity`` property.
     """
     # The GPUs the runner was given (the fingerprint's selection), not every GPU of the box.
-    selected = (host_fp.get("selection") or {}).get("devices")
-    gpus = selected if isinstance(selected, list) else host_fp.get("gpus") or []
-    host_gpus = [g.get("name") or g.get("gfx_target") or "?" for g in gpus]
+    host_gpus = [g.name or g.gfx_target or "?" for g in host_fp.used_gpus]
     if probe is None:
         return (
             False,

@@ -26,15 +26,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import repro
 from repro import config as matrix_mod
-from repro import gpu_properties
+from repro import gpu_properties, properties
 from repro.compat import predictions
 from repro.host import hostkind as host_mod
 from repro.junit.sidecar import RESULT_KEY, result_entry, write_run_info
 from repro.junit.writer import write_junit
+from repro.model import CONTAINER, Fingerprint, host_key
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import engine as signatures
 from repro.signatures import table
@@ -65,9 +65,9 @@ class StartFailure:
 def _host_props(host: host_mod.Host) -> dict[str, str]:
     """The ``host.*`` properties ``predictions.predict`` reads, from the driver query."""
     query = host.nvidia_query
-    props = {"host.wsl2": "true" if host.wsl2 else "false"}
+    props = {properties.WSL2: "true" if host.wsl2 else "false"}
     if query is not None and query.ok:
-        props["host.driver.nvidia"] = query.driver or ""
+        props[properties.DRIVER_NVIDIA] = query.driver or ""
         props[gpu_properties.COUNT] = str(len(query.gpus))
         for index, name in enumerate(query.gpus):
             props.update(gpu_properties.encode(index, {"vendor": "nvidia", "name": name}))
@@ -87,9 +87,9 @@ def driver_check(host: host_mod.Host, variant: matrix_mod.Variant) -> StartFailu
     if query is None or not query.ok or not query.driver:
         return None
     variant_props = {
-        "variant.runtime": variant.runtime,
-        "variant.torch": variant.torch,
-        "variant.accelerator": variant.accelerator,
+        properties.VARIANT_RUNTIME: variant.runtime,
+        properties.VARIANT_TORCH: variant.torch,
+        properties.VARIANT_ACCELERATOR: variant.accelerator,
     }
     prediction = predictions.predict(_host_props(host), variant_props, variant.id)
     failing = [r for r in prediction.reasons if r.check == "driver" and r.verdict == "fail"]
@@ -151,25 +151,23 @@ def write_cell(
     run_id: str,
     failure: StartFailure,
     variant: matrix_mod.Variant,
-    host_fp: Mapping[str, Any],
-    properties: Mapping[str, str],
+    host_fp: Fingerprint,
+    extra: Mapping[str, str],
 ) -> Path:
     """Write ``run_dir/{junit.xml,run.json,fingerprint.json}``: one ``error`` case.
 
     ``host_fp``: the host's fingerprint (``repro.host.fingerprint.collect``), which keys the
-    cell like the container's own run would be keyed; ``properties``: extra suite properties
+    cell like the container's own run would be keyed; ``extra``: extra suite properties
     (``variant.image``, ``container.*``). Returns the JUnit path; raises OSError when the
     directory cannot be written.
     """
-    from repro.host import fingerprint
-
-    host_key = fingerprint.host_key(dict(host_fp))
-    suite = dict(fingerprint.to_properties(dict(host_fp)))
-    suite.update({f"variant.{k}": str(v) for k, v in _variant_fields(variant).items()})
-    suite.update({"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key})
-    suite.update(properties)
+    key = host_key(host_fp)
+    suite = properties.suite(host_fp, variant.in_lane(CONTAINER), run_id, repro.__version__)
+    suite.update(extra)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (run_dir / "fingerprint.json").write_text(json.dumps(host_fp, indent=2, sort_keys=True) + "\n")
+    (run_dir / "fingerprint.json").write_text(
+        json.dumps(host_fp.to_json(), indent=2, sort_keys=True) + "\n"
+    )
     result = CaseResult(
         case_id=CASE_ID,
         scenario=SCENARIO,
@@ -177,18 +175,17 @@ def write_cell(
         signature=failure.signature,
         message=failure.message,
         detail=failure.detail,
-        properties={"repro.source": failure.source} if failure.source else {},
+        properties={properties.SOURCE: failure.source} if failure.source else {},
     )
     junit = run_dir / "junit.xml"
-    hostname = str((host_fp.get("host") or {}).get("hostname") or "")
-    digest = write_junit(junit, [result], suite, hostname=hostname)
+    digest = write_junit(junit, [result], suite, hostname=host_fp.host.hostname or "")
     write_run_info(
         run_dir,
         {
             "schema": 1,
             "run_id": run_id,
-            "variant": {**_variant_fields(variant), "source": "matrix"},
-            "host_key": host_key,
+            "variant": variant.key(),
+            "host_key": key,
             "started": now,
             "finished": now,
             "repro_version": repro.__version__,
@@ -198,12 +195,3 @@ def write_cell(
         },
     )
     return junit
-
-
-def _variant_fields(variant: matrix_mod.Variant) -> dict[str, str]:
-    return {
-        "id": variant.id,
-        "runtime": variant.runtime,
-        "torch": variant.torch,
-        "accelerator": variant.accelerator,
-    }

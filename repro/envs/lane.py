@@ -17,17 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro import proctree
+from repro import properties as property_names
 from repro.config import Overrides, Variant
 from repro.envs.cache import Env, Say, ensure_env
 from repro.envs.spec import EnvSpec, Source, project_spec_fields
 from repro.errors import ConfigError
+from repro.model import VENV
 
 #: The value of the ``variant.lane`` testsuite property this lane writes.
-LANE = "venv"
-#: The testsuite property that names the lane (host, venv, container); the matrix shows it.
-LANE_PROPERTY = "variant.lane"
-#: The testsuite property naming the environment's content key.
-ENV_KEY_PROPERTY = "variant.env_key"
+LANE = VENV
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,11 @@ def run_command(
     """``<env python> -m repro run --config C --as-variant ID --property variant.lane=venv ...``
     followed by ``run_args`` (``-k``, ``--results``...; the runner's own options)."""
     command = [env.python, "-m", "repro", "run", "--config", config, "--as-variant", variant_id]
-    for prop in (f"{LANE_PROPERTY}={LANE}", f"{ENV_KEY_PROPERTY}={env.key}", *properties):
+    lane_props = (
+        property_names.assignment(property_names.LANE, LANE),
+        property_names.assignment(property_names.ENV_KEY, env.key),
+    )
+    for prop in (*lane_props, *properties):
         command += ["--property", prop]
     return [*command, *run_args]
 

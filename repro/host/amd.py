@@ -16,7 +16,7 @@ from pathlib import Path
 
 from repro.host import files, smi
 from repro.host.files import Unreadable
-from repro.host.model import Gpu
+from repro.model import Gpu
 
 KFD_NODES = "sys/class/kfd/kfd/topology/nodes"
 #: (tool, argument) pairs, in the order they are tried.

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat, gpu_properties
+from repro import properties as property_names
 from repro.host import amd, hostkind, nvidia, smi
 from repro.host.fingerprint import runtime_tag
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 from repro.signatures import engine as signatures
 from repro.signatures import table
 
@@ -322,12 +323,16 @@ def driver_vs_runtime(
     # Rule 1 of repro.compat.predictions (family minimum, Windows numbers on WSL2), asked through predict().
     prediction = compat.predict(
         {
-            "host.driver.nvidia": str(driver),
-            "host.wsl2": "true" if wsl2 else "false",
+            property_names.DRIVER_NVIDIA: str(driver),
+            property_names.WSL2: "true" if wsl2 else "false",
             gpu_properties.COUNT: "1",
             gpu_properties.prop_name(0, "vendor"): "nvidia",
         },
-        {"variant.runtime": tag, "variant.accelerator": "cuda", "runtime.cuda": str(cuda)},
+        {
+            property_names.VARIANT_RUNTIME: tag,
+            property_names.VARIANT_ACCELERATOR: "cuda",
+            property_names.RUNTIME_CUDA: str(cuda),
+        },
         facts=facts,
     )
     rule = next((r for r in prediction.reasons if r.check == "driver"), None)

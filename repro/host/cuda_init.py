@@ -21,11 +21,12 @@ Never imports torch.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from repro.host.model import Fingerprint, as_fingerprint
+from repro import properties as property_names
+from repro.model import Fingerprint
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import engine, table
 from repro.signatures.hostfacts import HostFacts
@@ -117,13 +118,12 @@ def diagnose(text: str, host: HostFacts | None = None) -> Diagnosis:
     return Diagnosis(line, code, entry, name)
 
 
-def init_error(fp: Fingerprint | Mapping[str, Any]) -> Diagnosis | None:
+def init_error(fp: Fingerprint) -> Diagnosis | None:
     """The fingerprint's CUDA initialisation failure, diagnosed with the host's facts (WSL2,
     compute modes); None when CUDA initialised (or the build has no accelerator, or no device was
     counted). The doctor's check and :func:`case_error` both call this: one verdict per host."""
-    typed = as_fingerprint(fp)
-    text = typed.runtime.cuda_init_error
-    return diagnose(text, HostFacts.from_fingerprint(typed)) if text else None
+    text = fp.runtime.cuda_init_error
+    return diagnose(text, HostFacts.from_fingerprint(fp)) if text else None
 
 
 def needs_accelerator(requires: Sequence[str]) -> bool:
@@ -131,7 +131,7 @@ def needs_accelerator(requires: Sequence[str]) -> bool:
     return any(token.startswith(ACCELERATOR_TOKENS) for token in requires)
 
 
-def case_error(case: Any, fingerprint: Fingerprint | Mapping[str, Any]) -> CaseResult | None:
+def case_error(case: Any, fingerprint: Fingerprint) -> CaseResult | None:
     """The ``error``/``infra.cuda_init`` result for an accelerator ``case`` (a
     ``repro.scenarios.Case``: ``scenario``, ``case_id``, ``params``, ``requires``) on a host whose
     CUDA does not initialise; None when the case may run (or skip) as usual. Never a skip: a
@@ -142,7 +142,7 @@ def case_error(case: Any, fingerprint: Fingerprint | Mapping[str, Any]) -> CaseR
     if found is None:
         return None
     properties = {f"param.{key}": str(value) for key, value in case.params}
-    properties["repro.cuda_init_error"] = found.line
+    properties[property_names.CUDA_INIT_ERROR] = found.line
     return CaseResult(
         case.scenario,
         case.case_id,

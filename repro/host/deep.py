@@ -46,7 +46,7 @@ from repro.host import (
     smi,
 )
 from repro.host.checks import FAIL, NA, OK, WARN, Finding
-from repro.host.model import Fingerprint, as_fingerprint
+from repro.model import Fingerprint
 
 NVML_QUERIES = "nvml_queries"
 FORK_CUDA = "fork_cuda"
@@ -241,7 +241,7 @@ def fabric_manager(fp: Fingerprint, root: Path, run: smi.Runner, timeout_s: floa
 
 
 def run_deep_checks(
-    fp: Fingerprint | Mapping[str, Any],
+    fp: Fingerprint,
     *,
     python: str,
     root: str | os.PathLike = "/",
@@ -259,7 +259,6 @@ def run_deep_checks(
     ``python`` is the interpreter whose torch the children use; ``runner`` runs them
     (:func:`repro.proctree.run_bounded`-compatible); ``nvml`` is pynvml (None: imported).
     Other arguments as for ``run_checks``. Never raises for what it finds."""
-    fp = as_fingerprint(fp)
     root_path = Path(root)
     findings = doctor.run_checks(
         fp,

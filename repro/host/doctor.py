@@ -68,7 +68,7 @@ from repro.host.checks import (
     WARN,
     Finding,
 )
-from repro.host.model import Fingerprint, as_fingerprint
+from repro.model import Fingerprint
 from repro.outcomes import CaseResult, Outcome
 
 __all__ = [
@@ -109,7 +109,7 @@ DEFAULT_TIMEOUT_S = smi.DEFAULT_TIMEOUT_S
 
 
 def run_checks(
-    fp: Fingerprint | Mapping[str, Any],
+    fp: Fingerprint,
     *,
     root: str | os.PathLike = "/",
     run: smi.Runner = smi.run_command,
@@ -121,8 +121,8 @@ def run_checks(
 ) -> list[Finding]:
     """Run every check of :data:`CHECKS` (in that order) against fingerprint ``fp``.
 
-    ``fp`` is ``repro.host.fingerprint.collect()`` output or its JSON (its NVML, driver and torch
-    facts are used, never read again). Device nodes and ``/dev/shm`` are looked up under ``root``; SMI tools run
+    ``fp`` is ``repro.host.fingerprint.collect()`` output or a ``--fingerprint`` file's
+    (its NVML, driver and torch facts are used, never read again). Device nodes and ``/dev/shm`` are looked up under ``root``; SMI tools run
     through ``run`` (``subprocess.run``-compatible: ``run(argv, capture_output=True, text=True,
     timeout=..., stdin=...)``, ``FileNotFoundError`` for a missing tool) for at most
     ``timeout_s`` each; ``statvfs`` sizes ``/dev/shm``; ``environ`` (default ``os.environ``) only
@@ -130,7 +130,6 @@ def run_checks(
     (``repro.config.runner_gpus``; None: not checked). Never raises for what it finds: every
     problem is a finding.
     """
-    fp = as_fingerprint(fp)
     root_path = Path(root)
     findings: dict[str, Finding] = {}
 
@@ -231,7 +230,7 @@ def write_log(run_dir: str | os.PathLike, findings: Sequence[Finding]) -> str:
 
 
 def doctor_results(
-    fp: Fingerprint | Mapping[str, Any], run_dir: str | os.PathLike | None = None, **kwargs: Any
+    fp: Fingerprint, run_dir: str | os.PathLike | None = None, **kwargs: Any
 ) -> list[CaseResult]:
     """The ``doctor`` testsuite of a run: ``run_checks(fp, **kwargs)`` as ``CaseResult`` objects,
     with the table written to ``run_dir/logs/doctor.log`` (and linked) when ``run_dir`` is given."""

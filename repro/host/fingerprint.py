@@ -11,7 +11,7 @@ driver come from :mod:`repro.host.nvidia` (NVML, nvidia-smi, /proc), AMD ones fr
 :mod:`repro.host.amd` (KFD topology, rocm-smi/amd-smi). Every file read goes through ``root`` so
 tests can point it at a captured tree. Anything that exists but cannot be read is listed in
 ``unreadable`` with the reason; nothing missing makes ``collect`` raise. The result is a typed
-:class:`repro.host.model.Fingerprint`; its ``to_json()`` is ``fingerprint.json``.
+:class:`repro.model.Fingerprint`; its ``to_json()`` is ``fingerprint.json``.
 """
 
 from __future__ import annotations
@@ -31,22 +31,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from repro import gpu_properties, proctree
-from repro.config import runtime_tag as config_runtime_tag
+from repro import proctree, properties
 from repro.errors import ConfigError
 from repro.host import amd, files, nvidia, nvidia_modes, selection, smi
 from repro.host.files import Unreadable
-from repro.host.model import (
+from repro.host.torch_probe import last_json_object
+from repro.model import (
     GPU_MODES,
     Driver,
     Fingerprint,
     Gpu,
-    HostFacts,
+    Machine,
     Runtime,
     UnreadableItem,
-    as_fingerprint,
+    host_key,
 )
-from repro.host.torch_probe import last_json_object
 
 PROBE_MODULE = "repro.host.torch_probe"
 
@@ -206,7 +205,7 @@ def collect(
 ) -> Fingerprint:
     """Fingerprint this machine and the torch build of ``python``.
 
-    Sections (see :class:`repro.host.model.Fingerprint`): ``host`` (OS, kernel, CPU,
+    Sections (see :class:`repro.model.Fingerprint`): ``host`` (OS, kernel, CPU,
     ``memory_bytes`` in bytes, container, WSL2 and its evidence), ``gpus`` (``memory_bytes`` in
     bytes, ``source`` nvml/nvidia-smi/sysfs/rocm-smi/amd-smi/torch), ``driver`` (NVIDIA driver,
     CUDA driver API "12.8", ROCm, amdgpu), ``runtime`` (torch build, arch list, devices,
@@ -251,7 +250,7 @@ def collect(
     )
     return Fingerprint(
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        host=HostFacts(
+        host=Machine(
             **host,
             python=probe.get("python") or (platform.python_version() if same_interpreter else None),
             python_executable=probe.get("python_executable") or python,
@@ -280,134 +279,16 @@ def _with_fabric_service(gpus: tuple[Gpu, ...], root: Path, run: smi.Runner) -> 
 # keys, properties, text
 
 
-def runtime_tag(fp: Fingerprint | Mapping[str, Any]) -> str:
+def runtime_tag(fp: Fingerprint) -> str:
     """The wheel flavour of the torch build: "cu128", "cu130", "rocm6.4", "cpu"; "none" without
-    torch. ``fp`` is a Fingerprint or fingerprint JSON. The derivation is
-    :func:`repro.config.runtime_tag`'s (one place for it)."""
-    runtime = as_fingerprint(fp).runtime
-    return config_runtime_tag(runtime.torch, runtime.cuda, runtime.hip)
+    torch (:attr:`repro.model.Runtime.tag`, the one rule)."""
+    return fp.runtime.tag
 
 
-def _gpu_label(gpu: Gpu) -> str:
-    """A GPU's name; AMD as "AMD gfx90a" whatever the source."""
-    if gpu.vendor == "amd" and gpu.gfx_target:
-        return f"AMD {gpu.gfx_target}"
-    return gpu.name or f"{gpu.vendor or 'unknown'} GPU"
-
-
-def _count_labels(labels: list[str]) -> str:
-    """["A", "A", "B"] -> "A ×2 + B" (first-seen order)."""
-    counts: dict[str, int] = {}
-    for label in labels:
-        counts[label] = counts.get(label, 0) + 1
-    return " + ".join(label if n == 1 else f"{label} ×{n}" for label, n in counts.items())
-
-
-#: The GPU part of the host key when an NVIDIA driver is known (/proc/driver/nvidia/version) but
-#: NVML or nvidia-smi failed (an unreadable ``nvml`` / ``nvidia-smi`` entry) and none lists a GPU:
-#: a broken GPU host ("Driver/library version mismatch"
-#: after a driver upgrade without a reboot), never a "CPU only" row.
-UNLISTED_NVIDIA = "NVIDIA GPU (not listed)"
-
-
-def host_key(fp: Fingerprint | Mapping[str, Any]) -> str:
-    """The matrix row key: "GPU model(s) · driver · OS", plus " · WSL2" on WSL2.
-
-    e.g. "NVIDIA H100 80GB HBM3 ×2 · driver 570.86.15 · Ubuntu 22.04.4 LTS",
-    "AMD gfx90a · ROCm 6.4.1 · Ubuntu 24.04 LTS", "CPU only · Debian GNU/Linux 12 (bookworm)",
-    "NVIDIA GPU (not listed) · driver 570.86.15 · ..." (:data:`UNLISTED_NVIDIA`). A driver is
-    named only for a vendor whose GPU is present. Deterministic; never raises on a
-    Fingerprint or fingerprint JSON of any age (missing pieces are left out).
-    """
-    fp = as_fingerprint(fp)
-    gpus = fp.visible_gpus
-    vendors = {gpu.vendor for gpu in gpus}
-    label = _count_labels([_gpu_label(gpu) for gpu in gpus])
-    failed = {u.what for u in fp.unreadable} & {"nvml", "nvidia-smi"}
-    if not label and fp.driver.nvidia and failed:  # a driver is loaded, NVML/nvidia-smi fail
-        label, vendors = UNLISTED_NVIDIA, {"nvidia"}
-    parts = [label or "CPU only"]
-    if "nvidia" in vendors and fp.driver.nvidia:
-        parts.append(f"driver {fp.driver.nvidia}")
-    if "amd" in vendors and fp.driver.rocm:
-        parts.append(f"ROCm {fp.driver.rocm}")
-    elif "amd" in vendors and fp.driver.amdgpu:
-        parts.append(f"amdgpu {fp.driver.amdgpu}")
-    parts.append(fp.host.os or "unknown OS")
-    if fp.host.wsl2:
-        parts.append("WSL2")
-    return " · ".join(parts)
-
-
-_HOST_PROPERTIES = (
-    "hostname",
-    "os",
-    "kernel",
-    "arch",
-    "glibc",
-    "python",
-    "cpu",
-    "cpu_count",
-    "memory_bytes",
-    "container",
-    "wsl2",
-)
-_DRIVER_PROPERTIES = ("nvidia", "cuda_driver_api", "rocm", "amdgpu")
-_RUNTIME_PROPERTIES = (
-    "torch",
-    "cuda",
-    "hip",
-    "cudnn",
-    "nccl",
-    "arch_list",
-    "accelerator",
-    "accelerator_available",
-    "accelerator_count",
-    "default_start_method",
-    "cuda_init_error",
-)
-
-
-def _prop(value: Any) -> str | None:
-    """Property text: bools as "true"/"false", lists comma-joined, None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
-def to_properties(fp: Fingerprint | Mapping[str, Any]) -> dict[str, str]:
-    """Flat ``{name: text}`` for JUnit testsuite properties; keys whose value is None are left out.
-
-    ``host.{hostname,os,kernel,arch,glibc,python,cpu,cpu_count,memory_bytes,container,wsl2,key,
-    gpu_count}``, ``host.gpu.<index>.{name,vendor,compute_capability,gfx_target,memory_bytes,
-    compute_mode,mig_mode,persistence_mode,ecc_mode,fabric_state}`` (bytes) for the GPUs the
-    job uses (:attr:`Fingerprint.used_gpus`; with a selection also ``host.gpu_total`` and
-    ``host.gpu_selection``), ``host.driver.{nvidia,cuda_driver_api,rocm,amdgpu}``,
-    ``runtime.{torch,cuda,hip,cudnn,nccl,arch_list,accelerator,accelerator_available,
-    accelerator_count,default_start_method,cuda_init_error}`` (``arch_list`` comma-joined,
-    booleans "true"/"false") and ``host.env.<NAME>`` for the recorded environment.
-    """
-    fp = as_fingerprint(fp)
-    props: dict[str, Any] = {f"host.{n}": getattr(fp.host, n) for n in _HOST_PROPERTIES}
-    props["host.key"] = host_key(fp)
-    used = fp.used_gpus
-    props[gpu_properties.COUNT] = len(used)
-    if fp.selection is not None:
-        props["host.gpu_total"] = len(fp.gpus)
-        chosen = ", ".join(f"{k}={v}" for k, v in fp.selection.variables)
-        props["host.gpu_selection"] = chosen or "MIG"
-    props.update({f"host.env.{name}": value for name, value in fp.environment})
-    for gpu in used:
-        fields = {name: getattr(gpu, name) for name in gpu_properties.FIELDS}
-        props.update(gpu_properties.encode(gpu.index, fields))
-    props.update({f"host.driver.{n}": getattr(fp.driver, n) for n in _DRIVER_PROPERTIES})
-    props.update({f"runtime.{n}": getattr(fp.runtime, n) for n in _RUNTIME_PROPERTIES})
-    texts = {name: _prop(value) for name, value in props.items()}
-    return {name: text for name, text in texts.items() if text is not None}
+def to_properties(fp: Fingerprint) -> dict[str, str]:
+    """The host facts as JUnit testsuite properties: :func:`repro.properties.of_fingerprint`
+    (the codec that alone spells their names)."""
+    return properties.of_fingerprint(fp)
 
 
 def _gib(n: int | None) -> str:
@@ -418,9 +299,8 @@ def _or_dash(value: Any) -> str:
     return "-" if value is None or value == "" or value == [] else str(value)
 
 
-def format_text(fp: Fingerprint | Mapping[str, Any]) -> str:
+def format_text(fp: Fingerprint) -> str:
     """A human-readable, multi-line report of ``fp`` for ``repro env`` (ends without a newline)."""
-    fp = as_fingerprint(fp)
     host, driver, runtime = fp.host, fp.driver, fp.runtime
     wsl = "yes (" + "; ".join(host.wsl_evidence) + ")" if host.wsl2 else "no"
     lines = [
@@ -489,11 +369,12 @@ def format_text(fp: Fingerprint | Mapping[str, Any]) -> str:
 MAX_FINGERPRINT_BYTES = 16 << 20
 
 
-def read_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
-    """Read a ``fingerprint.json`` given on the command line as ``option`` (untrusted input).
+def read_file(path: str | os.PathLike[str], option: str) -> Fingerprint:
+    """Read a ``fingerprint.json`` given on the command line as ``option`` (untrusted input):
+    the one place such a file becomes a :class:`Fingerprint`.
 
-    Only a regular file of at most 16 MiB is read (a FIFO or /dev/zero never blocks); returns
-    the JSON object, which has a ``host`` section. Raises ConfigError naming ``option`` and the
+    Only a regular file of at most 16 MiB is read (a FIFO or /dev/zero never blocks); the JSON
+    object must have a ``host`` section. Raises ConfigError naming ``option`` and the
     path otherwise (unreadable, not JSON, too deep, wrong shape)."""
     from repro.junit.files import InputRefused, read_capped
 
@@ -507,4 +388,4 @@ def read_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
         raise ConfigError(
             f"{option} {path}: expected a fingerprint JSON object with a 'host' section"
         )
-    return data
+    return Fingerprint.from_json(data)

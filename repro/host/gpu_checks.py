@@ -7,7 +7,7 @@
   (``wsl_gpu_unavailable``). CUDA initialising on a GPU in compute mode EXCLUSIVE_PROCESS or
   PROHIBITED, or with the Fabric Manager not (yet) done, is a warning: single-process cases pass,
   a second process on the GPU (DataLoader workers touching CUDA, two DDP ranks) is refused.
-- ``gpu_count``: the GPUs the job uses (:attr:`repro.host.model.Fingerprint.used_gpus`, after
+- ``gpu_count``: the GPUs the job uses (:attr:`repro.model.Fingerprint.used_gpus`, after
   ``CUDA_VISIBLE_DEVICES`` / MIG / ``ROCR_``/``HIP_VISIBLE_DEVICES``) against the count the
   runner entry of matrix.yaml names (``runners: {kind: {labels: [...], gpus: N}}``); fewer fail,
   more warn, none named is ``n/a``.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from repro.host import cuda_init
 from repro.host.checks import CUDA_INIT, FAIL, GPU_COUNT, NA, OK, WARN, Finding
-from repro.host.model import Fingerprint
+from repro.model import Fingerprint
 from repro.signatures import table
 
 _INIT_SOURCE = "torch probe: torch.cuda.is_available() warning / torch.zeros(1, device='cuda')"

@@ -24,7 +24,7 @@ from typing import Any
 
 from repro.host import files, nvidia_modes, smi
 from repro.host.files import Unreadable
-from repro.host.model import Gpu
+from repro.model import Gpu
 
 #: Where Windows puts the CUDA user-space libraries and nvidia-smi inside WSL2.
 WSL_LIB = "/usr/lib/wsl/lib"

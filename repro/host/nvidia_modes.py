@@ -27,7 +27,7 @@ from typing import Any
 
 from repro.host import files, smi
 from repro.host.files import Unreadable
-from repro.host.model import MigDevice
+from repro.model import MigDevice
 
 #: nvmlComputeMode_t -> nvidia-smi words (nvml.h: DEFAULT 0, EXCLUSIVE_THREAD 1, PROHIBITED 2,
 #: EXCLUSIVE_PROCESS 3).
@@ -120,7 +120,7 @@ def _mig_devices(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadabl
 
 
 def read_modes(nvml: ModuleType, handle: Any, what: str, unreadable: Unreadable) -> dict[str, Any]:
-    """The modes of one GPU as keyword arguments for :class:`repro.host.model.Gpu`:
+    """The modes of one GPU as keyword arguments for :class:`repro.model.Gpu`:
     ``bus_id``, ``compute_mode``, ``mig_mode``, ``persistence_mode``, ``ecc_mode``,
     ``fabric_state``, ``mig_devices``. ``what`` prefixes unreadable entries
     (``nvml.device.0``)."""

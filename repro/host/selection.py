@@ -23,7 +23,7 @@ GPUs a container is given must be those, not all of them. Rules, as the runtimes
 - ``NVIDIA_VISIBLE_DEVICES`` is read by the NVIDIA Container Toolkit only, when a container
   starts: inside one, NVML already lists just those GPUs, so it is recorded, not applied.
 
-Pure functions over :class:`repro.host.model.Gpu` lists and an environment mapping; never
+Pure functions over :class:`repro.model.Gpu` lists and an environment mapping; never
 imports torch.
 """
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from repro.host.model import Gpu, Selection
+from repro.model import Gpu, Selection
 
 #: Variables that select GPUs, in the order they are reported.
 SELECTION_VARIABLES = (

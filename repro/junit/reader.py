@@ -26,6 +26,7 @@ from typing import Any
 import defusedxml
 import defusedxml.ElementTree as DET
 
+from repro import properties as property_names
 from repro.junit.excerpt import log_excerpt
 from repro.junit.files import InputRefused, is_under, read_capped
 from repro.junit.inputs import (  # noqa: F401 (re-exported for repro.report)
@@ -54,7 +55,7 @@ from repro.junit.records import (
     truncate,
 )
 from repro.junit.sidecar import RESULT_NAME, SIDECAR_NAME, read_sidecar, recorded_digest
-from repro.junit.writer import METRIC_PREFIX, PROP_LOG, PROP_OUTCOME, PROP_SIGNATURE
+from repro.junit.writer import METRIC_PREFIX
 from repro.outcomes import Outcome
 
 #: Resource limits applied before and while parsing (a file over a cap is invalid, never cut).
@@ -184,7 +185,7 @@ def classify(testcase: ET.Element, props: Mapping[str, str]) -> tuple[Outcome, E
         outcome, element = Outcome.SKIPPED, None
     else:
         outcome, element = Outcome.PASSED, None
-    declared = (props.get(PROP_OUTCOME) or "").strip()
+    declared = (props.get(property_names.OUTCOME) or "").strip()
     if declared in _OUTCOME_VALUES:
         outcome = Outcome(declared)
     return outcome, element
@@ -327,7 +328,7 @@ class FileReader:
         except ValueError:
             rel = self.display
         record.variant = truncate(STRAY_VARIANT.format(path=rel), MAX_KEY_CHARS)
-        record.variant_properties.pop("variant.id", None)
+        record.variant_properties.pop(property_names.VARIANT_ID, None)
         record.host_properties.clear()
         self.warn(
             f"not the run's result: an XML file inside the run directory {display(run_dir)} "
@@ -356,7 +357,7 @@ class FileReader:
             variant_id = variant.get("id")
             for name, value in sorted(variant.items())[:MAX_PROPERTIES]:
                 if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                    props[f"variant.{truncate(name, MAX_KEY_CHARS)}"] = truncate(
+                    props[property_names.variant_field(truncate(name, MAX_KEY_CHARS))] = truncate(
                         str(value), MAX_PROPERTY_CHARS
                     )
         host = self._key(host, "run.json host_key") if isinstance(host, str) else None
@@ -366,7 +367,7 @@ class FileReader:
         if not host or not variant_id:
             self.warn(f"{SIDECAR_NAME} lacks host_key or variant.id; keyed from the XML instead")
         if variant_id:
-            props["variant.id"] = variant_id
+            props[property_names.VARIANT_ID] = variant_id
         return host or None, variant_id or None, props
 
     def _check_sidecar(self, sidecar: dict[str, Any]) -> str | None:
@@ -430,8 +431,10 @@ class FileReader:
                 record.host_properties[name] = value
             elif name.startswith(("variant.", "runtime.")):
                 record.variant_properties.setdefault(name, value)
-        prop_host = self._key(suite_props.get("host.key", ""), "property host.key")
-        prop_variant = self._key(suite_props.get("variant.id", ""), "property variant.id")
+        prop_host = self._key(suite_props.get(property_names.HOST_KEY, ""), "property host.key")
+        prop_variant = self._key(
+            suite_props.get(property_names.VARIANT_ID, ""), "property variant.id"
+        )
         if record.host and prop_host and prop_host != record.host:
             self.warn(
                 f"{SIDECAR_NAME} host_key {record.host!r} differs from property host.key {prop_host!r}; using {SIDECAR_NAME}"
@@ -452,7 +455,7 @@ class FileReader:
                 props.setdefault(name, value)
         outcome, element = classify(testcase, props)
         signature = (
-            props.get(PROP_SIGNATURE)
+            props.get(property_names.SIGNATURE)
             or (element.get("type") if element is not None else None)
             or None
         )
@@ -497,7 +500,7 @@ class FileReader:
             excerpt=_excerpt(element, signature),
             time_s=time_s,
             metrics=metrics,
-            log=self._log(props.get(PROP_LOG)),
+            log=self._log(props.get(property_names.LOG)),
             file=self.display,
             findings=found,
             **rerun_fields(props),

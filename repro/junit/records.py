@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.junit.writer import PROP_FINDING_PREFIX
+from repro import properties as property_names
 from repro.outcomes import EXPECT_EXPECTED, EXPECT_XPASS, ExpectVerdict, Outcome
 
 #: Caps on text taken from an input (characters). A longer value is cut with "…" and the input
@@ -41,12 +41,6 @@ STATE_XPASS = "unexpectedly passing"
 STATE_FLAKY = "flaky"
 
 
-#: Testcase properties written by ``repro run --rerun-failures`` (``repro.runner.run_all``).
-PROP_FLAKY = "repro.flaky"
-PROP_RERUNS = "repro.reruns"
-PROP_FIRST_SIGNATURE = "repro.first_signature"
-
-
 #: Most findings a case record keeps (``repro.runner`` writes at most this many).
 MAX_FINDINGS = 5
 
@@ -56,7 +50,7 @@ def finding_fields(props: dict[str, str]) -> dict[str, Any]:
     ``findings`` in N's order (at most :data:`MAX_FINDINGS`, each cut to 500 characters)."""
     numbered = []
     for key, value in props.items():
-        number = key[len(PROP_FINDING_PREFIX) :] if key.startswith(PROP_FINDING_PREFIX) else ""
+        number = property_names.finding_number(key) or ""
         if number.isdigit() and len(number) < 4 and value.strip():
             numbered.append((int(number), value.strip()[:500]))
     return {"findings": tuple(value for _, value in sorted(numbered)[:MAX_FINDINGS])}
@@ -66,9 +60,9 @@ def rerun_fields(props: dict[str, str]) -> dict[str, Any]:
     """``CaseRecord`` keyword arguments from a testcase's rerun properties: ``flaky`` (True:
     passed on a rerun, False: red every time, None: never rerun), ``reruns`` (count) and
     ``first_signature``. Values that are not ``true``/``false`` or a whole number read as none."""
-    flaky = {"true": True, "false": False}.get(props.get(PROP_FLAKY, "").strip().lower())
-    reruns = props.get(PROP_RERUNS, "").strip()
-    first = props.get(PROP_FIRST_SIGNATURE) or None
+    flaky = {"true": True, "false": False}.get(props.get(property_names.FLAKY, "").strip().lower())
+    reruns = props.get(property_names.RERUNS, "").strip()
+    first = props.get(property_names.FIRST_SIGNATURE) or None
     return {
         "flaky": flaky,
         "reruns": int(reruns) if reruns.isdigit() and len(reruns) < 6 else 0,

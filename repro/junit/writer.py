@@ -31,16 +31,9 @@ from typing import IO
 
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
 
+from repro import properties as property_names
 from repro.outcomes import CaseResult, Outcome
 
-#: Testcase property names (also read back by repro.report.report).
-PROP_OUTCOME = "repro.outcome"
-PROP_SIGNATURE = "repro.signature"
-PROP_LOG = "repro.log"
-#: A passed case's failure evidence (issue 21, item 4): how many lines, then each line as
-#: ``repro.finding.1`` ... (repro.signatures.engine.findings).
-PROP_FINDINGS = "repro.findings"
-PROP_FINDING_PREFIX = "repro.finding."
 METRIC_PREFIX = "metric."
 
 #: JUnit bodies are capped so one chatty case cannot make the file unreadable (bytes of text).
@@ -74,11 +67,11 @@ def _testcase(result: CaseResult) -> TestCase:
     )
     signature = xml_safe(result.signature)
     props = Properties()
-    props.add_property(Property(PROP_OUTCOME, result.outcome.value))
+    props.add_property(Property(property_names.OUTCOME, result.outcome.value))
     if signature:
-        props.add_property(Property(PROP_SIGNATURE, signature))
+        props.add_property(Property(property_names.SIGNATURE, signature))
     if result.log_path:
-        props.add_property(Property(PROP_LOG, xml_safe(result.log_path)))
+        props.add_property(Property(property_names.LOG, xml_safe(result.log_path)))
     for name, value in sorted(result.properties.items()):
         props.add_property(Property(xml_safe(name), xml_safe(value)))
     for name, value in sorted(result.metrics.items()):

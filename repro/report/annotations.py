@@ -39,9 +39,7 @@ def github_annotations(report: Report, limit: int = MAX_ANNOTATIONS) -> list[str
         signatures = list(dict.fromkeys(c.signature or "unknown" for c in problems))
         first = problems[0].case if problems else ""
         message = f"{state}: {', '.join(signatures) or 'no signature'} ({counts}; first: {first})"
-        lines.append(
-            f"::error title={_property(f'{cell.host} · {cell.variant}')}::{_data(message)}"
-        )
+        lines.append(f"::error title={_property(f'{cell.host} · {cell.column}')}::{_data(message)}")
     if len(red) > limit:
         lines.append(
             f"::error title=repro-matrix::{len(red) - limit} more red cells (see matrix.md)"

@@ -174,7 +174,7 @@ def _add_case(cases: dict[tuple[str, str], _Case], item: Any, where: str) -> Non
 
 
 def _cell_key(cell: Mapping[str, Any]) -> tuple[tuple[str, str], str]:
-    key = (_text(cell.get("host")), _text(cell.get("variant")))
+    key = (_text(cell.get("host")), _text(cell.get("column") or cell.get("variant")))
     return key, _text(cell.get("effective_state") or cell.get("state") or "")
 
 

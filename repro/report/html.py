@@ -193,7 +193,7 @@ def attention_rank(state: str) -> int:
 def _red_and_blue_first(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(hosts, variants)`` of ``report``, each stably sorted by its most urgent cell."""
     rank: dict[tuple[str, str], int] = {
-        (cell.host, cell.variant): attention_rank(cell_label(cell)[0]) for cell in report.cells
+        (cell.host, cell.column): attention_rank(cell_label(cell)[0]) for cell in report.cells
     }
     host_rank: dict[str, int] = {}
     variant_rank: dict[str, int] = {}
@@ -220,9 +220,7 @@ def render_html(report: Report, out_dir: Path) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    anchors = {
-        (cell.host, cell.variant): f"cell-{index}" for index, cell in enumerate(report.cells)
-    }
+    anchors = {(cell.host, cell.column): f"cell-{index}" for index, cell in enumerate(report.cells)}
     cuts: list[str] = []
     all_hosts, all_variants = _red_and_blue_first(report)  # a cut never drops a red one first
     variants = all_variants[:HTML_MAX_TABLE_CELLS]
@@ -267,7 +265,7 @@ def render_html(report: Report, out_dir: Path) -> str:
             omitted_cells += 1
             continue
         state, text = cell_label(cell)
-        key = (cell.host, cell.variant)
+        key = (cell.host, cell.column)
         cases = []
         for case in cell.sorted_cases():
             if budget <= 0:
@@ -283,7 +281,7 @@ def render_html(report: Report, out_dir: Path) -> str:
             {
                 "anchor": anchors[key],
                 "host": cell.host,
-                "variant": cell.variant,
+                "variant": cell.column,
                 "css": css_class(state),
                 "state": state,
                 "label": text,

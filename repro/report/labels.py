@@ -7,6 +7,7 @@ and each state has one emoji. Nothing here reads or writes files.
 
 from __future__ import annotations
 
+from repro import properties as property_names
 from repro.outcomes import DOCTOR_SCENARIO, Outcome
 from repro.report.model import (
     STATE_EXPECTED,
@@ -189,10 +190,6 @@ def merge_notes(report: Report) -> list[tuple[str, str, str]]:
     return out
 
 
-#: The testsuite property naming where a run happened: host, venv or container (DESIGN "lane").
-LANE_PROPERTY = "variant.lane"
-
-
 def variant_lanes(report: Report) -> dict[str, list[str]]:
     """Variant id -> the lanes its results came from (sorted; superseded runs left out), read
     from each input's ``variant.lane`` property; a variant without one is absent."""
@@ -200,7 +197,7 @@ def variant_lanes(report: Report) -> dict[str, list[str]]:
 
     lanes: dict[str, set[str]] = {}
     for record in report.inputs:
-        lane = record.variant_properties.get(LANE_PROPERTY)
+        lane = record.variant_properties.get(property_names.LANE)
         if lane and record.state != STATE_SUPERSEDED:
             lanes.setdefault(record.variant, set()).add(lane)
     return {variant: sorted(found) for variant, found in lanes.items()}

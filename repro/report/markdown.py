@@ -348,9 +348,9 @@ def _md_cell_section(report: Report, cell: Cell, listed: list[CaseRecord]) -> st
     """One cell's ``<details>``: its problem cases and expected reproductions (one row each,
     problems first) and one line for its skips grouped by reason."""
     state, text = cell_label(cell)
-    summary = html.escape(f"{EMOJI[state]} {cell.host} · {cell.variant} — {text}")
+    summary = html.escape(f"{EMOJI[state]} {cell.host} · {cell.column} — {text}")
     out = [f"<details><summary>{summary}</summary>", ""]
-    view = report.predictions.get((cell.host, cell.variant))
+    view = report.predictions.get((cell.host, cell.column))
     if view is not None and view.disagreement:
         out += [f"⚠️ {md_escape(view.disagreement)}: {md_escape(view.prediction.summary())}", ""]
     # Unexpected outcomes before expected reproductions; each group worst first.

@@ -1,4 +1,5 @@
-"""Merge input records into the matrix: cells keyed by (host, variant), and what people act on.
+"""Merge input records into the matrix: cells keyed by (host, variant, lane), and what people
+act on.
 
 One record per input file (``repro.junit.reader``), keyed by (host key, variant id) from trusted
 metadata: the ``run.json`` sidecar next to the XML first, else the testsuite properties
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import compat
+from repro import properties as property_names
 from repro.config import Expectation, Matrix
 from repro.config.expect import Expectations
 from repro.junit.reader import Budget, FileReader, find_files
@@ -38,7 +40,6 @@ from repro.outcomes import (
     Totals,
 )
 from repro.report import start_methods
-from repro.report.labels import LANE_PROPERTY
 from repro.report.model import (
     GENERATOR,
     GREEN_STATES,
@@ -54,6 +55,7 @@ from repro.report.model import (
     PredictionView,
     Report,
     Trend,
+    column_id,
     count_cases,
 )
 from repro.signatures import table
@@ -75,6 +77,11 @@ def _iso(now: datetime | None) -> str:
 #: scheduler cell (``repro.slurm.cells``: a task killed at its time limit, cancelled...). Any
 #: newer run of the same host, variant and lane replaces it, whatever cases that run has.
 RUN_SCOPED_SCENARIOS = frozenset({"slurm"})
+
+
+def _lane(record: InputRecord) -> str:
+    """The lane an input's results came from (``variant.lane``; "" where none is written)."""
+    return property_names.lane_of(record.variant_properties)
 
 
 def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseRecord]]:
@@ -100,8 +107,7 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
     for record in records:
         if record.run_started is None or record.state != STATE_OK:
             continue
-        lane = record.variant_properties.get(LANE_PROPERTY, "")
-        groups.setdefault((record.host, record.variant, lane), []).append(record)
+        groups.setdefault((record.host, record.variant, _lane(record)), []).append(record)
     kept: dict[int, list[CaseRecord]] = {}
     for group in groups.values():
         group.sort(key=lambda r: (r.run_started or "", r.path), reverse=True)
@@ -220,7 +226,7 @@ def _coverage(config: Matrix, cells: list[Cell], variants: list[dict[str, Any]])
     for vid in with_results:
         found = [
             props.get(vid, {}).get(name, "").split("+")[0].strip()
-            for name in ("variant.torch", "runtime.torch")
+            for name in (property_names.VARIANT_TORCH, property_names.RUNTIME_TORCH)
         ]
         found = [pin for pin in found if pin]
         # Without a torch property the id's "torch2.8" stands for every 2.8.x pin.
@@ -244,14 +250,15 @@ def _trends(
         cells_json = matrix.get("cells") if isinstance(matrix, Mapping) else None
         past.append(
             {
-                (c.get("host"), c.get("variant")): c.get("effective_state") or c.get("state")
+                (c.get("host"), c.get("column") or c.get("variant")): c.get("effective_state")
+                or c.get("state")
                 for c in cells_json or []
                 if isinstance(c, Mapping)
             }
         )
     trends = {}
     for cell in cells:
-        key = (cell.host, cell.variant)
+        key = (cell.host, cell.column)
         now = cell.effective_state
         earlier = [states[key] for states in past if key in states]
         previous = earlier[0] if earlier else None
@@ -282,7 +289,9 @@ def build_report(
     facts: compat.Facts | None = None,
     coverage: bool = True,
 ) -> Report:
-    """Read every JUnit file under ``inputs`` and merge them into cells keyed by (host, variant).
+    """Read every JUnit file under ``inputs`` and merge them into cells keyed by (host, variant,
+    lane): one column per variant, or one per lane where a variant ran in more than one
+    (:func:`repro.report.model.column_id`).
 
     ``now`` fixes ``generated_at`` (for golden tests). ``config`` (a loaded matrix.yaml) adds
     coverage warnings and its ``expect:`` entries unless ``expectations`` is given. ``history``
@@ -311,10 +320,18 @@ def build_report(
     cells: dict[tuple[str, str], Cell] = {}
     host_props: dict[str, dict[str, str]] = {}
     variant_props: dict[str, dict[str, str]] = {}
+    lanes: dict[str, set[str]] = {}
+    for record in records:
+        if record.state != STATE_SUPERSEDED:
+            lanes.setdefault(record.variant, set()).add(_lane(record))
     for record in records:
         if record.state == STATE_SUPERSEDED:
             continue
-        cell = cells.setdefault((record.host, record.variant), Cell(record.host, record.variant))
+        lane = _lane(record)
+        column = column_id(record.variant, lane, lanes[record.variant])
+        cell = cells.setdefault(
+            (record.host, column), Cell(record.host, record.variant, lane, column)
+        )
         cell.files.append(record.path)
         cell.cases.extend(kept.get(id(record), record.cases))
         if record.state == STATE_INVALID:
@@ -324,7 +341,7 @@ def build_report(
         hp = host_props.setdefault(record.host, {})
         for name, value in record.host_properties.items():
             hp.setdefault(name, value)
-        vp = variant_props.setdefault(record.variant, {})
+        vp = variant_props.setdefault(column, {})
         for name, value in record.variant_properties.items():
             # First wins, but a value beats an empty one (a CPU-only host's empty arch list).
             if not vp.get(name):
@@ -368,7 +385,7 @@ def build_report(
     cells_json = []
     for cell in ordered_cells:
         item = cell.to_json()
-        trend = trends.get((cell.host, cell.variant))
+        trend = trends.get((cell.host, cell.column))
         if trend is not None:
             item["trend"] = trend.to_json()
         cells_json.append(item)

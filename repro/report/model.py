@@ -25,9 +25,6 @@ from repro.junit.records import (  # noqa: F401 (the reader's records, re-export
     MAX_NAME_CHARS,
     MAX_PROPERTY_CHARS,
     MAX_SUPERSEDED_BY,
-    PROP_FIRST_SIGNATURE,
-    PROP_FLAKY,
-    PROP_RERUNS,
     STATE_EXPECTED,
     STATE_FLAKY,
     STATE_INVALID,
@@ -87,12 +84,26 @@ EFFECTIVE_STATE_ORDER = (
 )
 
 
+def column_id(variant: str, lane: str, lanes: set[str] | frozenset[str]) -> str:
+    """The matrix column of ``variant``'s results from ``lane``, among all ``lanes`` the
+    variant has results from: the variant id while it has one lane (or for results that name
+    none), else ``ID (LANE)``: ``cpu-torch2.13 (venv)``."""
+    return f"{variant} ({lane})" if lane and len(set(lanes)) > 1 else variant
+
+
 @dataclass
 class Cell:
-    """All inputs with the same (host, variant) key."""
+    """All inputs with the same (host, variant, lane) key: one row, one column.
+
+    ``lane`` is the inputs' ``variant.lane`` (host, venv, container; "" where none is written).
+    ``column``: the matrix column, the variant id, or ``ID (LANE)`` when the variant has results
+    from more than one lane (:func:`column_id`): the host and the venv lane of one variant are
+    two columns, neither hides the other (issue 31; issue 33's two-lane Slurm array)."""
 
     host: str
     variant: str
+    lane: str = ""
+    column: str = ""
     files: list[str] = field(default_factory=list)
     cases: list[CaseRecord] = field(default_factory=list)
     invalid_files: int = 0
@@ -137,6 +148,9 @@ class Cell:
         flaky passes, passes, skips, then the doctor checks, counted apart."""
         return self.totals().labels()
 
+    def __post_init__(self) -> None:
+        self.column = self.column or self.variant
+
     def sorted_cases(self) -> list[CaseRecord]:
         return sorted(
             self.cases, key=lambda c: (SEVERITY_RANK[c.outcome], c.scenario, c.case, c.file)
@@ -156,6 +170,9 @@ class Cell:
         }
         if self.changed_files:
             out["changed_after_run"] = list(self.changed_files)
+        if self.column != self.variant:  # a variant split by lane: say which column
+            out["lane"] = self.lane
+            out["column"] = self.column
         return out
 
 
@@ -192,11 +209,13 @@ class Report:
     start_methods: list[Summary] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._index = {(cell.host, cell.variant): cell for cell in self.cells}
+        self._index = {(cell.host, cell.column): cell for cell in self.cells}
 
-    def cell(self, host: str, variant: str) -> Cell | None:
-        """The cell for (host, variant), or None where that combination has no input (missing)."""
-        return self._index.get((host, variant))
+    def cell(self, host: str, column: str) -> Cell | None:
+        """The cell for (host, column) (a column is a variant id, or ``ID (LANE)`` for a
+        variant split by lane: :attr:`Cell.column`), or None where that combination has no
+        input (missing)."""
+        return self._index.get((host, column))
 
 
 def count_cases(cases: list[CaseRecord]) -> Totals:

@@ -69,7 +69,7 @@ def throughput(
             if params.get("workers") == "0":
                 method = IN_PROCESS  # no workers: the start method does not apply
             device = params.get("device", "")
-            data.setdefault(device, {}).setdefault(cell.variant, {}).setdefault(method, []).append(
+            data.setdefault(device, {}).setdefault(cell.column, {}).setdefault(method, []).append(
                 value
             )
     return data

@@ -174,7 +174,7 @@ def summaries(cells: Sequence[Cell]) -> list[Summary]:
             except ValueError:
                 continue
             method = IN_PROCESS if workers == 0 else params["start_method"]
-            key = (cell.host, cell.variant, params.get("device", ""))
+            key = (cell.host, cell.column, params.get("device", ""))
             figures = groups.setdefault(key, {}).setdefault((method, workers), _Figures())
             figures.cases += 1
             metrics = case.metrics

@@ -14,6 +14,7 @@ from typing import Any
 
 from repro.config.expect import CellExpectations
 from repro.host import fork_check
+from repro.model import Fingerprint
 from repro.runner import protocol
 from repro.runner.caselog import DEFAULT_CAP_BYTES
 from repro.runner.zygote_pool import ISOLATIONS, ZygotePool, pool_env, zygote_modules  # noqa: F401
@@ -25,7 +26,8 @@ class RunContext:
 
     Attributes:
         run_dir: ``results/<run-id>``; ``logs/`` is created inside.
-        fingerprint: from ``repro.host.fingerprint.collect`` (decides skips).
+        fingerprint: the typed host facts (``repro.host.fingerprint.collect``, keyed by the
+            real host inside an image); decides skips.
         suite_properties: JUnit testsuite properties (``host.*``, ``runtime.*``, ``variant.*``).
         run_info: the ``run.json`` sidecar, updated as cases finish.
         python: interpreter that runs the cases (the one under test).
@@ -50,7 +52,7 @@ class RunContext:
     """
 
     run_dir: Path
-    fingerprint: dict[str, Any]
+    fingerprint: Fingerprint
     suite_properties: dict[str, str]
     run_info: dict[str, Any]
     python: str = sys.executable

@@ -27,8 +27,9 @@ from pathlib import Path
 import psutil
 
 from repro import proctree, scenarios
+from repro import properties as property_names
 from repro.errors import ConfigError
-from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS, xml_safe
+from repro.junit.writer import xml_safe
 from repro.outcomes import CaseResult, Outcome
 from repro.runner import protocol, verdict, watchdog, zygote_client
 from repro.runner.caselog import CaseLog, OutputPipe
@@ -172,7 +173,7 @@ def run_case(
         log.close()
         shutil.rmtree(workdir, ignore_errors=True)
     result = _result(ctx, case, seen, events, log_text, duration, log.path)
-    result.properties["repro.isolation"] = isolation
+    result.properties[property_names.ISOLATION] = isolation
     return result
 
 
@@ -460,15 +461,15 @@ def _result(
 
     properties = dict(events.properties)
     if seen.returncode is not None:
-        properties["repro.returncode"] = str(seen.returncode)
+        properties[property_names.RETURNCODE] = str(seen.returncode)
         if seen.returncode < 0:
-            properties["repro.signal"] = signatures.signal_name(-seen.returncode)
+            properties[property_names.SIGNAL] = signatures.signal_name(-seen.returncode)
     if events.last_phase:
-        properties["repro.last_phase"] = events.last_phase
+        properties[property_names.LAST_PHASE] = events.last_phase
     if seen.leaked:
-        properties["repro.leaked_processes"] = str(len(seen.leaked))
+        properties[property_names.LEAKED_PROCESSES] = str(len(seen.leaked))
     if seen.cpu_s is not None:
-        properties["repro.cpu_s"] = f"{seen.cpu_s:.2f}"
+        properties[property_names.CPU_S] = f"{seen.cpu_s:.2f}"
     for key, value in case.params:
         properties[f"param.{key}"] = str(value)
     rules = dict(case.params).get("fail_on")
@@ -481,9 +482,9 @@ def _result(
         # (issue 21, item 4). The outcome stays; the findings travel as properties.
         found = signatures.findings(log_text, host)
         if found:
-            properties[PROP_FINDINGS] = str(len(found))
+            properties[property_names.FINDINGS] = str(len(found))
             for number, line in enumerate(found, 1):
-                properties[f"{PROP_FINDING_PREFIX}{number}"] = xml_safe(line)
+                properties[property_names.finding(number)] = xml_safe(line)
     return CaseResult(
         scenario=case.scenario,
         case_id=case.case_id,

@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import repro
-from repro import bounds
+from repro import bounds, properties
 from repro import config as matrix_mod
 from repro.config import runners
 from repro.config.expect import Expectations
 from repro.errors import ConfigError, FatalError
+from repro.model import CONTAINER, FROM_MATRIX, HOST, Fingerprint, Variant, host_key
 from repro.outcomes import OUTCOME_ORDER, CaseResult, Totals, totals_of
 from repro.runner import context, executor
 from repro.runner.caselog import DEFAULT_CAP_BYTES
@@ -38,8 +38,6 @@ Say = Callable[[str], None]
 #: The ``repro run`` flag that records results under a ``--as-variant`` whose torch pin is not the
 #: interpreter's (``RunOptions.allow_variant_mismatch``); named in the refusal.
 ALLOW_MISMATCH_FLAG = "--allow-variant-mismatch"
-#: Testsuite property of a run recorded under a variant its interpreter does not match.
-PROP_VARIANT_MISMATCH = "repro.variant_mismatch"
 
 
 @dataclass
@@ -126,112 +124,80 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
 # ---- step: fingerprint -------------------------------------------------------------------
 
 
-def fingerprint_host(options: RunOptions) -> dict[str, Any]:
+def fingerprint_host(options: RunOptions) -> Fingerprint:
     """The fingerprint of the interpreter under test, keyed by the real host when a
-    ``--fingerprint`` file (collected outside the container) is given."""
+    ``--fingerprint`` file (collected outside the container) is given
+    (:meth:`repro.model.Fingerprint.keyed_by`)."""
     from repro.host import fingerprint
 
-    fp = fingerprint.collect(python=options.python).to_json()
+    fp = fingerprint.collect(python=options.python)
     if options.host_fingerprint:
-        host_fp = fingerprint.read_file(options.host_fingerprint, "--fingerprint")
-        fp = merge_host_fingerprint(host_fp, fp)
+        fp = fp.keyed_by(fingerprint.read_file(options.host_fingerprint, "--fingerprint"))
     return fp
-
-
-def merge_host_fingerprint(host_fp: dict[str, Any], inner_fp: dict[str, Any]) -> dict[str, Any]:
-    """Fingerprint of a run inside a container: host, GPUs and driver as the host sees them
-    (they key the matrix row), runtime (torch build, visible devices) as the container sees it,
-    and the container's own OS/glibc/Python under ``container``."""
-    merged = dict(inner_fp)
-    for section in ("host", "gpus", "driver"):
-        if section in host_fp:
-            merged[section] = host_fp[section]
-    inner_host = inner_fp.get("host") or {}
-    merged["container"] = {
-        key: inner_host.get(key) for key in ("os", "glibc", "python", "container")
-    }
-    merged["unreadable"] = list(inner_fp.get("unreadable") or []) + [
-        dict(u, what=f"host:{u.get('what')}") for u in host_fp.get("unreadable") or []
-    ]
-    return merged
 
 
 # ---- step: pick variant ------------------------------------------------------------------
 
 
 def pick_variant(
-    config: matrix_mod.Matrix, options: RunOptions, fp: dict[str, Any]
-) -> dict[str, Any]:
+    config: matrix_mod.Matrix, options: RunOptions, fp: Fingerprint
+) -> tuple[Variant, str | None]:
     """The variant the results are recorded as: ``--as-variant`` from matrix.yaml (inside its
-    image), else derived from the interpreter's torch build (:func:`host_variant`).
+    image), else derived from the interpreter's torch build (:func:`host_variant`); and why
+    its pin is not the interpreter's (None when it is).
 
     Raises ConfigError when ``--as-variant``'s torch pin or runtime is not the interpreter's
-    (``repro.config.variant_mismatch``) unless ``allow_variant_mismatch``; then the returned
-    dict carries the reason under ``mismatch`` (said and recorded by :func:`run_job`).
+    (``repro.config.variant_mismatch``) unless ``allow_variant_mismatch``; then the reason
+    comes back second (said and recorded by :func:`run_job`).
     """
     if not options.variant:
-        return host_variant(fp)
+        return host_variant(fp), None
     variant = config.variant(options.variant)
-    out = dict(variant.as_dict(), source="matrix")
-    why = matrix_mod.variant_mismatch(variant.torch, variant.runtime, fp.get("runtime"))
+    why = matrix_mod.variant_mismatch(variant.torch, variant.runtime, fp.runtime)
     if why and not options.allow_variant_mismatch:
         raise ConfigError(
             f"--as-variant {variant.id}: {why}",
             hint=f"run it in that variant's image or venv, or pass {ALLOW_MISMATCH_FLAG} "
             "to record the results under it anyway",
         )
-    if why:
-        out["mismatch"] = why
-    return out
+    return variant, why
 
 
 def checked_variant(
     config: matrix_mod.Matrix,
     options: RunOptions,
-    fp: dict[str, Any],
+    fp: Fingerprint,
     say: Say,
     then: str = "recorded under it anyway",
-) -> tuple[dict[str, Any], str | None]:
-    """:func:`pick_variant` and why its pin is not the interpreter's (None when it is), said as
-    ``WARNING: variant ID: WHY; THEN`` when ``allow_variant_mismatch`` lets it through (``then``:
-    what happens next). Raises as pick_variant."""
-    variant = pick_variant(config, options, fp)
-    mismatch = variant.pop("mismatch", None)
+) -> tuple[Variant, str | None]:
+    """:func:`pick_variant`, its mismatch said as ``WARNING: variant ID: WHY; THEN`` when
+    ``allow_variant_mismatch`` lets it through (``then``: what happens next). Raises as
+    pick_variant."""
+    variant, mismatch = pick_variant(config, options, fp)
     if mismatch:
-        say(f"WARNING: variant {variant['id']}: {mismatch}; {then}")
+        say(f"WARNING: variant {variant.id}: {mismatch}; {then}")
     return variant, mismatch
 
 
-def host_variant(fp: dict[str, Any]) -> dict[str, Any]:
-    """The variant a host-lane run belongs to, derived from the interpreter's torch build.
-    Raises FatalError when the interpreter has no usable torch."""
-    from repro.host import fingerprint
-
-    torch_version = (fp.get("runtime") or {}).get("torch")
+def host_variant(fp: Fingerprint) -> Variant:
+    """The variant a host-lane run belongs to, derived from the interpreter's torch build
+    (:meth:`repro.model.Variant.of_build`). Raises FatalError when the interpreter has no
+    usable torch."""
+    torch_version = fp.runtime.torch
     if not torch_version:
-        why = next(
-            (u["why"] for u in fp.get("unreadable", []) if u.get("what") == "torch"),
-            "torch not importable",
-        )
+        why = next((u.why for u in fp.unreadable if u.what == "torch"), "torch not importable")
         raise FatalError(
             f"the interpreter under test has no usable torch ({why})",
             hint="install the torch build to test, e.g. pip install torch==2.13.0",
         )
-    runtime = fingerprint.runtime_tag(fp)
-    return {
-        "id": matrix_mod.canonical_id(runtime, torch_version),
-        "runtime": runtime,
-        "torch": torch_version,
-        "accelerator": matrix_mod.accelerator_of(runtime),
-        "source": "host",
-    }
+    return Variant.of_build(torch_version, fp.runtime.tag)
 
 
 # ---- step: make run dir --------------------------------------------------------------------
 
 
 def make_run_dir(
-    config: matrix_mod.Matrix, options: RunOptions, variant: dict[str, Any]
+    config: matrix_mod.Matrix, options: RunOptions, variant: Variant
 ) -> tuple[str, Path]:
     """``(run id, directory)``: the given empty ``--run-dir``, or a new one under the results
     root. A run never writes into (or overwrites) another run's directory."""
@@ -246,7 +212,7 @@ def make_run_dir(
         return run_dir.name, run_dir
     results_root = Path(options.results or config.results_dir)
     try:
-        return new_run_dir(results_root, variant["id"])
+        return new_run_dir(results_root, variant.id)
     except OSError as exc:
         raise FatalError(
             f"cannot create a run directory under {results_root}: {exc.strerror or exc}"
@@ -266,43 +232,30 @@ def parse_properties(items: Sequence[str]) -> dict[str, str]:
 
 def run_context(
     options: RunOptions,
-    fp: dict[str, Any],
-    variant: dict[str, Any],
+    fp: Fingerprint,
+    variant: Variant,
     run_id: str,
     run_dir: Path,
     extra_properties: dict[str, str],
 ) -> context.RunContext:
     """Write ``fingerprint.json`` and build the run's context: testsuite properties
-    (fingerprint, ``variant.*`` with ``variant.lane``, ``repro.*``, ``container.*``, then
-    ``--property``) and the
-    ``run.json`` sidecar's first state."""
-    from repro.host import fingerprint
-
-    host_key = fingerprint.host_key(fp)
-    (run_dir / "fingerprint.json").write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n")
-    suite_properties = dict(fingerprint.to_properties(fp))
-    suite_properties.update(
-        {
-            f"variant.{k}": str(v)
-            for k, v in variant.items()
-            if isinstance(v, (str, int, float)) and v is not None
-        }
+    (:func:`repro.properties.suite`: fingerprint, ``variant.*`` with ``variant.lane``,
+    ``repro.*``, ``container.*``; then ``--property``) and the ``run.json`` sidecar's first
+    state. The lane is ``container`` for a run keyed by a ``--fingerprint`` (inside an image),
+    else ``host``; the venv lane says so itself with ``--property variant.lane=venv``
+    (``repro.envs.lane``)."""
+    key = host_key(fp)
+    (run_dir / "fingerprint.json").write_text(
+        json.dumps(fp.to_json(), indent=2, sort_keys=True) + "\n"
     )
-    suite_properties.update(
-        {"repro.run_id": run_id, "repro.version": repro.__version__, "host.key": host_key}
-    )
-    for section, values in (fp.get("container") or {}).items():
-        if values is not None:
-            suite_properties[f"container.{section}"] = str(values)
-    # The lane (host, venv, container): a run keyed by a --host-fingerprint ran in a container;
-    # the venv lane says so itself with --property variant.lane=venv (repro.envs.lane).
-    suite_properties["variant.lane"] = "container" if fp.get("container") else "host"
+    lane = CONTAINER if fp.container is not None else HOST
+    suite_properties = properties.suite(fp, variant.in_lane(lane), run_id, repro.__version__)
     suite_properties.update(extra_properties)
     run_info = {
         "schema": 1,
         "run_id": run_id,
-        "variant": {k: variant[k] for k in ("id", "runtime", "torch", "accelerator", "source")},
-        "host_key": host_key,
+        "variant": variant.key(),
+        "host_key": key,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finished": None,
         "repro_version": repro.__version__,
@@ -314,9 +267,9 @@ def run_context(
         run_info=run_info,
         python=options.python,
         expect_accelerator=options.expect_accelerator
-        and variant["source"] == "matrix"
-        and variant["accelerator"] != "cpu",
-        env=dict(variant.get("env") or {}),
+        and variant.source == FROM_MATRIX
+        and variant.on_accelerator,
+        env=dict(variant.env),
         log_cap_bytes=options.log_cap_bytes,
         isolation=options.isolation,
         timeout_scale=options.timeout_scale or 1.0,
@@ -342,11 +295,11 @@ def usable_cores() -> int:
     return max(1, cores)
 
 
-def default_jobs(variant: dict[str, Any], fp: dict[str, Any]) -> int:
+def default_jobs(variant: Variant, fp: Fingerprint) -> int:
     """``-j`` when not given: 1 on a GPU lane (an accelerator variant, or GPUs in the
     fingerprint: cases would share a device), else the usable cores (one torch thread per
     case, :func:`case_threads`)."""
-    if variant.get("accelerator") not in (None, "cpu") or fp.get("gpus"):
+    if variant.on_accelerator or fp.gpus:
         return 1
     return usable_cores()
 
@@ -361,7 +314,7 @@ def case_threads(jobs: int) -> int | None:
 
 
 def doctor_preflight(
-    fp: dict[str, Any], run_dir: Path, say: Say, expected_gpus: int | None = None
+    fp: Fingerprint, run_dir: Path, say: Say, expected_gpus: int | None = None
 ) -> list[CaseResult]:
     """The health pre-flight's findings as the run's ``doctor`` testsuite; warnings and
     failures are also said. ``expected_gpus``: matrix.yaml's ``runners.<kind>.gpus``."""
@@ -387,24 +340,22 @@ def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> 
     run_id, run_dir = make_run_dir(config, options, variant)
     ctx = run_context(options, fp, variant, run_id, run_dir, extra_properties)
     if mismatch:
-        ctx.suite_properties[PROP_VARIANT_MISMATCH] = mismatch
+        ctx.suite_properties[properties.VARIANT_MISMATCH] = mismatch
+    key = host_key(fp)
     # The report's verdicts, applied as each case ends (matrix.yaml wins over a module's EXPECT).
-    ctx.expectations = Expectations(config.expectations).cell(
-        variant["id"], ctx.suite_properties["host.key"]
-    )
+    ctx.expectations = Expectations(config.expectations).cell(variant.id, key)
     jobs = options.jobs or default_jobs(variant, fp)
     ctx.case_threads = case_threads(jobs)
-    ctx.suite_properties["repro.jobs"] = str(jobs)
+    ctx.suite_properties[properties.JOBS] = str(jobs)
     if ctx.case_threads:
-        ctx.suite_properties["repro.case_threads"] = str(ctx.case_threads)
+        ctx.suite_properties[properties.CASE_THREADS] = str(ctx.case_threads)
     threads = f", {ctx.case_threads} torch thread(s) each" if ctx.case_threads else ""
     say(
-        f"run {run_id}: {len(cases)} cases, {jobs} at once{threads}, variant {variant['id']} "
-        f"(torch {variant['torch']}), host {ctx.suite_properties['host.key']}"
+        f"run {run_id}: {len(cases)} cases, {jobs} at once{threads}, variant {variant.id} "
+        f"(torch {variant.torch}), host {key}"
     )
     say(f"results -> {run_dir}")
-    wsl2 = bool((fp.get("host") or {}).get("wsl2"))
-    gpus = runners.expected_gpus(config.runner_gpus, str(variant.get("accelerator")), wsl2)
+    gpus = runners.expected_gpus(config.runner_gpus, variant.accelerator, bool(fp.host.wsl2))
     preflight = doctor_preflight(fp, run_dir, say, gpus) if options.doctor else []
     results = run_all(
         ctx, cases, reporter, preflight=preflight, rerun_failures=options.rerun_failures, jobs=jobs

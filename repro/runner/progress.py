@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from repro.junit.writer import PROP_FINDING_PREFIX, PROP_FINDINGS
+from repro import properties as property_names
 from repro.outcomes import (
     DOCTOR_SCENARIO,
     EXPECT_EXPECTED,
@@ -39,9 +39,6 @@ from repro.outcomes import (
     Outcome,
 )
 from repro.runner.run_all import (
-    PROP_FIRST_LOG,
-    PROP_FIRST_MESSAGE,
-    PROP_FIRST_SIGNATURE,
     SKIPPED_LOG,
     Reporter,
     is_flaky,
@@ -244,7 +241,7 @@ class Progress(Reporter):
     def case_finished(self, index: int, total: int, result: CaseResult) -> None:
         label = _label(result)
         verdict = label.upper()
-        findings = result.properties.get(PROP_FINDINGS, "")
+        findings = result.properties.get(property_names.FINDINGS, "")
         if result.outcome is Outcome.SKIPPED:  # grouped by reason in run_finished
             if self.tty:
                 self.stream.write("\r\033[K")
@@ -274,18 +271,18 @@ class Progress(Reporter):
             elif result.outcome is not Outcome.PASSED or is_flaky(result):
                 detail = f"{result.signature}: " if result.signature else ""
                 if is_flaky(result):
-                    first = result.properties.get(PROP_FIRST_SIGNATURE) or "failure"
+                    first = result.properties.get(property_names.FIRST_SIGNATURE) or "failure"
                     detail = f"passed on a rerun; first {first}: "
                 elif label == "expected":
                     detail = "expected reproduction; " + detail
                 message = (
-                    result.properties.get(PROP_FIRST_MESSAGE, "")
+                    result.properties.get(property_names.FIRST_MESSAGE, "")
                     if is_flaky(result)
                     else result.message
                 )
                 line += f"\n{pad}   -> {detail}{message[:200]}"
             elif findings:  # "passed · 1 finding: RuntimeError: context has already been set"
-                first = result.properties.get(f"{PROP_FINDING_PREFIX}1", "")
+                first = result.properties.get(property_names.finding(1), "")
                 noun = "finding" if findings == "1" else "findings"
                 line += f"\n{pad}   -> passed · {findings} {noun}: {first[:200]}"
             print(line, file=self.stream, flush=True)
@@ -327,11 +324,11 @@ class Progress(Reporter):
             label = _label(result)
             signature, message, log = result.signature, result.message, result.log_path
             if is_flaky(result):  # what went wrong the first time is what needs looking at
-                signature = result.properties.get(PROP_FIRST_SIGNATURE) or ""
+                signature = result.properties.get(property_names.FIRST_SIGNATURE) or ""
                 message = "passed on a rerun; first: " + result.properties.get(
-                    PROP_FIRST_MESSAGE, ""
+                    property_names.FIRST_MESSAGE, ""
                 )
-                log = result.properties.get(PROP_FIRST_LOG) or log
+                log = result.properties.get(property_names.FIRST_LOG) or log
             elif label == "xpass" and result.expect is not None:
                 strict = " (strict: a problem)" if result.expect.strict else ""
                 signature = f"passed{strict}"

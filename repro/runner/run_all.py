@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from repro import proctree
+from repro import properties as property_names
 from repro.errors import FatalError, Interrupted
 from repro.host import cuda_init
 from repro.junit.sidecar import RESULT_KEY, RESULT_NAME, result_entry, write_run_info
@@ -161,7 +162,7 @@ class _Results:
             self.judge(result)
         self.finished: dict[int, CaseResult] = {}
         self.junit_path = ctx.run_dir / RESULT_NAME
-        self.hostname = str(ctx.fingerprint.get("host", {}).get("hostname") or "")
+        self.hostname = ctx.fingerprint.host.hostname or ""
         ctx.run_info.update(cases_total=total, cases_done=0)
         write_run_info(ctx.run_dir, ctx.run_info)
         if self.preflight:
@@ -338,15 +339,9 @@ def _run_parallel(
         raise
 
 
-#: Testcase properties of a rerun red case (issue 11): ``repro.reruns`` (how many reruns ran),
-#: ``repro.flaky`` (``true``: passed on a rerun, ``false``: red every time) and, for a flaky
-#: case, the first attempt's outcome, signature, message and log.
-PROP_RERUNS = "repro.reruns"
-PROP_FLAKY = "repro.flaky"
-PROP_FIRST_OUTCOME = "repro.first_outcome"
-PROP_FIRST_SIGNATURE = "repro.first_signature"
-PROP_FIRST_MESSAGE = "repro.first_message"
-PROP_FIRST_LOG = "repro.first_log"
+# A rerun red case (issue 11) carries the testcase properties ``repro.reruns`` (how many reruns
+# ran), ``repro.flaky`` (``true``: passed on a rerun, ``false``: red every time) and, for a flaky
+# case, the first attempt's outcome, signature, message and log (names: repro.properties).
 
 
 def rerun_red_case(
@@ -368,22 +363,22 @@ def rerun_red_case(
         if again.outcome is Outcome.PASSED:
             again.properties.update(
                 {
-                    PROP_RERUNS: str(attempt),
-                    PROP_FLAKY: "true",
-                    PROP_FIRST_OUTCOME: first.outcome.value,
-                    PROP_FIRST_SIGNATURE: first.signature,
-                    PROP_FIRST_MESSAGE: first.message[:500],
-                    PROP_FIRST_LOG: first.log_path,
+                    property_names.RERUNS: str(attempt),
+                    property_names.FLAKY: "true",
+                    property_names.FIRST_OUTCOME: first.outcome.value,
+                    property_names.FIRST_SIGNATURE: first.signature,
+                    property_names.FIRST_MESSAGE: first.message[:500],
+                    property_names.FIRST_LOG: first.log_path,
                 }
             )
             return again
-    first.properties.update({PROP_RERUNS: str(reruns), PROP_FLAKY: "false"})
+    first.properties.update({property_names.RERUNS: str(reruns), property_names.FLAKY: "false"})
     return first
 
 
 def is_flaky(result: CaseResult) -> bool:
     """True for a case that failed first and passed on a rerun (``repro.flaky=true``)."""
-    return result.properties.get(PROP_FLAKY) == "true"
+    return result.properties.get(property_names.FLAKY) == "true"
 
 
 def _now() -> str:

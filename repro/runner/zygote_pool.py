@@ -236,7 +236,7 @@ def plan_zygote(ctx: RunContext, cases: list[Case]) -> None:
 def accelerator_lane(ctx: RunContext) -> bool:
     """Whether the run's cases may touch a CUDA/ROCm device: a GPU variant
     (``ctx.expect_accelerator``) or GPUs in the host's fingerprint."""
-    return ctx.expect_accelerator or bool(ctx.fingerprint.get("gpus"))
+    return ctx.expect_accelerator or bool(ctx.fingerprint.gpus)
 
 
 def check_fork(ctx: RunContext, modules: list[str], env: dict[str, str]) -> str | None:

@@ -26,6 +26,7 @@ from typing import Any, Protocol, cast
 from repro import bounds
 from repro.case_api import CaseFailed, CaseSkipped, Context  # the case API, for scenario authors
 from repro.errors import ConfigError
+from repro.model import Fingerprint
 
 __all__ = [
     "Case",
@@ -292,7 +293,7 @@ def expand(
     return cases
 
 
-def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str | None:
+def skip_reason(requires: Sequence[str], fingerprint: Fingerprint) -> str | None:
     """Why a case cannot run on this host, or None when every requirement holds.
 
     Tokens: ``accelerator`` (torch sees a CUDA or ROCm device), ``gpus>=N`` (at least N such
@@ -305,10 +306,10 @@ def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str 
     accelerator tokens return None here and ``repro.host.cuda_init.case_error`` makes the case
     ``error``/``infra.cuda_init`` (a broken GPU host must be red, not absent).
     """
-    runtime = fingerprint.get("runtime") or {}
-    count = int(runtime.get("accelerator_count") or 0)
-    torch_version = runtime.get("torch")
-    broken = bool(runtime.get("cuda_init_error"))
+    runtime = fingerprint.runtime
+    count = runtime.accelerator_count
+    torch_version = runtime.torch
+    broken = bool(runtime.cuda_init_error)
     for token in requires:
         if broken and (token == "accelerator" or token.startswith("gpus>=")):
             continue
@@ -322,7 +323,7 @@ def skip_reason(requires: Sequence[str], fingerprint: Mapping[str, Any]) -> str 
                 return f"needs {need} GPUs, torch sees {count}"
         elif token.startswith("start_method:"):
             method = token.split(":", 1)[1]
-            methods = runtime.get("start_methods") or []
+            methods = runtime.start_methods
             if methods and method not in methods:
                 return (
                     f"start method {method!r} not available on this platform ({', '.join(methods)})"

@@ -81,7 +81,7 @@ class HostFacts:
 
     @classmethod
     def from_fingerprint(cls, fp: Any) -> HostFacts:
-        """Facts from a fingerprint: a ``repro.host.model.Fingerprint`` (what
+        """Facts from a fingerprint: a ``repro.model.Fingerprint`` (what
         ``repro.host.fingerprint.collect()`` returns) or its JSON dict (``fingerprint.json``).
 
         Reads ``host.wsl2`` (bool), ``host.container`` (a runtime name or None: a fingerprint

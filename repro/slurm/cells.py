@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import repro
-from repro.config import Variant
-from repro.host import fingerprint as fingerprint_mod
-from repro.host.model import Fingerprint, as_fingerprint
+from repro import properties
 from repro.junit.sidecar import write_run_info
 from repro.junit.writer import write_junit
+from repro.model import Fingerprint, Machine, Variant, host_key
 from repro.outcomes import CaseResult, Outcome
 from repro.signatures import table
 from repro.slurm.plan import HOST, Submission, SubmittedArray
@@ -82,36 +81,6 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class VariantKey:
-    """The variant a cell is recorded under: what ``run.json``'s ``variant`` and the
-    ``variant.*`` properties hold (a host-lane run's variant is derived from its torch, so it
-    is no matrix.yaml :class:`~repro.config.Variant`)."""
-
-    id: str
-    runtime: str = ""
-    torch: str = ""
-    accelerator: str = ""
-
-    @classmethod
-    def of(cls, variant: Variant) -> VariantKey:
-        return cls(variant.id, variant.runtime, variant.torch, variant.accelerator)
-
-    @classmethod
-    def from_run_info(cls, data: Any) -> VariantKey | None:
-        """From ``run.json``'s ``variant`` object; None when it has no id."""
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            return None
-        fields = {k: str(data.get(k) or "") for k in ("runtime", "torch", "accelerator")}
-        return cls(data["id"], **fields)
-
-    def fields(self) -> dict[str, str]:
-        """The non-empty fields, as ``run.json`` and the ``variant.*`` properties write them."""
-        values = {"id": self.id, "runtime": self.runtime, "torch": self.torch,
-                  "accelerator": self.accelerator}  # fmt: skip
-        return {k: v for k, v in values.items() if v}
-
-
-@dataclass(frozen=True)
 class TaskRun:
     """What a task left in the results root: its run directory (the last attempt's), and from
     it the fingerprint, the variant fields of ``run.json``, whether it finished, and how many
@@ -120,7 +89,7 @@ class TaskRun:
     path: Path
     exists: bool
     fingerprint: Fingerprint | None = None
-    variant: VariantKey | None = None
+    variant: Variant | None = None
     finished: bool = False
     has_junit: bool = False
     cases_done: int = 0
@@ -133,7 +102,7 @@ class TaskRun:
             return cls(path, False)
         fp = None
         with contextlib.suppress(OSError, ValueError, TypeError):
-            fp = as_fingerprint(json.loads((path / "fingerprint.json").read_text()))
+            fp = Fingerprint.from_json(json.loads((path / "fingerprint.json").read_text()))
         info: dict[str, Any] = {}
         try:
             loaded = json.loads((path / "run.json").read_text())
@@ -144,7 +113,7 @@ class TaskRun:
             path,
             True,
             fingerprint=fp,
-            variant=VariantKey.from_run_info(info.get("variant")),
+            variant=Variant.from_key(info.get("variant")),
             finished=bool(info.get("finished")),
             has_junit=(path / "junit.xml").is_file(),
             cases_done=int(info.get("cases_done") or 0),
@@ -194,7 +163,7 @@ def _log_tail(path: Path) -> str:
 
 def _minimal_fingerprint(node: str) -> Fingerprint:
     """A fingerprint naming only the node: for a task that never fingerprinted its host."""
-    return as_fingerprint({"host": {"hostname": node or None, "os": f"slurm node {node or '?'}"}})
+    return Fingerprint(host=Machine(hostname=node or None, os=f"slurm node {node or '?'}"))
 
 
 def write_cell(
@@ -204,7 +173,7 @@ def write_cell(
     state: TaskState | None,
     task: str,
     lane: str,
-    variant: VariantKey,
+    variant: Variant,
     fp: Fingerprint,
     log_path: Path | None,
     target: str,
@@ -213,19 +182,10 @@ def write_cell(
     ``fingerprint.json`` and ``run.json`` keyed by the host and ``variant``. Returns the JUnit
     path; raises FileExistsError when the cell exists, OSError when it cannot be written."""
     cell_dir.mkdir()
-    host_key = fingerprint_mod.host_key(fp)
-    suite = dict(fingerprint_mod.to_properties(fp))
-    suite.update({f"variant.{k}": v for k, v in variant.fields().items()})
-    suite.update(
-        {
-            "variant.lane": lane,
-            "repro.run_id": cell_dir.name,
-            "repro.version": repro.__version__,
-            "host.key": host_key,
-            "slurm.job_id": task,
-            "slurm.target": target,
-        }
-    )
+    # The variant as the task recorded it: id, runtime, torch, accelerator (no image fields).
+    written = Variant(variant.id, variant.runtime, variant.accelerator, variant.torch, source="")
+    suite = properties.suite(fp, written.in_lane(lane), cell_dir.name, repro.__version__)
+    suite.update({"slurm.job_id": task, "slurm.target": target})
     props = {"slurm.job_id": task}
     if state is not None:
         props.update(
@@ -239,7 +199,7 @@ def write_cell(
         )
     row = table.row(verdict.signature)
     if row.source:
-        props["repro.source"] = row.source
+        props[properties.SOURCE] = row.source
     tail = _log_tail(log_path) if log_path is not None else ""
     detail = f"{verdict.message}\nworkaround: {row.workaround}\n"
     if tail:
@@ -266,8 +226,8 @@ def write_cell(
         {
             "schema": 1,
             "run_id": cell_dir.name,
-            "variant": {**variant.fields(), "source": "slurm"},
-            "host_key": host_key,
+            "variant": {**written.key(), "source": "slurm"},
+            "host_key": host_key(fp),
             "started": when,
             "finished": when,
             "repro_version": repro.__version__,
@@ -334,11 +294,10 @@ def collect(
                 fp = run.fingerprint or by_node.get(node) or _minimal_fingerprint(node)
                 variant = run.variant
                 if variant is None and variant_id in variants:
-                    variant = VariantKey.of(variants[variant_id])
+                    variant = variants[variant_id]
                 if variant is None:
-                    variant = VariantKey(
-                        variant_id or (UNKNOWN_HOST_LANE if lane == HOST else label)
-                    )
+                    unknown = variant_id or (UNKNOWN_HOST_LANE if lane == HOST else label)
+                    variant = Variant(unknown, runtime="", accelerator="", torch="", source="")
                 if not cell_dir.exists():
                     write_cell(
                         cell_dir,

@@ -1,18 +1,27 @@
-"""The fingerprint as typed, immutable objects, and its JSON form (``fingerprint.json``).
+"""The host facts as typed, immutable objects, and their JSON form (``fingerprint.json``).
 
-:class:`Fingerprint` holds the sections ``host``, ``gpus``, ``driver``, ``runtime``, optional
-``container`` (a run inside an image: the image's own OS/glibc/Python) and ``unreadable``.
+:class:`Fingerprint` holds the sections ``host`` (:class:`Machine`), ``gpus``, ``driver``,
+``runtime``, optional ``container`` (a run inside an image: the image's own OS/glibc/Python) and
+``unreadable``. It is made once where the facts are read (``repro.host.fingerprint.collect``,
+``Fingerprint.from_json`` of a ``fingerprint.json`` or ``--fingerprint`` file, or
+``repro.properties.read_suite`` from JUnit properties) and passed down typed to where it is
+written: no function takes "a dict or the object" (issue 31).
+
 ``Fingerprint.from_json`` reads any fingerprint JSON ever written (missing keys become None,
 empty or False; a section of the wrong type is read as empty), so old ``fingerprint.json``
 files still load; ``to_json`` writes exactly the layout ``repro.host.fingerprint.collect``
 has always produced (schema 1): the file format does not change.
+
+Ground floor: stdlib and ``repro.model.variant`` only; nothing above it is imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from repro.model.variant import runtime_tag
 
 SCHEMA = 1
 
@@ -48,7 +57,7 @@ def _texts(value: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class HostFacts:
+class Machine:
     """The ``host`` section: OS, kernel, CPU, memory (bytes), container runtime, WSL2.
 
     ``python``/``python_executable`` are those of the interpreter under test (from the probe)."""
@@ -64,11 +73,13 @@ class HostFacts:
     cpu_count: int = 0
     memory_bytes: int | None = None
     container: str | None = None
-    wsl2: bool = False
+    #: True on WSL2, False on a host known not to be, None where nothing said (a file or a
+    #: JUnit input without it); ``fingerprint.json`` writes None as false, as it always has.
+    wsl2: bool | None = None
     wsl_evidence: tuple[str, ...] = ()
 
     @classmethod
-    def from_json(cls, data: Any) -> HostFacts:
+    def from_json(cls, data: Any) -> Machine:
         data = _section(data)
         texts = {
             name: _text(data.get(name))
@@ -88,7 +99,7 @@ class HostFacts:
             **texts,
             cpu_count=_count(data.get("cpu_count")) or 0,
             memory_bytes=_count(data.get("memory_bytes")),
-            wsl2=bool(data.get("wsl2")),
+            wsl2=None if data.get("wsl2") is None else bool(data.get("wsl2")),
             wsl_evidence=_texts(data.get("wsl_evidence")),
         )
 
@@ -105,7 +116,7 @@ class HostFacts:
             "cpu_count": self.cpu_count,
             "memory_bytes": self.memory_bytes,
             "container": self.container,
-            "wsl2": self.wsl2,
+            "wsl2": bool(self.wsl2),
             "wsl_evidence": list(self.wsl_evidence),
         }
 
@@ -174,6 +185,9 @@ class Gpu:
     fabric_state: str | None = None
     mig_devices: tuple[MigDevice, ...] = ()
     mig_parent: int | None = None
+    #: NVML's brand (``geforce``, ``nvidia``, ``tesla``...) where a result or a hand-written
+    #: input recorded it (``host.gpu.N.brand``); this version's fingerprint does not collect it.
+    brand: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> Gpu:
@@ -191,6 +205,7 @@ class Gpu:
             **{mode: _text(data.get(mode)) for mode in GPU_MODES},
             mig_devices=tuple(MigDevice.from_json(m) for m in _items(data.get("mig_devices"))),
             mig_parent=_count(data.get("mig_parent")),
+            brand=_text(data.get("brand")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -208,6 +223,7 @@ class Gpu:
         extras: dict[str, Any] = {"bus_id": self.bus_id}
         extras.update({mode: getattr(self, mode) for mode in GPU_MODES})
         extras["mig_parent"] = self.mig_parent
+        extras["brand"] = self.brand
         out.update({k: v for k, v in extras.items() if v is not None})
         if self.mig_devices:
             out["mig_devices"] = [m.to_json() for m in self.mig_devices]
@@ -337,6 +353,12 @@ class Runtime:
             **({"cuda_init_error": self.cuda_init_error} if self.cuda_init_error else {}),
         }
 
+    @property
+    def tag(self) -> str:
+        """The wheel flavour of this torch build: "cu128", "cu130", "rocm6.4", "cpu"; "none"
+        without torch (:func:`repro.model.variant.runtime_tag`, the one rule)."""
+        return runtime_tag(self.torch, self.cuda, self.hip)
+
     def gpus(self) -> tuple[Gpu, ...]:
         """GPUs as torch saw them (``source`` "torch"): the fallback where neither NVML,
         nvidia-smi nor the KFD topology listed any. Empty for a CPU build."""
@@ -443,7 +465,7 @@ class Fingerprint:
 
     schema: int = SCHEMA
     collected_at: str | None = None
-    host: HostFacts = field(default_factory=HostFacts)
+    host: Machine = field(default_factory=Machine)
     gpus: tuple[Gpu, ...] = ()
     driver: Driver = field(default_factory=Driver)
     runtime: Runtime = field(default_factory=Runtime)
@@ -463,7 +485,7 @@ class Fingerprint:
         return cls(
             schema=_count(data.get("schema")) or SCHEMA,
             collected_at=_text(data.get("collected_at")),
-            host=HostFacts.from_json(data.get("host")),
+            host=Machine.from_json(data.get("host")),
             gpus=tuple(Gpu.from_json(g) for g in _items(data.get("gpus"))),
             driver=Driver.from_json(data.get("driver")),
             runtime=Runtime.from_json(data.get("runtime")),
@@ -495,6 +517,23 @@ class Fingerprint:
             out["environment"] = dict(self.environment)
         return out
 
+    def keyed_by(self, host: Fingerprint) -> Fingerprint:
+        """This fingerprint, taken inside a container, keyed by the real ``host``'s (collected
+        outside it, ``--fingerprint``): host, GPUs and driver as the host sees them (they key
+        the matrix row), runtime (torch build, visible devices) as the container sees it, the
+        container's own OS/glibc/Python/runtime as ``container``, and the host's unreadable
+        items after this one's, named ``host:<what>``."""
+        inner = self.host
+        return replace(
+            self,
+            host=host.host,
+            gpus=host.gpus,
+            driver=host.driver,
+            container=ContainerFacts(inner.os, inner.glibc, inner.python, inner.container),
+            unreadable=self.unreadable
+            + tuple(UnreadableItem(f"host:{u.what}", u.why) for u in host.unreadable),
+        )
+
     @property
     def used_gpus(self) -> tuple[Gpu, ...]:
         """The GPUs (or MIG instances) the job uses: the selection's, else all the driver listed."""
@@ -508,7 +547,6 @@ class Fingerprint:
         return self.gpus or self.runtime.gpus()
 
 
-def as_fingerprint(fp: Fingerprint | Mapping[str, Any]) -> Fingerprint:
-    """``fp`` itself, or ``Fingerprint.from_json(fp)`` for fingerprint JSON (a dict read from
-    ``fingerprint.json`` or ``--fingerprint``)."""
-    return fp if isinstance(fp, Fingerprint) else Fingerprint.from_json(fp)
+#: The ``what`` of an :class:`UnreadableItem` saying the GPUs are unknown: a fingerprint read
+#: from another producer's JUnit that names no ``host.gpu`` property (``repro.properties``).
+GPUS_UNKNOWN = "gpus"
