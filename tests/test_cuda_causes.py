@@ -49,7 +49,7 @@ def _cuda_case() -> scenarios.Case:
 
 
 def _case_result(fp: Fingerprint, tmp_path: Path):
-    ctx = context.RunContext(tmp_path / "run", fp.to_json(), {}, {}, python="/nonexistent/python")
+    ctx = context.RunContext(tmp_path / "run", fp, {}, {}, python="/nonexistent/python")
     ctx.run_dir.mkdir()
     [result] = run_all.run_all(ctx, [_cuda_case()])  # never starts a child
     return result
