@@ -311,6 +311,7 @@ def test_the_full_disk_message_names_junit_xml_only_when_one_was_written(
     """Issue 25: with a disk full from the start the run said "junit.xml ... keeps every
     finished case" when no junit.xml existed."""
     from repro.errors import FatalError
+    from repro.model import Fingerprint
     from repro.outcomes import CaseResult, Outcome
     from repro.runner import context, run_all
 
@@ -322,7 +323,7 @@ def test_the_full_disk_message_names_junit_xml_only_when_one_was_written(
             raise OSError(28, "No space left on device", str(run_dir / "run.json"))
 
     monkeypatch.setattr(run_all, "write_run_info", full)
-    ctx = context.RunContext(tmp_path, {"host": {}}, {}, {})
+    ctx = context.RunContext(tmp_path, Fingerprint.from_json({"host": {}}), {}, {})
     preflight = [CaseResult("doctor", "doctor[nvml]", Outcome.PASSED, 0.1)] * junit_written
     with pytest.raises(FatalError) as raised:
         run_all.run_all(ctx, [], preflight=preflight)
