@@ -393,7 +393,7 @@ def _cpu_host():
 def _container_options(config_file: str):
     from repro.containers import spec as container_mod
 
-    return container_mod.RunOptions(
+    return container_mod.ContainerRun(
         image="repro-matrix:cpu-torch2.13",
         variant_id="cpu-torch2.13",
         run_dir="/tmp/results/run-1",

@@ -122,7 +122,7 @@ def test_container_gpus(environ, accelerator, expected):
 
 def test_container_spec_with_an_empty_selection_passes_no_gpu(tmp_path):
     host = hostkind.load_fixture(Path(__file__).parent / "fixtures" / "hosts" / "nvidia-linux")
-    options = spec.RunOptions(
+    options = spec.ContainerRun(
         image="img",
         variant_id="cu128-torch2.8",
         run_dir=str(tmp_path / "run"),
@@ -132,7 +132,7 @@ def test_container_spec_with_an_empty_selection_passes_no_gpu(tmp_path):
     )
     run = spec.docker_run_spec(host, "cuda", options)
     assert "device_requests" not in run.kwargs and "--gpus" not in run.argv
-    two = spec.docker_run_spec(host, "cuda", spec.RunOptions(**{**options.__dict__, "gpus": "2,3"}))
+    two = spec.docker_run_spec(host, "cuda", spec.ContainerRun(**{**options.__dict__, "gpus": "2,3"}))
     assert two.kwargs["device_requests"] == [{"DeviceIDs": ["2", "3"], "Capabilities": [["gpu"]]}]
 
 

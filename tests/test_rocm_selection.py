@@ -68,7 +68,7 @@ def test_a_container_on_a_rocm_host_gets_the_uuid_selection_unchanged():
 def test_rocm_wsl2_container_gets_the_hosts_bridge_library():
     host = host_mod.load_fixture(FIXTURES / "hosts/rocm-wsl2")
     assert host.rocdxg_libs == ("/opt/rocm/lib/librocdxg.so",)
-    options = container_mod.RunOptions(
+    options = container_mod.ContainerRun(
         image="repro:rocm",
         variant_id="rocm6.4-torch2.9",
         config_file="matrix.yaml",
