@@ -17,6 +17,7 @@ import pytest
 from conftest import cases_by_name, only_run_dir, run_cli
 
 from repro.config import load
+from repro.containers.options import ResolvedDockerRun
 from repro.errors import ConfigError
 from repro.scenarios import script
 
@@ -399,6 +400,7 @@ def _container_options(config_file: str):
         run_dir="/tmp/results/run-1",
         config_file=config_file,
         host_fingerprint_dir="/tmp/repro-host-fp-x",
+        resolved=ResolvedDockerRun(),
     )
 
 

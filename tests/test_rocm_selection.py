@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from repro.containers import spec as container_mod
+from repro.containers.options import ResolvedDockerRun
 from repro.host import amd, selection
 from repro.host import hostkind as host_mod
 from repro.model import Gpu
@@ -74,6 +75,7 @@ def test_rocm_wsl2_container_gets_the_hosts_bridge_library():
         config_file="matrix.yaml",
         run_dir="/tmp/results/run-1",
         host_fingerprint_dir="/tmp/fp",
+        resolved=ResolvedDockerRun(),
     )
     spec = container_mod.docker_run_spec(host, "rocm", options)
     assert spec.kwargs["volumes"]["/opt/rocm/lib/librocdxg.so"] == {

@@ -102,7 +102,7 @@ class ContainerRun:
     run_dir: str
     config_file: str
     host_fingerprint_dir: str
-    resolved: ResolvedDockerRun = ResolvedDockerRun()
+    resolved: ResolvedDockerRun
     properties: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     gpus: str = "all"
