@@ -17,6 +17,7 @@ import pytest
 from conftest import cases_by_name, only_run_dir, run_cli
 
 from repro.config import load
+from repro.containers.options import ResolvedDockerRun
 from repro.errors import ConfigError
 from repro.scenarios import script
 
@@ -393,12 +394,13 @@ def _cpu_host():
 def _container_options(config_file: str):
     from repro.containers import spec as container_mod
 
-    return container_mod.RunOptions(
+    return container_mod.ContainerRun(
         image="repro-matrix:cpu-torch2.13",
         variant_id="cpu-torch2.13",
         run_dir="/tmp/results/run-1",
         config_file=config_file,
         host_fingerprint_dir="/tmp/repro-host-fp-x",
+        resolved=ResolvedDockerRun(),
     )
 
 

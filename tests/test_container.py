@@ -17,6 +17,7 @@ from repro.cli.main import main as repro_main
 from repro.config import Overrides, Variant, limits, sizes
 from repro.containers import build_settings, images, job, nox_sessions, wheelhouse
 from repro.containers import spec as container_mod
+from repro.containers.options import ResolvedDockerRun
 from repro.errors import ConfigError
 from repro.host import hostkind as host_mod
 from repro.model import Fingerprint
@@ -32,24 +33,37 @@ def fixture_host(name: str) -> host_mod.Host:
     return host_mod.load_fixture(HOSTS / name)
 
 
-#: The RunOptions fields that moved into its ``limits`` (``repro.config.limits``).
+#: The ContainerRun fields that moved into its ``limits`` (``repro.config.limits``).
 LIMIT_FIELDS = ("shm_size", "ipc", "user", "mem_limit", "pids_limit")
 
 
-def options(**changes) -> container_mod.RunOptions:
+#: The fields read from the command's one options object (``resolved``, issue 31 item 3),
+#: by the old names the tests use -> the flag table's.
+RESOLVED_FIELDS = {
+    "patterns": "patterns",
+    "gpu_mode": "gpu_mode",
+    "network": "network",
+    "timeout_scale": "timeout_scale",
+    "keep": "keep_container",
+}
+
+
+def options(**changes) -> container_mod.ContainerRun:
     moved = {name: changes.pop(name) for name in LIMIT_FIELDS if name in changes}
-    base = container_mod.RunOptions(
+    resolved = {new: changes.pop(old) for old, new in RESOLVED_FIELDS.items() if old in changes}
+    base = container_mod.ContainerRun(
         image="repro-matrix:cu128-torch2.8",
         variant_id="cu128-torch2.8",
         run_dir=RUN_DIR,
         config_file="/home/me/project/matrix.yaml",
         host_fingerprint_dir="/tmp/repro-host-fp-x",
-        patterns=("dataloader",),
+        resolved=ResolvedDockerRun(patterns=("dataloader",)),
         properties=(("variant.image", "sha256:abc"),),
         limits=limits.ContainerLimits(user="1000:1000", shm_size="8g"),
         name="repro-test",
     )
     changes["limits"] = dataclasses.replace(base.limits, **moved)
+    changes["resolved"] = dataclasses.replace(base.resolved, **resolved)
     return dataclasses.replace(base, **changes)
 
 

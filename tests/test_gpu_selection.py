@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from repro.containers import spec
+from repro.containers.options import ResolvedDockerRun
 from repro.host import cuda_init, hostkind, kernel_log, nvidia_modes, selection, torch_probe
 from repro.model import Fingerprint, Gpu, MigDevice
 
@@ -122,17 +123,20 @@ def test_container_gpus(environ, accelerator, expected):
 
 def test_container_spec_with_an_empty_selection_passes_no_gpu(tmp_path):
     host = hostkind.load_fixture(Path(__file__).parent / "fixtures" / "hosts" / "nvidia-linux")
-    options = spec.RunOptions(
+    options = spec.ContainerRun(
         image="img",
         variant_id="cu128-torch2.8",
         run_dir=str(tmp_path / "run"),
         config_file=str(tmp_path / "matrix.yaml"),
         host_fingerprint_dir=str(tmp_path / "fp"),
+        resolved=ResolvedDockerRun(),
         gpus="none",
     )
     run = spec.docker_run_spec(host, "cuda", options)
     assert "device_requests" not in run.kwargs and "--gpus" not in run.argv
-    two = spec.docker_run_spec(host, "cuda", spec.RunOptions(**{**options.__dict__, "gpus": "2,3"}))
+    two = spec.docker_run_spec(
+        host, "cuda", spec.ContainerRun(**{**options.__dict__, "gpus": "2,3"})
+    )
     assert two.kwargs["device_requests"] == [{"DeviceIDs": ["2", "3"], "Capabilities": [["gpu"]]}]
 
 

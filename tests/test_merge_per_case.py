@@ -91,7 +91,7 @@ def _run(tmp_path: Path, cases: list[Case], outcomes: dict[str, Outcome], monkey
         return _result(case, outcome)
 
     monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)
-    options = job.RunOptions(results=str(tmp_path / "results"), isolation="fresh")
+    options = job.ResolvedRun(results_dir=str(tmp_path / "results"), isolation="fresh")
     time.sleep(1.05)  # run.json ``started`` has one-second resolution, as the real runner's
     run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
@@ -193,7 +193,7 @@ def test_ctrl_c_at_j2_records_no_case_it_stopped(tmp_path, monkeypatch):
         raise CaseCancelled(case.case_id)
 
     monkeypatch.setattr(run_all_mod, "run_case", fake_run_case)
-    options = job.RunOptions(results=str(tmp_path / "results"), isolation="fresh")
+    options = job.ResolvedRun(results_dir=str(tmp_path / "results"), isolation="fresh")
     run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})
     with pytest.raises(Interrupted) as stopped:
@@ -375,7 +375,7 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
 
     config = matrix_mod.load(tmp_path / "matrix.yaml")
     fp = Fingerprint.from_json({"runtime": build})
-    options = job.RunOptions(variant=variant)
+    options = job.ResolvedRun(as_variant=variant)
     if why is None:
         assert job.pick_variant(config, options, fp)[0].id == variant
         return
@@ -386,7 +386,7 @@ def test_a_variant_whose_pin_is_not_the_interpreters_is_refused_unless_allowed(
     )
     assert job.ALLOW_MISMATCH_FLAG in refused.value.hint
     allowed, mismatch = job.pick_variant(
-        config, job.RunOptions(variant=variant, **{"allow_variant_mismatch": True}), fp
+        config, job.ResolvedRun(as_variant=variant, **{"allow_variant_mismatch": True}), fp
     )
     assert allowed.id == variant and why in mismatch
 
@@ -448,8 +448,8 @@ def test_ctrl_c_whose_keyboardinterrupt_a_finaliser_swallows_still_stops_the_run
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLANTED), *sys.path]))
     monkeypatch.syspath_prepend(str(PLANTED))
     cases = [Case("planted", "planted", (("kind", kind),), 20.0) for kind in ("pass", "sleep")]
-    options = job.RunOptions(
-        results=str(tmp_path / "results"), isolation="fresh", python=sys.executable
+    options = job.ResolvedRun(
+        results_dir=str(tmp_path / "results"), isolation="fresh", python=sys.executable
     )
     run_id, run_dir = run_all_mod.new_run_dir(tmp_path / "results", VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, {})

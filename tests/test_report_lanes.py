@@ -26,7 +26,7 @@ def _run(results: Path, outcomes: dict[str, Outcome], properties: dict[str, str]
         "run_case",
         lambda ctx, case, on_tick=None: _result(case, outcomes[case.case_id]),
     )
-    options = job.RunOptions(results=str(results), isolation="fresh")
+    options = job.ResolvedRun(results_dir=str(results), isolation="fresh")
     run_id, run_dir = run_all_mod.new_run_dir(results, VARIANT.id)
     ctx = job.run_context(options, FINGERPRINT, VARIANT, run_id, run_dir, properties)
     run_all_mod.run_all(ctx, LOSSES, jobs=1)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from repro.containers import spec as container_mod
+from repro.containers.options import ResolvedDockerRun
 from repro.host import amd, selection
 from repro.host import hostkind as host_mod
 from repro.model import Gpu
@@ -68,12 +69,13 @@ def test_a_container_on_a_rocm_host_gets_the_uuid_selection_unchanged():
 def test_rocm_wsl2_container_gets_the_hosts_bridge_library():
     host = host_mod.load_fixture(FIXTURES / "hosts/rocm-wsl2")
     assert host.rocdxg_libs == ("/opt/rocm/lib/librocdxg.so",)
-    options = container_mod.RunOptions(
+    options = container_mod.ContainerRun(
         image="repro:rocm",
         variant_id="rocm6.4-torch2.9",
         config_file="matrix.yaml",
         run_dir="/tmp/results/run-1",
         host_fingerprint_dir="/tmp/fp",
+        resolved=ResolvedDockerRun(),
     )
     spec = container_mod.docker_run_spec(host, "rocm", options)
     assert spec.kwargs["volumes"]["/opt/rocm/lib/librocdxg.so"] == {

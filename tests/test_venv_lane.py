@@ -138,7 +138,7 @@ def test_venv_lane_runs_losses_with_its_own_torch_and_reuses_the_environment(tmp
 def test_host_lane_runs_are_marked_host(tmp_path):
     from repro.runner import job
 
-    options = job.RunOptions(python="python3")
+    options = job.ResolvedRun(python="python3")
     fp = Fingerprint.from_json({"host": {}, "runtime": {}})
     variant = Variant(
         id="cpu-torch2.13", runtime="cpu", torch="2.13.0", accelerator="cpu", source="host"
@@ -210,9 +210,9 @@ def test_run_options_can_stop_expecting_the_accelerator(tmp_path):
     variant = Variant(
         id="cu130-torch2.14", runtime="cu130", torch="2.14.1", accelerator="cuda", source="matrix"
     )
-    expected = job.run_context(job.RunOptions(python="p"), fp, variant, "r", tmp_path, {})
+    expected = job.run_context(job.ResolvedRun(python="p"), fp, variant, "r", tmp_path, {})
     assert expected.expect_accelerator
-    options = job.RunOptions(python="p", expect_accelerator=False)
+    options = job.ResolvedRun(python="p", expect_accelerator=False)
     assert not job.run_context(options, fp, variant, "r", tmp_path, {}).expect_accelerator
 
 

@@ -22,12 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from repro import bounds
 from repro import config as matrix_mod
-from repro.cli import options
+from repro.cli import options, resolve
 from repro.containers import build_settings, images, job, wheelhouse
 from repro.containers import builder as builder_mod
-from repro.containers import spec as container_spec
 from repro.errors import EXIT_OK, ConfigError
 from repro.host import hostkind as host_mod
 
@@ -112,19 +110,6 @@ def _selectors(args: argparse.Namespace, old: str, command: str) -> list[str]:
     return selectors
 
 
-def _source(args: argparse.Namespace) -> Path | None:
-    source = getattr(args, "source", None)
-    if source and not (Path(source) / "repro" / "__init__.py").is_file():
-        raise ConfigError(f"--source {source}: not a repro-matrix checkout (no repro/__init__.py)")
-    return Path(source) if source else None
-
-
-def _overrides(args: argparse.Namespace) -> matrix_mod.Overrides:
-    cli = {name: getattr(args, name, None) for name in matrix_mod.OVERRIDE_ENV}
-    cli["python"] = getattr(args, "image_python", None)  # --image-python X.Y
-    return matrix_mod.Overrides.collect(cli)
-
-
 def _print_settings(
     settings: build_settings.BuildSettings, extra: list[tuple[str, str]] | None = None
 ) -> None:
@@ -141,9 +126,10 @@ def _print_settings(
 def cmd_build(args: argparse.Namespace) -> int:
     config = matrix_mod.load(args.config)
     variants = config.select_variants(_selectors(args, "old_variants", "build"))
-    overrides = _overrides(args)
+    overrides = resolve.overrides(args)
     all_settings = [
-        build_settings.settings_for(v, overrides, args.image_repo, _source(args)) for v in variants
+        build_settings.settings_for(v, overrides, args.image_repo, resolve.source(args))
+        for v in variants
     ]
     if args.context_dir:
         if len(all_settings) != 1:
@@ -194,7 +180,7 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
             f"{', '.join(v.id for v in variants)})"
         )
     variant = variants[0]
-    overrides = _overrides(args)
+    overrides = resolve.overrides(args)
     settings = build_settings.settings_for(
         variant,
         matrix_mod.Overrides(
@@ -291,26 +277,6 @@ class _StderrOutput:
         _print_settings(settings)
 
 
-def _check_numbers(args: argparse.Namespace) -> None:
-    """Every number of ``repro docker-run``'s command line in range before use (ConfigError,
-    exit 2): ``--timeout``, ``--timeout-scale``, ``--shm-size`` (a Docker size, as matrix.yaml's
-    ``shm_size``), the indices of ``--gpus`` (``0,1``; a MIG device ``0:1``) and the ids of
-    ``--user``. Names (a CDI device, a GPU UUID, a user name) go to Docker as they are."""
-    if args.timeout is not None:
-        bounds.CONTAINER_SECONDS.check(args.timeout, "--timeout")
-    if args.timeout_scale is not None:
-        bounds.TIMEOUT_SCALE.check(args.timeout_scale, "--timeout-scale")
-    if args.shm_size is not None and not matrix_mod.size_ok(args.shm_size):
-        raise ConfigError(f"--shm-size: expected {matrix_mod.SIZE_EXPECTED}, got {args.shm_size!r}")
-    for item in (args.gpus or "").split(","):
-        for part in item.strip().split(":"):
-            if part.isascii() and part.isdigit():
-                bounds.decimal(part, bounds.GPU_INDEX, "--gpus")
-    for part in (args.user or "").split(":"):
-        if part.isascii() and part.isdigit():
-            bounds.decimal(part, bounds.USER_ID, "--user")
-
-
 class _JsonOutput:
     """``docker-run --dry-run --json``: the same events, collected into one JSON object."""
 
@@ -330,7 +296,7 @@ class _JsonOutput:
 
 
 def cmd_docker_run(args: argparse.Namespace) -> int:
-    _check_numbers(args)
+    resolve.check_docker_run_numbers(args)
     config = matrix_mod.load(args.config)
     selectors = _selectors(args, "old_variant", "docker-run")
     variants = config.select_variants(selectors)
@@ -341,36 +307,10 @@ def cmd_docker_run(args: argparse.Namespace) -> int:
     if args.json and not args.dry_run:
         raise ConfigError("docker-run: --json only with --dry-run (a run's results are junit.xml)")
     cases = matrix_mod.select_cases(config.cases(), args.patterns)
-    overrides = _overrides(args)
-    all_settings = [
-        build_settings.settings_for(v, overrides, args.image_repo, _source(args)) for v in variants
-    ]
-    results = Path(args.results_dir or config.results_dir).resolve()
-    container_spec.check_mount_source(results, "results directory")
-    container_spec.check_mount_source(Path(args.config).resolve().parent, "matrix file's folder")
-    run_options = job.JobOptions(
-        config_file=Path(args.config),
-        results=results,
-        patterns=tuple(args.patterns or ()),
-        timeout_s=args.timeout,
-        timeout_scale=args.timeout_scale,
-        shm_size=args.shm_size,
-        ipc=args.ipc,
-        network=args.network,
-        gpus=args.gpus,
-        gpu_mode=args.gpu_mode,
-        user=args.user,
-        keep=args.keep_container,
-        dry_run=args.dry_run,
-        no_build=args.no_build,
-        builder=args.builder,
-        shell=args.shell,
-        report_dir=args.output_dir,
-    )
-    scale = args.timeout_scale or config.timeout_scale
+    run_options = resolve.docker_run(args, config, variants)
     if args.json:
         collected = _JsonOutput()
-        code = job.docker_run(all_settings, _detect(args), cases, scale, run_options, collected)
+        code = job.docker_run(run_options, _detect(args), cases, collected)
         options.print_json(collected.payload)
         return code
-    return job.docker_run(all_settings, _detect(args), cases, scale, run_options, _StderrOutput())
+    return job.docker_run(run_options, _detect(args), cases, _StderrOutput())

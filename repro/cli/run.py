@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro import bounds
 from repro import config as matrix_mod
-from repro.cli import options
+from repro.cli import options, resolve
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK
 from repro.runner import job
-from repro.runner.caselog import DEFAULT_CAP_BYTES, MIN_CAP_BYTES
+from repro.runner.caselog import DEFAULT_CAP_BYTES
 
 PROG = "repro"
 _MIB = 1024 * 1024
@@ -40,32 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.set_defaults(handler=cmd_run)
 
 
-def options_from(args: argparse.Namespace) -> job.RunOptions:
-    """The job's options from parsed arguments; ConfigError for a bad ``--log-cap-mib``."""
-    cap = bounds.log_cap_mib(MIN_CAP_BYTES).check(args.log_cap_mib, "--log-cap-mib")
-    bounds.RERUNS.check(args.rerun_failures, "--rerun-failures")
-    if args.jobs is not None:
-        bounds.JOBS.check(args.jobs, "-j/--jobs")
-    return job.RunOptions(
-        jobs=args.jobs,
-        config=args.config,
-        patterns=args.patterns,
-        variant=args.as_variant,
-        results=args.results_dir,
-        run_dir=args.run_dir,
-        python=args.python,
-        timeout_scale=args.timeout_scale,
-        host_fingerprint=args.fingerprint,
-        doctor=not args.no_doctor,
-        properties=args.properties,
-        log_cap_bytes=int(cap * _MIB),
-        isolation=args.isolation,
-        rerun_failures=args.rerun_failures,
-        allow_variant_mismatch=args.allow_variant_mismatch,
-        expect_accelerator=args.expect_accelerator,
-    )
-
-
 def _say(line: str) -> None:
     from repro.runner.progress import fit_to_terminal
 
@@ -78,10 +51,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     a failed doctor check (``repro.errors.EXIT_CODES``)."""
     from repro.runner.progress import Progress
 
-    run_options = options_from(args)
+    run_options = resolve.run(args)
     if args.list:
         config, cases = job.select_cases(run_options)
-        if run_options.variant:  # refused (or warned about) exactly as a run under it would be
+        if run_options.as_variant:  # refused (or warned about) exactly as a run under it would be
             fp = job.fingerprint_host(run_options)
             job.checked_variant(config, run_options, fp, _say, "a run records under it anyway")
         if args.json:

@@ -29,16 +29,15 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from repro import config as matrix_mod
 from repro import properties as property_names
-from repro.config import limits as container_limits
 from repro.config import scripts as script_entries
 from repro.containers import build_settings, images, start_failure
 from repro.containers import spec as container_mod
+from repro.containers.options import ResolvedDockerRun, VariantRun
 from repro.errors import EXIT_CASES_FAILED, EXIT_FATAL, EXIT_OK, ConfigError, FatalError, ReproError
 from repro.host import hostkind as host_mod
 from repro.host import selection as gpu_selection
@@ -60,34 +59,6 @@ class Output(Protocol):
 
     def settings(self, settings: build_settings.BuildSettings) -> None:
         """The effective build settings of one variant."""
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    """How to run: host paths, the case selection and the container's settings.
-
-    ``timeout_s``: hard limit for each whole container in seconds (None: the sum of the case
-    timeouts plus :data:`TIMEOUT_MARGIN_S`). ``user``: ``UID:GID`` (None:
-    :func:`container_user`). ``shm_size``: a Docker size overriding the variant's.
-    """
-
-    config_file: Path
-    results: Path
-    patterns: tuple[str, ...] = ()
-    timeout_s: float | None = None
-    timeout_scale: float | None = None
-    shm_size: str | None = None
-    ipc: str | None = None
-    network: str = "none"
-    gpus: str = "all"
-    gpu_mode: str = "auto"
-    user: str | None = None
-    keep: bool = False
-    dry_run: bool = False
-    no_build: bool = False
-    builder: str = "auto"  # repro.containers.builder.BUILDERS
-    shell: bool = False
-    report_dir: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,36 +113,33 @@ def preflight(
 
 
 def docker_run(
-    all_settings: Sequence[build_settings.BuildSettings],
-    host: host_mod.Host,
-    cases: Sequence[Any],
-    timeout_scale: float,
-    opts: JobOptions,
-    out: Output,
+    opts: ResolvedDockerRun, host: host_mod.Host, cases: Sequence[Any], out: Output
 ) -> int:
-    """Run the cases in each variant's image in turn; the worst exit status (0, 1 or 3).
+    """Run the cases in each of ``opts.variants``' images in turn; the worst exit status (0, 1
+    or 3).
 
-    ``timeout_scale``: the effective scale for the container timeout (the matrix default
-    when the command line gives none). Refreshes ``opts.report_dir`` afterwards. Raises
-    ConfigError before anything starts when a ``script:`` case lies outside matrix.yaml's folder
+    The container timeout is ``opts.timeout``, else the cases' timeouts scaled by
+    ``opts.scale``. Refreshes ``opts.output_dir`` afterwards. Raises ConfigError before
+    anything starts when a ``script:`` case lies outside matrix.yaml's folder
     (``allow_outside``: the container mounts only that folder).
     """
-    script_entries.check_container_lane(cases, opts.config_file)
+    all_settings = [part.settings for part in opts.variants]
+    script_entries.check_container_lane(cases, opts.config)
     preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
-    timeout = opts.timeout_s or container_timeout(cases, timeout_scale)
+    timeout = opts.timeout or container_timeout(cases, opts.scale)
     too_old = {s.variant.id: start_failure.driver_check(host, s.variant) for s in all_settings}
     # No client (and no daemon) is needed when no variant will start a container.
     needs_docker = not opts.dry_run and (opts.shell or not all(too_old.values()))
     client = images.client() if needs_docker else None
     worst = EXIT_OK
-    for settings in all_settings:
-        failure = None if opts.shell else too_old[settings.variant.id]
-        worst = max(worst, run_one(settings, host, cases, timeout, client, opts, out, failure))
-    if opts.report_dir and not opts.dry_run and not opts.shell:
+    for part in opts.variants:
+        failure = None if opts.shell else too_old[part.variant.id]
+        worst = max(worst, run_one(part, host, cases, timeout, client, opts, out, failure))
+    if opts.output_dir and not opts.dry_run and not opts.shell:
         # --config: the matrix applies the same expectations the run inside did.
         done = subprocess.run(
-            [sys.executable, "-m", "repro", "report", str(opts.results), "-o", opts.report_dir,
-             "--config", str(opts.config_file)]
+            [sys.executable, "-m", "repro", "report", str(opts.results_dir), "-o", opts.output_dir,
+             "--config", str(opts.config)]
         )  # fmt: skip
         if done.returncode not in (0, 1):
             out.line(f"warning: `repro report` exited with status {done.returncode}")
@@ -207,7 +175,7 @@ def parity_probe(
     client,
     host: host_mod.Host,
     variant: matrix_mod.Variant,
-    options: container_mod.RunOptions,
+    options: container_mod.ContainerRun,
     host_fp: Fingerprint,
     out: Output,
 ) -> str:
@@ -216,7 +184,10 @@ def parity_probe(
     from repro.host.torch_probe import last_json_object
 
     probe_options = dataclasses.replace(
-        options, command=("python", "-m", "repro.host.torch_probe"), name=None, keep=False
+        options,
+        command=("python", "-m", "repro.host.torch_probe"),
+        name=None,
+        resolved=dataclasses.replace(options.resolved, keep_container=False),
     )
     spec = container_mod.docker_run_spec(host, variant.accelerator, probe_options)
     buffer = io.StringIO()
@@ -233,7 +204,9 @@ def parity_probe(
     return ("" if ok else "warning: ") + text
 
 
-def _image_id(client, settings: build_settings.BuildSettings, opts: JobOptions, out: Output) -> str:
+def _image_id(
+    client, settings: build_settings.BuildSettings, opts: ResolvedDockerRun, out: Output
+) -> str:
     if opts.dry_run or opts.no_build:
         image = images.find_image(client, settings.tag) if client is not None else None
         if image is None and not opts.dry_run:
@@ -263,12 +236,12 @@ def _make_run_dir(results: Path, variant_id: str, user: str) -> Path:
 
 
 def run_one(
-    settings: build_settings.BuildSettings,
+    part: VariantRun,
     host: host_mod.Host,
     cases: Sequence[Any],
     timeout: float,
     client,
-    opts: JobOptions,
+    opts: ResolvedDockerRun,
     out: Output,
     too_old: start_failure.StartFailure | None = None,
 ) -> int:
@@ -278,17 +251,14 @@ def run_one(
     nothing is built or started, the run directory gets its red cell. The same happens when
     docker cannot start the parity probe or the run container. Returns 0, 1 or 3.
     """
-    variant = settings.variant
-    user = opts.user or container_user(os.getuid(), os.getgid())
-    limits = container_limits.resolve(
-        variant, shm_size=opts.shm_size, ipc=opts.ipc, user=user, host_bytes=host_memory_bytes()
-    )
+    settings, limits, variant = part.settings, part.limits, part.variant
+    user = limits.user or container_user(os.getuid(), os.getgid())
     if too_old is not None:
         out.line(f"error: {variant.id}: {too_old.message}")
         if opts.dry_run:
             out.line("a real run would write this as the variant's one error case")
             return EXIT_CASES_FAILED
-        return _red_cell(opts.results, variant, user, too_old, {}, out)
+        return _red_cell(opts.results_dir, variant, user, too_old, {}, out)
     image_id = _image_id(client, settings, opts, out)
     facts = property_names.ImageFacts(
         image=image_id,
@@ -307,30 +277,28 @@ def run_one(
     )
     properties = property_names.of_image(facts)
     run_dir = (
-        opts.results / "<run-id>" if opts.dry_run else _make_run_dir(opts.results, variant.id, user)
+        opts.results_dir / "<run-id>"
+        if opts.dry_run
+        else _make_run_dir(opts.results_dir, variant.id, user)
     )
     fp_dir = Path(tempfile.mkdtemp(prefix="repro-host-fp-")) if opts.dry_run else None
     host_fp = Fingerprint() if opts.dry_run else host_fingerprint()
     try:
         fp_dir = fp_dir or write_host_fingerprint(host_fp)
-        options = container_mod.RunOptions(
+        options = container_mod.ContainerRun(
             image=image_id,
             variant_id=variant.id,
             run_dir=str(run_dir),
-            config_file=os.path.abspath(opts.config_file),
+            config_file=os.path.abspath(opts.config),
             host_fingerprint_dir=str(fp_dir),
-            patterns=opts.patterns,
+            resolved=opts,
             # The host's HSA_OVERRIDE_GFX_VERSION first, so the variant's own env still wins.
             env=gpu_selection.container_env(os.environ, variant.accelerator) + tuple(variant.env),
             # The runner's GPU selection (CUDA_/NVIDIA_/ROCR_/HIP_VISIBLE_DEVICES), not all GPUs.
             gpus=opts.gpus
             if opts.gpus != "all"
             else gpu_selection.container_gpus(os.environ, variant.accelerator),
-            gpu_mode=opts.gpu_mode,
             limits=limits,
-            network=opts.network,
-            timeout_scale=opts.timeout_scale,
-            keep=opts.keep,
         )
         if not opts.dry_run and variant.accelerator != "cpu":
             properties[property_names.GPU_PARITY] = parity_probe(
@@ -391,10 +359,10 @@ def _run_container(
     client,
     host: host_mod.Host,
     variant: matrix_mod.Variant,
-    options: container_mod.RunOptions,
+    options: container_mod.ContainerRun,
     n_cases: int,
     timeout: float,
-    opts: JobOptions,
+    opts: ResolvedDockerRun,
     out: Output,
 ) -> int:
     spec = container_mod.docker_run_spec(host, variant.accelerator, options)
@@ -410,7 +378,7 @@ def _run_container(
     if opts.dry_run:
         return EXIT_OK
     try:
-        outcome = container_mod.run_container(client, spec, timeout, keep=opts.keep)
+        outcome = container_mod.run_container(client, spec, timeout, keep=opts.keep_container)
     except ReproError:
         raise
     except Exception as exc:
@@ -418,14 +386,14 @@ def _run_container(
             start_failure.from_exception(exc, host, variant, "the run container")
         ) from None
     where = options.run_dir if any(Path(options.run_dir).iterdir()) else "(nothing was written)"
-    if opts.keep:
+    if opts.keep_container:
         out.line(
             f"kept container {outcome.name} (docker logs {outcome.name}; docker rm {outcome.name})"
         )
     if outcome.timed_out:
         out.line(
             f"error: container {outcome.name} killed after its {timeout:g} s timeout; every finished case is kept in {where}"
-            + ("" if outcome.removed or opts.keep else "; removing it failed")
+            + ("" if outcome.removed or opts.keep_container else "; removing it failed")
         )
         return EXIT_FATAL
     out.line(
@@ -439,7 +407,7 @@ def _run_container(
 def shell(
     host: host_mod.Host,
     variant: matrix_mod.Variant,
-    options: container_mod.RunOptions,
+    options: container_mod.ContainerRun,
     dry_run: bool,
     out: Output,
 ) -> int:

@@ -43,6 +43,7 @@ from typing import IO, Any
 
 from repro.config import scripts as script_entries
 from repro.config.limits import ContainerLimits
+from repro.containers.options import ResolvedDockerRun
 from repro.errors import ConfigError
 from repro.host import hostkind as host_mod
 from repro.model import Fingerprint
@@ -79,19 +80,21 @@ def check_mount_source(path: str | Path, what: str) -> None:
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """How to run one variant's image. Paths are host paths (absolute).
+class ContainerRun:
+    """One container of one variant: the command's resolved options (``resolved``: patterns,
+    ``gpu_mode``, network, timeout scale, ``keep_container``; :mod:`repro.containers.options`)
+    and what is particular to this container. Paths are host paths (absolute).
 
-    ``gpus``: ``all``, indices ``0,1``, UUIDs (``GPU-...``, ``MIG-...``) or CDI names
-    ``nvidia.com/gpu=0`` (comma-separated), ``none`` for no GPU (``repro.containers.job`` passes
-    the runner's selection, ``repro.host.selection.container_gpus``).
-    ``gpu_mode`` (NVIDIA): ``auto`` (WSL2 devices on WSL2 unless Docker Desktop, else the
-    toolkit's DeviceRequest, else CDI when only a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``.
-    ``limits``: /dev/shm, IPC, memory, pids and user, resolved once for the variant
-    (:func:`repro.config.limits.resolve`). ``network``: ``none`` (default) or a Docker network.
+    ``gpus``: this container's GPUs: ``all``, indices ``0,1``, UUIDs (``GPU-...``, ``MIG-...``)
+    or CDI names ``nvidia.com/gpu=0`` (comma-separated), ``none`` for no GPU
+    (``repro.containers.job`` passes ``--gpus``, else the runner's selection,
+    ``repro.host.selection.container_gpus``). ``resolved.gpu_mode`` (NVIDIA): ``auto`` (WSL2
+    devices on WSL2 unless Docker Desktop, else the toolkit's DeviceRequest, else CDI when only
+    a CDI spec exists), ``toolkit``, ``cdi``, ``wsl``. ``limits``: /dev/shm, IPC, memory, pids
+    and user, resolved once for the variant (:func:`repro.config.limits.resolve`).
     ``run_dir``: the host's fresh ``results/<run-id>`` (mounted read-write at
     ``/results/<run-id>``, the only writable mount).
-    ``command``: run this instead of ``repro run`` (``--shell``).
+    ``command``: run this instead of ``repro run`` (``--shell``, the parity probe).
     """
 
     image: str
@@ -99,16 +102,12 @@ class RunOptions:
     run_dir: str
     config_file: str
     host_fingerprint_dir: str
-    patterns: tuple[str, ...] = ()
+    resolved: ResolvedDockerRun
     properties: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     gpus: str = "all"
-    gpu_mode: str = "auto"
     limits: ContainerLimits = ContainerLimits()
-    network: str = "none"
     name: str | None = None
-    timeout_scale: float | None = None
-    keep: bool = False
     interactive: bool = False
     command: tuple[str, ...] | None = None
 
@@ -164,7 +163,7 @@ def _device_request(mode: str, gpus: str) -> tuple[dict[str, Any], list[str]]:
     ]
 
 
-def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) -> RunSpec:
+def docker_run_spec(host: host_mod.Host, accelerator: str, options: ContainerRun) -> RunSpec:
     """Pure: the ``containers.run`` kwargs and ``docker run`` argv for this host and variant."""
     kind = host_mod.passthrough_kind(host, accelerator)
     notes: list[str] = []
@@ -195,9 +194,10 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         # An empty CUDA_VISIBLE_DEVICES on the runner: the job has no GPU, so neither has the container.
         notes.append("no GPU passed: the runner's GPU selection is empty")
     elif kind == host_mod.NVIDIA or (
-        kind == host_mod.NVIDIA_WSL2 and _nvidia_mode(host, options.gpus, options.gpu_mode) != "wsl"
+        kind == host_mod.NVIDIA_WSL2
+        and _nvidia_mode(host, options.gpus, options.resolved.gpu_mode) != "wsl"
     ):
-        mode = _nvidia_mode(host, options.gpus, options.gpu_mode)
+        mode = _nvidia_mode(host, options.gpus, options.resolved.gpu_mode)
         request, gpu_flags = _device_request(mode, options.gpus)
         device_requests.append(request)
         notes.append(
@@ -259,10 +259,10 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
             "--fingerprint",
             CONTAINER_HOST_FP,
         ]
-        for pattern in options.patterns:
+        for pattern in options.resolved.patterns:
             command += ["-k", pattern]
-        if options.timeout_scale:
-            command += ["--timeout-scale", f"{options.timeout_scale:g}"]
+        if options.resolved.timeout_scale:
+            command += ["--timeout-scale", f"{options.resolved.timeout_scale:g}"]
         for name, value in options.properties:
             command += ["--property", f"{name}={value}"]
 
@@ -277,7 +277,7 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         "init": True,
         "environment": env,
         "volumes": volumes,
-        "network_mode": options.network,
+        "network_mode": options.resolved.network,
         "read_only": True,
         "tmpfs": {"/tmp": TMPFS_OPTIONS},
         "cap_drop": ["ALL"],
@@ -303,7 +303,7 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         kwargs.update(stdin_open=True, tty=True)
 
     argv = ["docker", "run"]
-    if not options.keep:
+    if not options.resolved.keep_container:
         argv.append("--rm")
     if options.interactive:
         argv.append("-it")
@@ -313,7 +313,7 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: RunOptions) 
         argv += ["--user", options.limits.user]
     argv += [
         "--network",
-        options.network,
+        options.resolved.network,
         "--read-only",
         "--tmpfs",
         f"/tmp:{TMPFS_OPTIONS}",

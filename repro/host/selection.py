@@ -226,7 +226,7 @@ def select(gpus: Sequence[Gpu], environ: Mapping[str, str]) -> Selection | None:
 
 
 def container_gpus(environ: Mapping[str, str], accelerator: str) -> str:
-    """The runner's GPU selection as ``repro.containers.spec.RunOptions.gpus`` ("all", or
+    """The runner's GPU selection as ``repro.containers.spec.ContainerRun.gpus`` ("all", or
     indices / UUIDs comma-joined) for a variant of ``accelerator`` (cuda|rocm|cpu).
 
     NVIDIA: ``CUDA_VISIBLE_DEVICES``, else ``NVIDIA_VISIBLE_DEVICES`` (a runner service given

@@ -4,9 +4,9 @@ load config -> select cases -> fingerprint -> pick variant -> make run dir -> do
 run all -> summarise.
 
 Each step is a function of what the previous ones produced; :func:`run_job` strings them
-together. The command line (``repro.cli.run``) turns options into :class:`RunOptions` and
-prints; nothing here parses arguments. Errors are ConfigError (bad input, exit 2) and
-FatalError (cannot go on, exit 3). Never imports torch.
+together. The command line resolves its options once into a :class:`ResolvedRun`
+(``repro.cli.resolve``) and prints; nothing here parses arguments. Errors are ConfigError
+(bad input, exit 2) and FatalError (cannot go on, exit 3). Never imports torch.
 """
 
 from __future__ import annotations
@@ -36,38 +36,45 @@ from repro.signatures import table
 #: Where a step tells the user what it is doing (one line, no newline).
 Say = Callable[[str], None]
 #: The ``repro run`` flag that records results under a ``--as-variant`` whose torch pin is not the
-#: interpreter's (``RunOptions.allow_variant_mismatch``); named in the refusal.
+#: interpreter's (``ResolvedRun.allow_variant_mismatch``); named in the refusal.
 ALLOW_MISMATCH_FLAG = "--allow-variant-mismatch"
 
 
-@dataclass
-class RunOptions:
-    """What ``repro run`` was asked to do (the CLI's options, already parsed).
+@dataclass(frozen=True)
+class ResolvedRun:
+    """What ``repro run`` was asked to do, resolved once (``repro.cli.resolve.run``) and passed
+    down whole: every step of the job reads this one object.
 
-    ``timeout_scale``: multiplier of every case timeout (None = matrix.yaml's). ``properties``:
-    ``NAME=VALUE`` strings. ``log_cap_bytes``: cap of each case log (bytes).
-    ``rerun_failures``: reruns of each red case, to tell flaky from deterministic (issue 11).
-    ``jobs``: cases at once (``-j``); None picks :func:`default_jobs`.
-    ``expect_accelerator``: False makes a ``--as-variant`` run's cuda/rocm cases skip when torch
-    sees no device instead of failing ``accelerator_unavailable`` (the venv lane on a host
-    with no GPU of the variant's kind: nothing there to blame).
+    The fields carry the flag table's names (``repro.cli.options``): ``config`` matrix.yaml;
+    ``patterns`` the ``-k`` selectors; ``as_variant`` the variant id to record under (None: the
+    interpreter's build); ``results_dir`` the results root (None: matrix.yaml's
+    ``defaults.results_dir``, applied by :func:`make_run_dir`); ``run_dir`` a given empty run
+    directory; ``python`` the interpreter under test; ``timeout_scale`` multiplier of every case
+    timeout (None = matrix.yaml's); ``fingerprint`` the host's fingerprint.json (inside an
+    image); ``properties`` ``NAME=VALUE`` strings; ``isolation`` ``fresh | zygote | auto``;
+    ``rerun_failures`` reruns of each red case (issue 11); ``jobs`` cases at once (None:
+    :func:`default_jobs`); ``allow_variant_mismatch`` records results as ``as_variant`` even when
+    the interpreter's torch build is not its pin; ``expect_accelerator`` False makes a
+    ``--as-variant`` run's cuda/rocm cases skip when torch sees no device instead of failing
+    ``accelerator_unavailable`` (the venv lane on a host with no GPU of the variant's kind).
+    Derived: ``doctor`` (not ``--no-doctor``), ``log_cap_bytes`` each case log's cap in bytes
+    (``--log-cap-mib``).
     """
 
     config: str | Path = matrix_mod.DEFAULT_FILE
     patterns: Sequence[str] | None = None
-    variant: str | None = None
-    results: str | None = None
+    as_variant: str | None = None
+    results_dir: str | None = None
     run_dir: str | None = None
     python: str = ""
     timeout_scale: float | None = None
-    host_fingerprint: str | None = None
+    fingerprint: str | None = None
     doctor: bool = True
     properties: Sequence[str] = ()
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "auto"  # context.ISOLATIONS: fresh | zygote | auto
     rerun_failures: int = 0
     jobs: int | None = None  # None: default_jobs()
-    #: Record results as ``variant`` even when the interpreter's torch build is not its pin.
     allow_variant_mismatch: bool = False
     expect_accelerator: bool = True
 
@@ -99,7 +106,7 @@ class RunSummary:
 # ---- step: load config, select cases ----------------------------------------------------
 
 
-def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
+def select_cases(options: ResolvedRun) -> tuple[matrix_mod.Matrix, list[Case]]:
     """Load matrix.yaml, select the cases, apply ``--timeout-scale`` and check every timeout.
 
     Raises ConfigError for a bad file, an ``--as-variant`` id the file does not define (with
@@ -107,8 +114,8 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
     a finite positive number, or a case timeout that is not (NaN would disable the watchdog).
     """
     config = matrix_mod.load(options.config)
-    if options.variant:
-        config.variant(options.variant)  # ConfigError naming the known ids (--list too)
+    if options.as_variant:
+        config.variant(options.as_variant)  # ConfigError naming the known ids (--list too)
     if config.signatures:  # the team's own rows classify this run's cases too
         table.activate(table.with_user_rows(config.signatures))
     cases = matrix_mod.select_cases(config.cases(), options.patterns)
@@ -124,15 +131,15 @@ def select_cases(options: RunOptions) -> tuple[matrix_mod.Matrix, list[Case]]:
 # ---- step: fingerprint -------------------------------------------------------------------
 
 
-def fingerprint_host(options: RunOptions) -> Fingerprint:
+def fingerprint_host(options: ResolvedRun) -> Fingerprint:
     """The fingerprint of the interpreter under test, keyed by the real host when a
     ``--fingerprint`` file (collected outside the container) is given
     (:meth:`repro.model.Fingerprint.keyed_by`)."""
     from repro.host import fingerprint
 
     fp = fingerprint.collect(python=options.python)
-    if options.host_fingerprint:
-        fp = fp.keyed_by(fingerprint.read_file(options.host_fingerprint, "--fingerprint"))
+    if options.fingerprint:
+        fp = fp.keyed_by(fingerprint.read_file(options.fingerprint, "--fingerprint"))
     return fp
 
 
@@ -140,7 +147,7 @@ def fingerprint_host(options: RunOptions) -> Fingerprint:
 
 
 def pick_variant(
-    config: matrix_mod.Matrix, options: RunOptions, fp: Fingerprint
+    config: matrix_mod.Matrix, options: ResolvedRun, fp: Fingerprint
 ) -> tuple[Variant, str | None]:
     """The variant the results are recorded as: ``--as-variant`` from matrix.yaml (inside its
     image), else derived from the interpreter's torch build (:func:`host_variant`); and why
@@ -150,9 +157,9 @@ def pick_variant(
     (``repro.config.variant_mismatch``) unless ``allow_variant_mismatch``; then the reason
     comes back second (said and recorded by :func:`run_job`).
     """
-    if not options.variant:
+    if not options.as_variant:
         return host_variant(fp), None
-    variant = config.variant(options.variant)
+    variant = config.variant(options.as_variant)
     why = matrix_mod.variant_mismatch(variant.torch, variant.runtime, fp.runtime)
     if why and not options.allow_variant_mismatch:
         raise ConfigError(
@@ -165,7 +172,7 @@ def pick_variant(
 
 def checked_variant(
     config: matrix_mod.Matrix,
-    options: RunOptions,
+    options: ResolvedRun,
     fp: Fingerprint,
     say: Say,
     then: str = "recorded under it anyway",
@@ -197,7 +204,7 @@ def host_variant(fp: Fingerprint) -> Variant:
 
 
 def make_run_dir(
-    config: matrix_mod.Matrix, options: RunOptions, variant: Variant
+    config: matrix_mod.Matrix, options: ResolvedRun, variant: Variant
 ) -> tuple[str, Path]:
     """``(run id, directory)``: the given empty ``--run-dir``, or a new one under the results
     root. A run never writes into (or overwrites) another run's directory."""
@@ -210,7 +217,7 @@ def make_run_dir(
                 f"--run-dir {run_dir}: not empty; a run writes into a fresh directory"
             )
         return run_dir.name, run_dir
-    results_root = Path(options.results or config.results_dir)
+    results_root = Path(options.results_dir or config.results_dir)
     try:
         return new_run_dir(results_root, variant.id)
     except OSError as exc:
@@ -231,7 +238,7 @@ def parse_properties(items: Sequence[str]) -> dict[str, str]:
 
 
 def run_context(
-    options: RunOptions,
+    options: ResolvedRun,
     fp: Fingerprint,
     variant: Variant,
     run_id: str,
@@ -330,7 +337,7 @@ def doctor_preflight(
 # ---- the job -----------------------------------------------------------------------------
 
 
-def run_job(options: RunOptions, say: Say, reporter: Reporter | None = None) -> RunSummary:
+def run_job(options: ResolvedRun, say: Say, reporter: Reporter | None = None) -> RunSummary:
     """Every step of ``repro run`` in order; returns the summary (the CLI prints it)."""
     config, cases = select_cases(options)
     extra_properties = parse_properties(options.properties)
