@@ -297,3 +297,46 @@ def test_job_does_not_restate_the_driver_minimum():
     # job.py must not grow its own copy of the driver rule: the minimum comes from compat.
     source = Path(job.__file__).read_text()
     assert "580" not in source and "family_min" not in source
+
+
+def test_a_later_run_of_the_container_lane_replaces_the_start_failure_cell(
+    tmp_path, host_fp, capsys
+):
+    """The container that did not start is about how a run ended, not a case: once the same
+    variant's container lane runs on the host (the driver upgraded, the runtime configured), the
+    red ``container_start`` case is superseded, as the Slurm lane's scheduler cell is
+    (``repro.report.merge.RUN_SCOPED_SCENARIOS``). Before, it stayed red beside the passing run."""
+    from repro import properties as property_names
+    from repro.junit.sidecar import RESULT_KEY, result_entry, write_run_info
+    from repro.junit.writer import write_junit
+    from repro.outcomes import CaseResult, Outcome
+    from repro.report.merge import RUN_SCOPED_SCENARIOS, build_report
+
+    assert start_failure.SCENARIO in RUN_SCOPED_SCENARIOS
+    config = _matrix(tmp_path)
+    results = tmp_path / "results"
+    repro_main(
+        ["docker-run", "--variant", "cu130-torch2.9", "--config", str(config), "--results-dir", str(results),
+         "--fixture", R570]
+    )  # fmt: skip
+    capsys.readouterr()
+    [refused] = [p.parent for p in results.rglob("run.json")]
+    [suite] = list(JUnitXml.fromfile(str(refused / "junit.xml")))
+    properties = {p.name: p.value for p in suite.properties()}
+    assert properties[property_names.LANE] == "container"
+    info = json.loads((refused / "run.json").read_text())
+    later = results / "20990101T000000Z-cu130-torch2.9"
+    later.mkdir()
+    digest = write_junit(
+        later / "junit.xml",
+        [CaseResult("noop", "noop", Outcome.PASSED, 1.0)],
+        {**properties, property_names.RUN_ID: "later"},
+        hostname="box",
+    )
+    write_run_info(
+        later,
+        {**info, "run_id": "later", "started": "2099-01-01T00:00:00Z",
+         "finished": "2099-01-01T00:01:00Z", RESULT_KEY: result_entry(digest)},
+    )  # fmt: skip
+    [cell] = [c for c in build_report([results]).cells if c.variant == "cu130-torch2.9"]
+    assert [(c.scenario, c.outcome.value) for c in cell.cases] == [("noop", "passed")]

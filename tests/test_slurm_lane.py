@@ -624,6 +624,9 @@ def test_running_and_completed_tasks_need_no_cell(tmp_path):
 
 
 def test_a_newer_run_of_the_same_lane_replaces_the_scheduler_cell_but_not_another_lanes(tmp_path):
+    from repro.report.merge import RUN_SCOPED_SCENARIOS
+
+    assert cells.SCENARIO in RUN_SCOPED_SCENARIOS
     record = _submission(tmp_path)
     _write_partial_run(record.run_dir(record.arrays[0], 0), "host", 1, 3, finished=False)
     _write_partial_run(record.run_dir(record.arrays[0], 1), "venv", 1, 3, finished=False)

@@ -74,9 +74,12 @@ def _iso(now: datetime | None) -> str:
 
 
 #: Scenarios whose one case is about how a RUN ended, not about a case of it: the Slurm lane's
-#: scheduler cell (``repro.slurm.cells``: a task killed at its time limit, cancelled...). Any
-#: newer run of the same host, variant and lane replaces it, whatever cases that run has.
-RUN_SCOPED_SCENARIOS = frozenset({"slurm"})
+#: scheduler cell (``repro.slurm.cells.SCENARIO``: a task killed at its time limit,
+#: cancelled...) and the container that did not start (``repro.containers.start_failure
+#: .SCENARIO``: driver too old, no GPU runtime). Any newer run of the same host, variant and lane
+#: replaces it, whatever cases that run has. (Spelled here: report may import neither package;
+#: tests/test_container_start.py and tests/test_slurm_lane.py tie the names.)
+RUN_SCOPED_SCENARIOS = frozenset({"slurm", "container"})
 
 
 def _lane(record: InputRecord) -> str:
