@@ -638,3 +638,28 @@ def test_on_this_cpu_host_a_gpu_variant_still_gets_its_zygote(tmp_path):
     assert ctx.run_info["fork_check"]["status"] == "n/a"
     assert "CPU build" in ctx.run_info["fork_check"]["reason"]
     assert result.properties["repro.isolation"] == "zygote"
+
+
+@pytest.mark.slow
+def test_an_exclusive_case_waits_for_a_zygote_importing_beside_it(tmp_path):
+    """An ``EXCLUSIVE`` case runs alone, and a zygote importing torch in the background is not
+    alone: under ``auto`` the first dataloader case used to start while the zygote imported on
+    the other core (its ``host_busy`` read 0.50 in all 10 runs of benchmarks/metric_stability.py,
+    so ``repro compare`` set every figure of it aside) and then ran fresh. Now it waits for the
+    zygote and is forked from it, like the eligible cases after it."""
+    write_matrix(tmp_path, "dataloader: {params: {device: [cpu]}}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "repro", "run", "--no-doctor",
+         "-k", "dataloader[device=cpu,start_method=fork,workers=0*",
+         "-k", "dataloader[device=cpu,start_method=spawn,*",
+         "-k", "dataloader[device=cpu,start_method=forkserver,*"],
+        cwd=tmp_path, env=cli_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_dir = only_run_dir(tmp_path / "results")
+    cases = cases_by_name(run_dir / "junit.xml")
+    first = "dataloader[device=cpu,start_method=fork,workers=0,persistent=0,accel_init=0]"
+    assert list(cases)[0] == first and len(cases) == 5
+    assert {props["repro.isolation"] for _case, props in cases.values()} == {"zygote"}
+    assert json.loads((run_dir / "run.json").read_text())["zygote"]["forked"] == 5

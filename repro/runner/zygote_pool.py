@@ -111,6 +111,18 @@ class ZygotePool:
                 self._retire(zygote)
             return None
 
+    def settle(self) -> None:
+        """Wait until a zygote importing in the background is ready or has failed (at most
+        ``zygote_client.START_TIMEOUT_S`` from its start): before an ``EXCLUSIVE`` case, which
+        must run alone. A zygote importing torch takes a core: on the 2-core host the first
+        dataloader case measured while one did saw other processes take 50 % of the host
+        (its ``host_busy``, 10 runs of benchmarks/metric_stability.py), so every comparison of
+        it was set aside."""
+        with self.lock:
+            zygote = self.zygote
+        if zygote is not None and not zygote.ready and zygote.failure is None:
+            zygote.wait_ready(zygote_client.START_TIMEOUT_S)
+
     def spawn(
         self,
         zygote: zygote_client.Zygote,
@@ -209,11 +221,14 @@ def zygote_for(ctx: RunContext, case: Case, log: CaseLog) -> zygote_client.Zygot
 
 def prepare_zygote(ctx: RunContext, case: Case) -> None:
     """From the main thread, before a case thread forks from it: start (or replace) the run's
-    zygote when ``case`` will want one (background under ``auto``). Under ``-j N`` the main
+    zygote when ``case`` will want one (background under ``auto``); before an ``EXCLUSIVE`` case,
+    wait for a zygote still importing (:meth:`ZygotePool.settle`). Under ``-j N`` the main
     thread calls it, because the zygote's parent-death signal fires when the thread that
     started it ends."""
     if wants_zygote(ctx, case):
         ctx.pool().start()
+    if scenarios.case_flag(case, "EXCLUSIVE") and ctx.state.zygotes is not None:
+        ctx.state.zygotes.settle()  # an exclusive case runs alone: no zygote importing beside it
 
 
 def plan_zygote(ctx: RunContext, cases: list[Case]) -> None:
