@@ -54,7 +54,7 @@ PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 #: The ruff the lint session runs (keep in step with pyproject.toml's dev extra).
 RUFF = "ruff==0.17.6"
 #: The import-linter the lint session runs (the contracts are [tool.importlinter] in pyproject.toml).
-IMPORT_LINTER = "import-linter>=2.1"
+IMPORT_LINTER = "import-linter>=2.7"
 #: Pass-through arguments after which `repro run` only prints (help, a list, the version):
 #: `nox -s repro-host -- --help` prints the help and skips the report step.
 PRINT_ONLY = frozenset({"-h", "--help", "--list", "--version"})
