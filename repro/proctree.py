@@ -66,29 +66,25 @@ def set_parent_death_signal(sig: int) -> bool:
     return _prctl(PR_SET_PDEATHSIG, int(sig))
 
 
-#: The launcher of :func:`tied`: argv[1] is the caller's pid, argv[2] the death signal's number,
-#: the rest the command. It asks the kernel for that signal when its parent dies
-#: (PR_SET_PDEATHSIG = 1, prctl(2); kept across exec), exits when the caller died before the
-#: prctl (it was re-parented), then execs the command, which keeps the death signal.
-#: Self-contained: imports nothing of repro.
+#: The launcher of :func:`tied`: argv[1] is the caller's pid, the rest the command. It asks the
+#: kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG = 1, prctl(2); kept across exec),
+#: exits when the caller died before the prctl (it was re-parented), then execs the command,
+#: which keeps the death signal. Self-contained: imports nothing of repro.
 _TIED_LAUNCHER = (
-    "import ctypes, os, sys\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, int(sys.argv[2]), 0, 0, 0)\n"
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    sys.exit('the caller %s is gone' % sys.argv[1])\n"
-    "os.execvp(sys.argv[3], sys.argv[3:])\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
 )
 
 
-def tied(argv: Sequence[str], death_signal: int = signal.SIGKILL) -> list[str]:
+def tied(argv: Sequence[str]) -> list[str]:
     """``argv`` started through a launcher that ties its life to the calling process: the
-    kernel sends it ``death_signal`` when the caller dies, even by SIGKILL. SIGKILL (the
-    default) for an installer, which must not outlive the cache entry or environment it fills
-    (issue 25's pip, issue 32's uv); SIGINT for a ``repro run`` whose caller died, so it ends as
-    Ctrl-C would end it (the running case stopped, ``run.json`` marked interrupted). The death
-    signal follows the *thread* that starts it: start tied commands from a thread that outlives
-    them."""
-    return [sys.executable, "-c", _TIED_LAUNCHER, str(os.getpid()), str(int(death_signal)), *argv]
+    kernel SIGKILLs it when the caller dies, even by SIGKILL (an installer must not outlive the
+    cache entry or environment it fills: issue 25's pip, issue 32's uv). The death signal follows
+    the *thread* that starts it: start tied commands from a thread that outlives them."""
+    return [sys.executable, "-c", _TIED_LAUNCHER, str(os.getpid()), *argv]
 
 
 def kill_subtree(timeout_s: float = 5.0) -> list[str]:

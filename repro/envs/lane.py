@@ -10,13 +10,11 @@ installed into the interpreter that called it.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro import proctree
 from repro import properties as property_names
 from repro.config import Overrides, Variant
 from repro.envs.cache import Env, Say, ensure_env
@@ -161,13 +159,8 @@ def run_command(
 
 
 def run_in_env(command: Sequence[str]) -> int:
-    """Run ``command`` (from :func:`run_command`) with the caller's terminal (Ctrl-C reaches
-    both); its exit status. The run is tied to this process: when ``repro venv-run`` dies, even
-    by SIGKILL, the kernel sends the run SIGINT, and it stops as it would on Ctrl-C instead of
-    running on unattended (issue 32)."""
-    return subprocess.run(
-        proctree.tied(command, death_signal=signal.SIGINT), stdin=subprocess.DEVNULL
-    ).returncode
+    """Run ``command`` (from :func:`run_command`) with the caller's terminal; its exit status."""
+    return subprocess.run(list(command), stdin=subprocess.DEVNULL).returncode
 
 
 def prepare(spec: EnvSpec, say: Say, root: Path | None = None) -> Env:
