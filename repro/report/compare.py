@@ -45,6 +45,14 @@ from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError
 from repro.junit.reader import MAX_METRIC
 from repro.measurement import Measurement
 from repro.outcomes import PROBLEM_VALUES, SEVERITY_RANK
+from repro.report import drops as drops_mod
+from repro.report.drops import (  # noqa: F401 (the basis texts, part of compare's API)
+    BUSY_HOST,
+    LESS_CPU,
+    PAST_BOTH,
+    THRESHOLD_ONLY,
+    WITHIN_SPREAD,
+)
 from repro.report.markdown import md_escape
 from repro.report.merge import build_report
 from repro.report.stream import read_cells
@@ -347,7 +355,7 @@ def compare(
                         and new.signature not in base_signatures,
                     }
                 )
-            found, not_counted = _drops(where, old, new, threshold)
+            found, not_counted = drops_mod.drops(where, old.metrics, new.metrics, threshold)
             drops += found
             noise += not_counted
 
@@ -412,97 +420,6 @@ def compare(
         "throughput_noise": len(noise),
     }
     return result
-
-
-#: How a drop past the threshold was judged (``basis`` of a ``throughput_drops`` or
-#: ``throughput_noise`` entry).
-PAST_BOTH = "past the threshold and the runs' spread"
-THRESHOLD_ONLY = "past the threshold; no spread (measured once), so judged on the threshold alone"
-WITHIN_SPREAD = "past the threshold but within the runs' spread: noise, not counted"
-BUSY_HOST = (
-    "the host was busy: other processes took {busy:.0%} of its CPU while {side} measured "
-    "(over {limit:.0%}), so the figures are not comparable; not counted"
-)
-LESS_CPU = (
-    "the run got less CPU: its rate per CPU second ({twin}) did not drop past the threshold "
-    "and the spread, so other load on the host explains it; not counted"
-)
-
-
-def _judge(
-    base: Measurement, cand: Measurement, threshold: float
-) -> tuple[str | None, float, float | None]:
-    """``(basis, change, spread)`` of one rate: basis None when the candidate is not below the
-    baseline by more than ``threshold``; else :data:`PAST_BOTH`, :data:`THRESHOLD_ONLY` or
-    :data:`WITHIN_SPREAD`. ``spread``: half of each side's interquartile range, added (their
-    middle halves do not overlap past it), None when a side was measured once."""
-    change = (cand.median - base.median) / base.median
-    spread = None if base.spread is None or cand.spread is None else (base.spread + cand.spread) / 2
-    if -change <= threshold:
-        return None, change, spread
-    if spread is None:
-        return THRESHOLD_ONLY, change, spread
-    return (PAST_BOTH if base.median - cand.median > spread else WITHIN_SPREAD), change, spread
-
-
-def _drops(
-    where: dict[str, str], old: _Case, new: _Case, threshold: float
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(drops, noise)`` of the rate metrics both sides have (:func:`_judge`): a drop is past
-    the threshold and the runs' spread, or past the threshold with no spread to weigh (the
-    entry says so). A wall-clock rate whose CPU-time twin (``repro.measurement.cpu_rate_of``)
-    both sides have counts only when the twin dropped too: otherwise the run got less CPU from
-    a busy host (:data:`LESS_CPU`). A drop of a case that measured while other processes took
-    more than ``repro.measurement.BUSY_LIMIT`` of the host on either side (its ``host_busy``
-    median) is not counted either (:data:`BUSY_HOST`). What is past the threshold but not
-    counted is noise."""
-    drops: list[dict[str, Any]] = []
-    noise: list[dict[str, Any]] = []
-    if not old.metrics or not new.metrics:
-        return drops, noise
-    both = {
-        metric: (measurement.combine(old.metrics[metric]), measurement.combine(new.metrics[metric]))
-        for metric in set(old.metrics) & set(new.metrics)
-        if old.metrics[metric] and new.metrics[metric]
-    }
-    busy = {
-        side: max((m.median for m in case.metrics.get(measurement.HOST_BUSY, [])), default=0.0)
-        for side, case in (("the baseline", old), ("the candidate", new))
-    }
-    busiest = max(busy, key=lambda side: busy[side])
-    for metric in sorted(both):
-        base, cand = both[metric]
-        if base.median <= 0 or metric == measurement.HOST_BUSY:
-            continue
-        basis, change, spread = _judge(base, cand, threshold)
-        if basis is None:
-            continue
-        twin = measurement.cpu_rate_of(metric)
-        held = (
-            twin in both
-            and both[twin][0].median > 0
-            and _judge(*both[twin], threshold)[0] in (None, WITHIN_SPREAD)
-        )
-        if basis != WITHIN_SPREAD and held:
-            basis = LESS_CPU.format(twin=twin)
-        elif basis != WITHIN_SPREAD and busy[busiest] > measurement.BUSY_LIMIT:
-            basis = BUSY_HOST.format(busy=busy[busiest], side=busiest, limit=measurement.BUSY_LIMIT)
-        (drops if basis in (PAST_BOTH, THRESHOLD_ONLY) else noise).append(
-            {
-                **where,
-                "metric": metric,
-                "base": base.median,
-                "cand": cand.median,
-                "base_spread": base.spread,
-                "cand_spread": cand.spread,
-                "base_samples": base.n,
-                "cand_samples": cand.n,
-                "change": change,
-                "spread": spread,
-                "basis": basis,
-            }
-        )
-    return drops, noise
 
 
 def _side_summary(side: Side, name: str) -> dict[str, Any]:
