@@ -591,6 +591,13 @@ SINGLE_LINES = [
         "rocm_no_code_object",
         ":3:hip_module.cpp           :669 : 14629861952 us: [pid:31113 tid:0x7fa5a37fe700] hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :",
     ),  # ROCm/legacy-rocm-build#2527
+    # Round four (issue 30), from the studied third test set:
+    ("host_sigill", "Illegal instruction : 4"),  # pytorch/pytorch#29967 (an iMac)
+    ("host_sigill", "Upon `import torch`, I get Illegal instruction 4."),  # pytorch/pytorch#27627
+    (
+        "oom",
+        'cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback."',
+    ),  # junjie18/CMT#15 (tensorview)
 ]
 
 
@@ -1383,3 +1390,104 @@ def test_a_later_unrelated_error_does_not_take_over() -> None:
         + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
     assert classify(text).name == "nccl_init_failure"
+
+
+# -- Round four (issue 30): readings from the studied third test set -----------------------------
+
+
+def test_bash_s_killed_in_a_chinese_locale_is_an_oom_kill() -> None:
+    # danijar/dreamerv3#203: bash's zh_CN "Killed" after the last metrics line.
+    text = (
+        "episode/score 0.1 / episode/length 34 / train/loss/con 0.04 / fps/train 1253.7\n\n"
+        "Writing metrics: /home/bzs/logdir/dreamer/20251205T175323/metrics.jsonl\n"
+        "已杀死\n"
+    )
+    assert classify(text).name == "host_oom_killed_hint"
+    assert classify("它已杀死了进程\n").name != "host_oom_killed_hint"  # the word inside a sentence
+
+
+def test_a_worker_s_bus_error_wrapped_after_bus_is_still_shared_memory() -> None:
+    # fastai/docker-containers#21: the message pasted with its line broken after "Bus".
+    text = (
+        'it erred with  the following message: " RuntimeError: DataLoader worker (pid 47) is killed'
+        " by signal: Bus\n"
+        "error. It is possible that dataloader's workers are out of shared\n"
+        'memory. Please try to raise your shared memory limit.".\n'
+    )
+    assert classify(text).name == "dataloader_shm_exhausted"
+    assert classify("DataLoader worker (pid 47) is killed by signal: Bus Stop\n").name != (
+        "dataloader_shm_exhausted"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # facebookresearch/seamless_communication#167: the person says where it ran.
+        (
+            "Demo crash on Linux Subsystem\n"
+            '"Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared'
+            ' object file: No such file or directory"\n',
+            "wsl_libcuda_missing",
+        ),
+        # ProjectNUWA/DragNUWA#10: cuDNN's half of the message only, on WSL.
+        (
+            "WSL Could not load library libcudnn_cnn_infer.so.8.\nTraceback (most recent call last):\n"
+            '  File "x.py", line 1, in <module>\n',
+            "wsl_libcuda_missing",
+        ),
+        # Without the person's words the host is unknown: the general row.
+        (
+            '"Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared'
+            ' object file: No such file or directory"\n',
+            "libcuda_not_found",
+        ),
+    ],
+    ids=["ubuntu-subsystem", "wsl-word", "no-host-evidence"],
+)
+def test_the_person_s_own_words_say_wsl(text, name) -> None:
+    assert classify(text).name == name
+
+
+def test_autograd_anomaly_mode_s_report_is_a_failure_not_clean() -> None:
+    # QiangAIResearcher/sahp_repo#4: only the anomaly warning was pasted.
+    text = (
+        "[W python_anomaly_mode.cpp:60] Warning: Error detected in SoftmaxBackward. Traceback of"
+        " forward call that caused the error:\n"
+        '  File "main_func.py", line 206, in <module>\n'
+        "    model = train_eval_sahp(params)\n"
+    )
+    found = classify(text)
+    assert found.name == UNKNOWN and not found.clean
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # horovod/horovod#685: no verbs library, NCCL goes on over sockets.
+        "problem:misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "ml3:32632:32662 [0] NCCL INFO Using network Socket\n"
+        "NCCL version 2.3.7+cuda9.0\n",
+        # zai-org/ImageReward#65: two devices fail to open, NCCL uses the others.
+        "x:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n"
+        "x:80746:80746 [3] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_59\n"
+        "x:80746:80746 [3] NCCL INFO Using network IB\n",
+        # deepspeedai/DeepSpeedExamples#310: a fabric event after Init COMPLETE.
+        "gpu1:5021:5376 [0] NCCL INFO comm 0x453b9880 rank 0 nranks 8 cudaDev 0 busId 4f000 - Init"
+        " COMPLETE\n"
+        "gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : client"
+        " reregistration\n",
+    ],
+    ids=["no-libibverbs", "ibv-open-device", "ib-async-event"],
+)
+def test_nccl_s_infiniband_probing_warnings_alone_are_no_failure(text) -> None:
+    assert classify(text).clean
+
+
+def test_another_nccl_warning_still_shows_an_nccl_failure() -> None:
+    # NVIDIA/nccl#193 (the third test set): a peer reset the connection.
+    found = classify(
+        "worker0:15:91 [3] include/socket.h 398 NCCL WARN Call to write failed : Connection reset"
+        " by peer.\n"
+    )
+    assert found.name == UNKNOWN and not found.clean and found.coarse == "an NCCL error"

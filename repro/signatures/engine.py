@@ -106,7 +106,8 @@ def classify(
     ``host``: what is known about the host the text came from; rows (and lines) with a ``when``
     condition apply only where it holds (repro.signatures.hostfacts). When ``host`` does not say
     whether it is WSL2 (``None``, or ``wsl2=None``), the log's own evidence decides (``uname``
-    kernel strings, ``/usr/lib/wsl`` paths, the nvidia-smi header); with none, the
+    kernel strings, ``/usr/lib/wsl`` paths, the nvidia-smi header, a pasted log's "WSL2" or
+    "Ubuntu subsystem" in the person's own words); with none, the
     ``unknown_host`` rows name the alternatives instead of assuming WSL2. ``table``: default
     :func:`repro.signatures.table.active`. ``text`` may be several MB. There is no per-line loop
     in Python: a row's pattern scans the text once, and only if the text contains one of the

@@ -66,6 +66,9 @@ _FAILURE_EVIDENCE = re.compile(
     # (triton.runtime.errors.OutOfResources: pytorch/helion#470).
     r"|^(?:`|> ?)?(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::|$)"
     r"|^[\w.]+\.errors\.\w+: "
+    # Autograd's anomaly mode reporting the backward function that failed (its warning comes
+    # before the error it explains; QiangAIResearcher/sahp_repo#4 pasted only the warning).
+    r"|Warning: Error detected in \w+"
     r"|Segmentation fault|core dumped|Fatal Python error|^Aborted\b|^Killed\s*$|\bFAILED\b"
     r"|exit(?:ed)? (?:with )?(?:status|code)[: ]+-?[1-9]|exitcode\s*:\s*-?[1-9]",
     re.MULTILINE,

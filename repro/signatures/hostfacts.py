@@ -124,6 +124,10 @@ def _flag(value: Any) -> bool | None:
 #: ``Platform:``), the driver library directory WSL mounts, the paravirtual GPU device.
 _WSL_EVIDENCE = re.compile(  # case-sensitive: uname prints these spellings, and it is 5x faster
     r"microsoft-standard|-[Mm]icrosoft\b|/usr/lib/wsl/|\bWSL_DISTRO_NAME\b|/dev/dxg\b"
+    # The person's own words around a pasted log (issue 30, round four): "WSL", "WSL2", "Windows
+    # Subsystem for Linux", "Ubuntu Subsystem on Windows" (ProjectNUWA/DragNUWA#10,
+    # facebookresearch/seamless_communication#167).
+    r"|\bWSL2?\b(?!_)|Subsystem for Linux|\b(?:Linux|Ubuntu) [Ss]ubsystem\b"
 )
 #: Native Linux evidence: a ``uname -a`` line or a collect_env ``Platform:`` with a kernel release
 #: that is not Microsoft's; the nvidia-smi header of a Linux driver (three-part version: WSL2's
@@ -160,7 +164,11 @@ class Evidence:
     def feed(self, block: str) -> None:
         """Look for evidence in ``block`` (whole lines)."""
         for flag, pattern, needles in (
-            ("wsl2", _WSL_EVIDENCE, ("icrosoft", "/usr/lib/wsl/", "WSL_DISTRO_NAME", "/dev/dxg")),
+            (
+                "wsl2",
+                _WSL_EVIDENCE,
+                ("icrosoft", "/usr/lib/wsl/", "WSL", "/dev/dxg", "ubsystem"),
+            ),
             ("native", _NATIVE_EVIDENCE, ("Linux", "Driver Version: ", "NVRM version")),
             (
                 "container",

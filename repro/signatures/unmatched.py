@@ -152,7 +152,15 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "an NCCL error",
         ("NCCL error", "NCCL WARN", "Error", "NCCL_"),
-        re.compile(r"NCCL (?:error|WARN)|nccl\w*Error\b|NCCL_\w+ failed"),
+        # Not NCCL's InfiniBand probing notes it carries on after (it falls back to another
+        # device or to sockets and says "Using network ..."): they show no failure on their own
+        # (issue 30, round four: horovod/horovod#685, zai-org/ImageReward#65,
+        # deepspeedai/DeepSpeedExamples#310).
+        re.compile(
+            r"NCCL (?:error|WARN(?! (?:Failed to open libibverbs|Call to ibv_open_device failed"
+            r"|NET/IB ?: (?:Unable to open device|Got async event)\b)))"
+            r"|nccl\w*Error\b|NCCL_\w+ failed"
+        ),
     ),
     (
         "signal",
