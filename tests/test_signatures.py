@@ -1491,3 +1491,42 @@ def test_another_nccl_warning_still_shows_an_nccl_failure() -> None:
         " by peer.\n"
     )
     assert found.name == UNKNOWN and not found.clean and found.coarse == "an NCCL error"
+
+
+def test_a_ctrl_c_in_the_worker_shutdown_join_is_a_dataloader_hang() -> None:
+    # pytorch/pytorch#39570 (the second test set): the main process waits for a worker to exit.
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/utils/data/dataloader.py", line 830, in _next_data\n'
+        "    self._shutdown_workers()\n"
+        '  File "/x/torch/utils/data/dataloader.py", line 942, in _shutdown_workers\n'
+        "    w.join()\n"
+        '  File "/x/multiprocessing/process.py", line 140, in join\n'
+        "    res = self._popen.wait(timeout)\n"
+        '  File "/x/multiprocessing/popen_fork.py", line 28, in poll\n'
+        "    pid, sts = os.waitpid(self.pid, flag)\n"
+        "KeyboardInterrupt\n"
+    )
+    assert classify(text).name == "hang.dataloader_wait"
+    # The same frames in an exception CPython ignored at exit are no failure at all.
+    ignored = (
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/utils/data/dataloader.py", line 1466, in __del__\n'
+        "    self._shutdown_workers()\n"
+        '  File "/x/torch/utils/data/dataloader.py", line 1430, in _shutdown_workers\n'
+        "    w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)\n"
+        "AssertionError: can only join a child process\n"
+    )
+    assert classify(ignored).clean
+
+
+def test_a_numbered_gfxhub_no_retry_page_fault_is_an_amdgpu_fault() -> None:
+    # ROCm/amdgpu#172 (the second test set): the kernel log of a newer amdgpu driver.
+    text = (
+        "[ 4778.948515] amdgpu 0000:c6:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0"
+        " ring:24 vmid:3 pasid:32769)\n"
+        "[ 4778.949976] amdgpu 0000:c6:00.0: amdgpu: VM_L2_PROTECTION_FAULT_STATUS:0x00000000\n"
+        "[ 4778.951382] amdgpu 0000:c6:00.0: amdgpu: \t WALKER_ERROR: 0x0\n"
+    )
+    assert classify(text).name == "amdgpu_gpu_fault"
