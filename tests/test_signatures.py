@@ -1530,3 +1530,20 @@ def test_a_numbered_gfxhub_no_retry_page_fault_is_an_amdgpu_fault() -> None:
         "[ 4778.951382] amdgpu 0000:c6:00.0: amdgpu: \t WALKER_ERROR: 0x0\n"
     )
     assert classify(text).name == "amdgpu_gpu_fault"
+
+
+def test_a_backward_cpp_trace_through_std_terminate_is_an_uncaught_cpp_exception() -> None:
+    # hku-mars/GS-SDF#1 (the first test set): libtorch's check threw, nobody caught it.
+    text = (
+        '#6    Object "/x/libtorch/lib/libc10.so", at 0x7faf2b23d0b9, in'
+        " c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)\n"
+        '#5    Object "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.28", at 0x7faf2b077698, in'
+        " __cxa_throw\n"
+        '#4    Object "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.28", at 0x7faf2b0773e6, in'
+        " std::terminate()\n"
+        '#1    Source "/build/glibc-B3wQXB/glibc-2.31/stdlib/abort.c", line 79, in abort'
+        " [0x7faf2ade0858]\n"
+        "Aborted (Signal sent by tkill() 1733323 1000)\n"
+        "Aborted (core dumped)\n"
+    )
+    assert classify(text).name == "cpp_terminate"
