@@ -670,3 +670,33 @@ def test_the_pytorch_channel_built_osx_arm64_from_1_12():
     # main with pytorch-1.10.2 cpu): whether conda finds one there is not in the facts.
     pinned = judge("conda install pytorch==1.10.2 -c pytorch", "2023-01-10", **m1)
     assert pinned.outcome == UNKNOWN and "default channels" in text_of(pinned)
+
+
+@pytest.mark.parametrize(
+    ("line", "wording"),
+    [
+        # https://github.com/FlagOpen/FlagData/issues/12 (2024-02-05): "No matching distribution
+        # found for pytorch==2.0.1" (requirements.txt had torch==2.1.1 and pytorch==2.0.1).
+        ("pip install pytorch==2.0.1", "no matching distribution"),
+        # https://github.com/pgmpy/pgmpy/issues/1101 (2019-05-09): `pip install -r
+        # requirements.txt` with `pytorch` -> 'Exception: You tried to install "pytorch". The
+        # package named for PyTorch is "torch"'.
+        ("pytorch", 'You tried to install "pytorch"'),
+        # The same line beside a torch requirement still fails on the placeholder.
+        ("torch==2.1.1\npytorch==2.0.1", "no matching distribution"),
+    ],
+    ids=["pinned", "requirements", "beside-torch"],
+)
+def test_pip_s_pytorch_is_pypi_s_placeholder_not_torch(line, wording):
+    result = judge(line, "2024-02-05", python="3.10", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+    assert wording in text_of(result)
+    parsed = install_line.parse(line)
+    assert parsed.pypi_pytorch is not None and parsed.pypi_pytorch.name == "pytorch"
+
+
+def test_conda_s_pytorch_is_still_torch():
+    # conda's package of torch is named pytorch (pytorch/pytorch#66785): the PyPI placeholder
+    # rule is pip's and uv's only.
+    parsed = install_line.parse("conda install pytorch==2.0.1 -c pytorch")
+    assert parsed.pypi_pytorch is None and str(parsed.torch.specifier) == "==2.0.1"
