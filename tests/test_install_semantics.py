@@ -592,3 +592,111 @@ def test_conda_cudatoolkit_without_a_minor_is_a_fuzzy_match(line, day):
                    capability="8.6", driver="455.23.04")  # fmt: skip
     assert result.outcome == PASS, text_of(result)
     assert "built for CUDA 11." in text_of(result)
+
+
+# ------------------------------------------------------------------------------------------
+# Round four (issue 30; rules from the studied test-half-3.yaml and public sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # https://github.com/Gouryella/ChatTTS-webui/issues/4 (2024-06-02, macOS 14.5, M2):
+        # "PackagesNotFoundError: ... - pytorch-cuda=12.1*".
+        (
+            "conda install pytorch==2.2.2 torchvision==0.17.2 torchaudio==2.2.2 pytorch-cuda=12.1 "
+            "-c pytorch -c nvidia",
+            "2024-06-02",
+            {"python": "3.10", "platform": "macos", "arch": "arm64"},
+        ),
+        # https://github.com/openai/jukebox/issues/8 (2020-04-30, osx-64 channels pytorch, main,
+        # r, conda-forge): "PackagesNotFoundError: ... - cudatoolkit=10.0".
+        (
+            "conda install pytorch=1.4 torchvision=0.5 cudatoolkit=10.0 -c pytorch",
+            "2020-04-30",
+            {"python": "3.7", "platform": "macos"},
+        ),
+        # https://github.com/thuiar/TEXTOIR/issues/47 (2023-07-31, osx-64): cudatoolkit=11.0
+        # is not available from pytorch, conda-forge, main or r.
+        (
+            "conda install pytorch torchvision torchaudio cudatoolkit=11.0 -c pytorch -c conda-forge",
+            "2023-07-31",
+            {"python": "3.9", "platform": "macos"},
+        ),
+        # https://github.com/HeliXonProtein/binding-ddg-predictor/issues/11 (2024-06-06, an M2,
+        # osx-arm64): "PackagesNotFoundError: ... - cudatoolkit=11.3*".
+        (
+            "conda install pytorch=1.10.2 cudatoolkit=11.3 -c pytorch -y",
+            "2024-06-06",
+            {"python": "3.8", "platform": "macos", "arch": "arm64"},
+        ),
+    ],
+    ids=["pytorch-cuda-m2", "cudatoolkit-10-0-osx-64", "cudatoolkit-11-0-osx-64", "cudatoolkit-m2"],
+)
+def test_conda_cuda_toolkit_packages_have_no_macos_build(line, day, host):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "PackagesNotFoundError" in text_of(result)
+
+
+def test_a_channel_not_read_may_have_a_macos_cudatoolkit():
+    # openai/jukebox#8: a reply found a cudatoolkit 10.0 for osx-64 on the numba channel ("that
+    # worked"): with a channel the facts did not read, the platform rule says nothing.
+    line = "conda install pytorch=1.4 torchvision=0.5 cudatoolkit=10.0 -c pytorch -c numba"
+    result = judge(line, "2020-04-30", python="3.7", platform="macos")
+    assert "platform" not in checks(result, FAIL), text_of(result)
+    # The line without the CUDA package is judged as before (the CPU build).
+    plain = judge("conda install pytorch=1.4 torchvision=0.5 -c pytorch", "2020-04-30",
+                  python="3.7", platform="macos")  # fmt: skip
+    assert plain.outcome == PASS, text_of(plain)
+
+
+def test_the_pytorch_channel_built_osx_arm64_from_1_12():
+    # https://github.com/conda-forge/miniforge/issues/80 (2020-12-12, an M1): "conda install
+    # -c pytorch pytorch" -> PackagesNotFoundError; rgommers: "There aren't any released
+    # pytorch packages for osx-arm64 yet".
+    m1 = {"python": "3.8", "platform": "macos", "arch": "arm64"}
+    early = judge("conda install -c pytorch pytorch", "2020-12-12", **m1)
+    assert early.outcome == FAIL and checks(early, FAIL) == {"platform"}, text_of(early)
+    # https://github.com/conda-forge/miniforge/issues/101 (2021-01-17): conda-forge and
+    # anaconda's main had none either.
+    defaults = judge("conda install pytorch torchvision", "2021-01-17", **m1)
+    assert defaults.outcome == FAIL and checks(defaults, FAIL) == {"platform"}, text_of(defaults)
+    # https://github.com/pytorch/pytorch/issues/82428 (2022-07-28): the 1.12 osx-arm64 build
+    # installs from the pytorch channel (ContinuumIO/anaconda-issues#13006: the files are there).
+    later = judge("conda install pytorch torchvision torchaudio -c pytorch", "2022-07-28", **m1)
+    assert later.outcome == PASS and "pytorch 1.12.0" in text_of(later), text_of(later)
+    # A pin below 1.12 after the default channels got osx-arm64 builds (#82428 shows anaconda's
+    # main with pytorch-1.10.2 cpu): whether conda finds one there is not in the facts.
+    pinned = judge("conda install pytorch==1.10.2 -c pytorch", "2023-01-10", **m1)
+    assert pinned.outcome == UNKNOWN and "default channels" in text_of(pinned)
+
+
+@pytest.mark.parametrize(
+    ("line", "wording"),
+    [
+        # https://github.com/FlagOpen/FlagData/issues/12 (2024-02-05): "No matching distribution
+        # found for pytorch==2.0.1" (requirements.txt had torch==2.1.1 and pytorch==2.0.1).
+        ("pip install pytorch==2.0.1", "no matching distribution"),
+        # https://github.com/pgmpy/pgmpy/issues/1101 (2019-05-09): `pip install -r
+        # requirements.txt` with `pytorch` -> 'Exception: You tried to install "pytorch". The
+        # package named for PyTorch is "torch"'.
+        ("pytorch", 'You tried to install "pytorch"'),
+        # The same line beside a torch requirement still fails on the placeholder.
+        ("torch==2.1.1\npytorch==2.0.1", "no matching distribution"),
+    ],
+    ids=["pinned", "requirements", "beside-torch"],
+)
+def test_pip_s_pytorch_is_pypi_s_placeholder_not_torch(line, wording):
+    result = judge(line, "2024-02-05", python="3.10", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+    assert wording in text_of(result)
+    parsed = install_line.parse(line)
+    assert parsed.pypi_pytorch is not None and parsed.pypi_pytorch.name == "pytorch"
+
+
+def test_conda_s_pytorch_is_still_torch():
+    # conda's package of torch is named pytorch (pytorch/pytorch#66785): the PyPI placeholder
+    # rule is pip's and uv's only.
+    parsed = install_line.parse("conda install pytorch==2.0.1 -c pytorch")
+    assert parsed.pypi_pytorch is None and str(parsed.torch.specifier) == "==2.0.1"

@@ -191,6 +191,31 @@ def _after_fix(
     return out, fixed.instead, True, None
 
 
+def _pypi_pytorch(line: InstallLine, extra: Facts) -> Reason:
+    """pip/uv asked for ``pytorch``: PyPI's project of that name is a placeholder (compat-extra
+    ``pypi_pytorch_placeholder``: its newest release is a tiny sdist whose setup.py raises), so
+    the install fails either way: no matching distribution for a version after that release,
+    the placeholder's own error otherwise."""
+    requirement = line.pypi_pytorch
+    assert requirement is not None
+    newest = str(extra.get("pypi_pytorch_placeholder", "newest") or "1.0.2")
+    message = str(extra.get("pypi_pytorch_placeholder", "message") or "")
+    fact = "compat-extra:pypi_pytorch_placeholder"
+    asked = str(requirement.specifier) or "any version"
+    if requirement.specifier and not requirement.specifier.contains(newest, prereleases=True):
+        text = (
+            f"pip looks for the PyPI project 'pytorch' {asked}: on PyPI that name is a "
+            f"placeholder whose newest release is {newest}, not torch (conda's 'pytorch' is): "
+            f"no matching distribution; ask for torch{requirement.specifier}"
+        )
+        return Reason("install", FAIL, text, fact)
+    text = (
+        f"pip installs the PyPI project 'pytorch' {newest}, a placeholder whose setup.py raises "
+        f"'{message}': the install fails; ask for torch{requirement.specifier}"
+    )
+    return Reason("install", FAIL, text, fact)
+
+
 def check_line(
     line: InstallLine,
     host_props: Mapping[str, str],
@@ -279,6 +304,8 @@ def _check_line(
         return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:
         return check_wheel(line, line.wheel, host_props, host, facts, extra)
+    if line.pypi_pytorch is not None:
+        return LineResult(line, host, None, None, combine([_pypi_pytorch(line, extra)]))
     reasons: list[Reason] = []
     if line.unread and line.torch is None and not line.companions:
         text = f"cannot read {', '.join(line.unread)} here: give its lines instead"

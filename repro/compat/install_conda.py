@@ -51,7 +51,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         )
         fact = "compat-extra:conda_nightly_channel.package"
         return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
-    reason = _platform_reason(conda, host, facts, extra, channel)
+    reason = _macos_cuda_reason(conda, host, extra) or _platform_reason(
+        conda, host, facts, extra, channel
+    )
     if reason is not None:
         return LineResult(line, host, None, None, combine([reason]))
     if nightly in conda.channels:
@@ -257,33 +259,86 @@ def _conda_run_reasons(
     )
 
 
+#: Channels conda reaches by default (miniforge's conda-forge, anaconda's main): by their names.
+_DEFAULT_CHANNELS = frozenset({"conda-forge", "defaults", "main", "anaconda"})
+
+
+def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
+    """A CUDA toolkit package (``pytorch-cuda=Y``, ``cudatoolkit=Y``) asked for on macOS: none of
+    the channels read (compat-extra ``conda_cuda_packages.channels_read``: pytorch's, nvidia,
+    conda-forge, anaconda's main) builds one for osx-64 or osx-arm64 (PyTorch's macOS binaries
+    have no CUDA), so conda stops with PackagesNotFoundError: a fail; None on other platforms,
+    without such a package, or when the line adds a channel not read."""
+    table = extra.get("conda_cuda_packages") or {}
+    packages = [str(p) for p in table.get("packages") or ()]
+    platforms = [str(p) for p in table.get("platforms") or ()]
+    if host.platform in platforms or not platforms or conda.cuda_package not in packages:
+        return None
+    read = {str(c) for c in table.get("channels_read") or ()}
+    names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+    if not names <= read:
+        return None  # a channel not read (numba's once had cudatoolkit 10.0 for osx-64)
+    where = ", ".join(conda.channels) or "the default channels"
+    text = (
+        f"{conda.cuda_package}={conda.cuda} has no macOS package on {where} or the default "
+        "channels (linux and Windows only; PyTorch's macOS binaries have no CUDA): conda "
+        f"stops with PackagesNotFoundError: {conda.cuda_package}={conda.cuda}; drop it on a Mac"
+    )
+    return Reason("platform", FAIL, text, "compat-extra:conda_cuda_packages")
+
+
 def _platform_reason(conda, host: Host, facts: Facts, extra: Facts, channel: str) -> Reason | None:
     """The pytorch channel's builds for the host's conda platform (compat-extra
     ``conda_channel_platforms``): [] none (fail), ``{none_through: X}`` none of the releases up
-    to X (fail when the line's pin allows no newer release, else unknown); None where the facts
-    say nothing of the platform."""
+    to X (fail when the line's pin allows no newer release out on the line's day, else unknown,
+    or None where ``built_from`` says the newer ones are built); with ``no_channel_until``, a
+    line whose day is after it may get pytorch from the default channels instead (unknown).
+    None where the facts say nothing of the platform."""
     subdirs = extra.get("conda_channel_platforms") or {}
     if host.wheel_platform not in subdirs:
         return None
     path = ("conda_channel_platforms", host.wheel_platform)
     value = subdirs[host.wheel_platform]
     fact = "compat-extra:" + Facts.name(*path)
-    through = (
-        src.parse_version(str(value.get("none_through") or ""))
-        if isinstance(value, Mapping)
-        else None
-    )
+    table = value if isinstance(value, Mapping) else {}
+    if channel not in conda.channels:
+        # Only the default channels asked (conda-forge, anaconda's main): none had a build up
+        # to no_channel_until; any other channel, or a later day, is the channel check's.
+        day, until = src.as_of(extra), table.get("no_channel_until")
+        names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+        if until and day is not None and day <= str(until) and names <= _DEFAULT_CHANNELS:
+            where = ", ".join(conda.channels) or "the default channels"
+            text = (
+                f"no conda channel had a {host.wheel_platform} pytorch on {day} ({where} "
+                f"included; none had one up to {until}): PackagesNotFoundError"
+            )
+            return Reason("platform", FAIL, text, fact)
+        return None
+    through = src.parse_version(str(table.get("none_through") or ""))
+    built_from = src.parse_version(str(table.get("built_from") or ""))
     spec = SpecifierSet(conda.spec) if conda.spec else SpecifierSet()
-    newer_allowed = through is None or any(
-        spec.contains(r, prereleases=True) for r in src.releases(facts, extra) if r > through
-    )
-    if value == [] or (through is not None and not newer_allowed):
+    newer = [
+        r
+        for r in src.releases(facts, extra)
+        if through is not None and r > through and spec.contains(r, prereleases=True)
+    ]
+    if value == [] or (through is not None and not newer):
         pinned = f" of pytorch {conda.spec}" if conda.spec else ""
+        day, until = src.as_of(extra), table.get("no_channel_until")
+        if until and (day is None or day > str(until)):
+            text = (
+                f"the {channel} channel has no {host.wheel_platform} builds{pinned}; whether "
+                f"conda's default channels (anaconda's main, conda-forge) had one "
+                f"{'on ' + day if day else 'today'} is not in the facts (none had one on {until})"
+            )
+            return Reason("platform", UNKNOWN, text, fact)
         text = (
             f"the {channel} channel has no {host.wheel_platform} builds{pinned}: conda finds no "
             "pytorch for this platform (PackagesNotFoundError)"
         )
         return Reason("platform", FAIL, text, fact, extra.unverified(*path))
+    if built_from is not None and any(r >= built_from for r in newer):
+        return None
     after = f" after {through}" if through else ""
     text = f"which releases the {channel} channel built for {host.wheel_platform}{after} is not in the facts"
     return Reason("platform", UNKNOWN, text, fact)

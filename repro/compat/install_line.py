@@ -109,7 +109,9 @@ class InstallLine:
     Python ("3.10") the text itself names for the environment (``conda create ... python=3.10``,
     ``uv venv -p 3.10`` or ``python3.10 -m venv`` before the install, uv ``--python 3.10``),
     else None. ``universal``: ``uv add``, whose lock resolves for every platform the project
-    declares (uv's universal resolution) before it installs for this one.
+    declares (uv's universal resolution) before it installs for this one. ``pypi_pytorch``: a
+    pip/uv requirement on the name ``pytorch``, which on PyPI is not torch but a placeholder
+    project (conda's ``pytorch`` is torch; compat-extra ``pypi_pytorch_placeholder``).
     """
 
     text: str
@@ -128,6 +130,7 @@ class InstallLine:
     index_strategy: str | None = None
     python: str | None = None
     universal: bool = False
+    pypi_pytorch: Requirement | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -477,8 +480,10 @@ def _pip_args(
         if requirement is None:
             continue
         name = requirement.name.lower()
-        if name == TORCH or name == "pytorch" and acc["torch"] is None:
+        if name == TORCH:
             acc["torch"] = requirement
+        elif name == "pytorch":
+            acc["pypi_pytorch"] = requirement
         elif name in COMPANIONS:
             acc["companions"][name] = requirement
 
@@ -512,7 +517,12 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
             return replace(conda, python=conda.python or env_python)
         acc = _empty()
         _pip_args(args, acc, read)
-        if acc["torch"] is None and not acc["companions"] and not acc["unread"]:
+        if (
+            acc["torch"] is None
+            and not acc["companions"]
+            and not acc["unread"]
+            and acc["pypi_pytorch"] is None
+        ):
             continue  # an install of something else: look at the next command
         acc["python"] = acc["python"] or env_python
         acc["universal"] = tool == "uv-add"
@@ -521,7 +531,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
     acc = _empty()
     for words in commands:
         _pip_args(words, acc, read)
-    if acc["torch"] is not None or acc["companions"]:
+    if acc["torch"] is not None or acc["companions"] or acc["pypi_pytorch"] is not None:
         return _line(stripped, "wheel" if acc["wheel"] else "requirements", acc)
     if any(_tool_start(words) for words in commands):
         raise ConfigError(
@@ -549,6 +559,7 @@ def _empty() -> dict:
         "index_strategy": None,
         "python": None,
         "universal": False,
+        "pypi_pytorch": None,
     }
 
 
@@ -570,6 +581,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         index_strategy=acc["index_strategy"],
         python=acc["python"],
         universal=acc["universal"],
+        pypi_pytorch=acc["pypi_pytorch"],
     )
 
 
