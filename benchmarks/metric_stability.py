@@ -23,7 +23,7 @@ each run, both counts, and how far each figure moved between runs of the same bu
 the planted slowdown. Exit status 1 on a false alarm or a miss.
 
     python benchmarks/metric_stability.py [--runs 5] [--per-side 1] [--slowdown 2]
-        [-k PATTERN ...] [--keep DIR]
+        [-k PATTERN ...] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -112,7 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--threshold", type=float, default=compare_mod.DEFAULT_THRESHOLD * 100)
     parser.add_argument("--keep", metavar="DIR", help="keep the result trees under DIR")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --keep: judge the runs already kept there (plain-N, slow-N) instead of "
+        "running, e.g. the same runs with another --per-side",
+    )
     args = parser.parse_args(argv)
+    if args.reuse and not args.keep:
+        parser.error("--reuse needs --keep DIR")
     if args.per_side < 1 or args.runs // args.per_side < 2:
         parser.error("--runs / --per-side must leave at least two sides of each kind")
     patterns = args.patterns or ["dataloader[device=cpu"]
@@ -126,8 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.runs):
             for kind, factor, into in (("plain", 1, plain), ("slow", args.slowdown, slowed)):
                 results = root / f"{kind}-{index + 1}"
-                results.mkdir(parents=True)
-                wall, cpu = run(results, args.config, patterns, factor)
+                if args.reuse:
+                    if not results.is_dir():
+                        raise SystemExit(f"--reuse: {results} is missing")
+                    wall = cpu = float("nan")
+                else:
+                    results.mkdir(parents=True)
+                    wall, cpu = run(results, args.config, patterns, factor)
                 into.append(results)
                 cpu_figures = figures(results, CPU_METRIC)
                 shown = "  ".join(
