@@ -154,7 +154,10 @@ def compare(session: nox.Session) -> None:
     matrix.json). Fails on any regression (pass -> anything else)."""
     session.install("-e", ".")
     if len(session.posargs) < 2:
-        session.error("usage: nox -s compare -- BASE CAND [--json] [--threshold PCT]")
+        session.error(
+            "usage: nox -s compare -- BASE CAND [--base-run PATH] [--cand-run PATH] "
+            "[--json] [--threshold PCT]"
+        )
     session.run("repro", "compare", *session.posargs)
 
 

@@ -14,11 +14,16 @@ default 20 % threshold):
 - every plain run against every slowed run (N x N pairs): each case without a counted drop is a
   miss.
 
+With ``--per-side K`` a side is K consecutive runs of one kind pooled (``repro compare BASE
+--base-run ... --cand-run ...``, ``repro.report.compare.pool``), so the spread between runs is
+weighed: ``--runs`` runs of each kind make ``--runs / K`` sides of each kind, compared as above.
+
 Prints each run's figures per case (median ±spread over 5 windows), the wall and CPU seconds of
 each run, both counts, and how far each figure moved between runs of the same build and with
 the planted slowdown. Exit status 1 on a false alarm or a miss.
 
-    python benchmarks/metric_stability.py [--runs 5] [--slowdown 2] [-k PATTERN ...] [--keep DIR]
+    python benchmarks/metric_stability.py [--runs 5] [--per-side 1] [--slowdown 2]
+        [-k PATTERN ...] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -64,8 +69,20 @@ def run(results: Path, config: str, patterns: list[str], slowdown: int) -> tuple
     return time.monotonic() - started, usage.ru_utime + usage.ru_stime
 
 
-def side(results: Path) -> compare_mod.Side:
-    return compare_mod.side_of(build_report([results], predict=False).matrix, str(results))
+_MATRICES: dict[Path, dict] = {}
+
+
+def side(group: tuple[Path, ...]) -> compare_mod.Side:
+    """A fresh :class:`~repro.report.compare.Side` of the runs in ``group`` pooled (pooling
+    reuses the sides' indexes, so each comparison gets its own)."""
+    for results in group:
+        if results not in _MATRICES:
+            _MATRICES[results] = build_report([results], predict=False).matrix
+    return compare_mod.pool([compare_mod.side_of(_MATRICES[r], str(r)) for r in group])
+
+
+def name(group: tuple[Path, ...]) -> str:
+    return "+".join(results.name for results in group)
 
 
 _FIGURES: dict[tuple[Path, str], dict[str, measurement.Measurement]] = {}
@@ -90,9 +107,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", dest="patterns", action="append", default=[])
     parser.add_argument("--runs", type=int, default=5, help="runs of each kind (default: 5)")
     parser.add_argument("--slowdown", type=int, default=2, help="planted factor (default: 2)")
+    parser.add_argument(
+        "--per-side", type=int, default=1, help="runs pooled into one side (default: 1)"
+    )
     parser.add_argument("--threshold", type=float, default=compare_mod.DEFAULT_THRESHOLD * 100)
     parser.add_argument("--keep", metavar="DIR", help="keep the result trees under DIR")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --keep: judge the runs already kept there (plain-N, slow-N) instead of "
+        "running, e.g. the same runs with another --per-side",
+    )
     args = parser.parse_args(argv)
+    if args.reuse and not args.keep:
+        parser.error("--reuse needs --keep DIR")
+    if args.per_side < 1 or args.runs // args.per_side < 2:
+        parser.error("--runs / --per-side must leave at least two sides of each kind")
     patterns = args.patterns or ["dataloader[device=cpu"]
     with tempfile.TemporaryDirectory(prefix="repro-metric-stability-") as tmp:
         root = Path(args.keep or tmp)
@@ -104,8 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.runs):
             for kind, factor, into in (("plain", 1, plain), ("slow", args.slowdown, slowed)):
                 results = root / f"{kind}-{index + 1}"
-                results.mkdir(parents=True)
-                wall, cpu = run(results, args.config, patterns, factor)
+                if args.reuse:
+                    if not results.is_dir():
+                        raise SystemExit(f"--reuse: {results} is missing")
+                    wall = cpu = float("nan")
+                else:
+                    results.mkdir(parents=True)
+                    wall, cpu = run(results, args.config, patterns, factor)
                 into.append(results)
                 cpu_figures = figures(results, CPU_METRIC)
                 shown = "  ".join(
@@ -121,28 +156,30 @@ def main(argv: list[str] | None = None) -> int:
                 shown += f"  | host_busy max {max((b.median for b in busy), default=0):.0%}"
                 print(f"{results.name:<8} {wall:>7.1f} {cpu:>7.1f}  {shown}", flush=True)
         threshold = args.threshold / 100
-        sides = {path: side(path) for path in plain + slowed}
+        k = args.per_side
+        plain_sides = [tuple(plain[i : i + k]) for i in range(0, len(plain) - k + 1, k)]
+        slowed_sides = [tuple(slowed[i : i + k]) for i in range(0, len(slowed) - k + 1, k)]
         false_alarms, within, busy_noise, pairs = [], 0, 0, 0
-        for a, b in itertools.combinations(plain, 2):
+        for a, b in itertools.combinations(plain_sides, 2):
             pairs += 1
             for base, cand in ((a, b), (b, a)):
-                result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
+                result = compare_mod.compare(side(base), side(cand), threshold=threshold)
                 within += len(result["throughput_noise"])
                 busy_noise += sum(_busy(n) for n in result["throughput_noise"])
                 false_alarms += [
-                    (base.name, cand.name, f"{d['case']} {d['metric']}", d["change"])
+                    (name(base), name(cand), f"{d['case']} {d['metric']}", d["change"])
                     for d in result["throughput_drops"]
                 ]
         cases = sorted(figures(plain[0]))
         misses, not_judged, planted = [], [], 0
-        for base, cand in itertools.product(plain, slowed):
+        for base, cand in itertools.product(plain_sides, slowed_sides):
             planted += 1
-            result = compare_mod.compare(sides[base], sides[cand], threshold=threshold)
+            result = compare_mod.compare(side(base), side(cand), threshold=threshold)
             found = {d["case"] for d in result["throughput_drops"]}
             busy = {n["case"] for n in result["throughput_noise"] if _busy(n)}
             for case in cases:
                 if case not in found:
-                    (not_judged if case in busy else misses).append((base.name, cand.name, case))
+                    (not_judged if case in busy else misses).append((name(base), name(cand), case))
         changes = {
             metric: [
                 (s.median - p.median) / p.median
@@ -165,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FALSE ALARM {base} -> {cand}: {case} {change * 100:+.1f}%")
     for base, cand, case in misses:
         print(f"MISSED {base} -> {cand}: {case}")
+    print(f"sides: {len(plain_sides)} plain and {len(slowed_sides)} slowed, {k} run(s) pooled each")
     print(
         f"same build: {pairs} pairs compared both ways, {len(false_alarms)} drops reported "
         f"({within} figures more past {args.threshold:g}% not counted: within the runs' "

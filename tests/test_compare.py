@@ -434,6 +434,81 @@ def test_a_drop_measured_while_others_took_the_host_is_not_counted(tmp_path, cap
     assert "the host was busy: other processes took 40%" in capsys.readouterr().out
 
 
+def test_runs_of_one_build_pooled_per_side_weigh_the_spread_between_runs(tmp_path, capsys):
+    """Issue 29: on the 2-core host one build's steady rate moved up to 47 % between runs and
+    1-5 % inside one, so one run per side flags a drop no window spread can explain; two runs
+    per side (``--base-run``/``--cand-run``) put that spread on both sides. A planted 2x
+    slowdown still counts, and a case red in any run of the candidate is a regression."""
+    steady, slowed = "dataloader[steady]", "dataloader[slowed]"
+    flips = "ddp[backend=gloo]"
+
+    def run(name: str, rate: float, slow_rate: float, flips_outcome: Outcome) -> Path:
+        results = [
+            _windows(steady, [rate * f for f in (0.99, 1.0, 1.0, 1.01, 1.02)]),
+            _windows(slowed, [slow_rate * f for f in (0.99, 1.0, 1.0, 1.01, 1.02)]),
+            case(flips, flips_outcome),
+        ]
+        return write_results(tmp_path / name, results)
+
+    base1 = run("base1", 100.0, 100.0, Outcome.PASSED)
+    base2 = run("base2", 75.0, 90.0, Outcome.PASSED)
+    cand1 = run("cand1", 70.0, 50.0, Outcome.PASSED)
+    cand2 = run("cand2", 95.0, 45.0, Outcome.FAILED)
+
+    # One run per side: the regime change between runs reads as a -30 % drop past both.
+    assert main([str(base1), str(cand1), "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)
+    assert {d["case"] for d in single["throughput_drops"]} == {steady, slowed}
+
+    argv = [str(base1), "--base-run", str(base2), str(cand1), "--cand-run", str(cand2)]
+    assert main([*argv, "--json"]) == 1  # the regression, not the drop
+    pooled = json.loads(capsys.readouterr().out)
+    (drop,) = pooled["throughput_drops"]
+    assert (drop["case"], drop["basis"]) == (slowed, compare_mod.PAST_BOTH)
+    assert (drop["base"], drop["cand"]) == (pytest.approx(95.0), pytest.approx(47.5))
+    assert (drop["base_runs"], drop["cand_runs"], drop["base_samples"]) == (2, 2, 10)
+    assert drop["base_spread"] == pytest.approx(5.0)  # half the runs' distance (windows: ~1)
+    assert pooled["throughput_noise"] == []  # steady: 87.5 vs 82.5, -6 %, under the threshold
+    assert (pooled["base"]["runs"], pooled["cand"]["runs"]) == (2, 2)
+    assert single["base"]["runs"] == 1
+    (regression,) = pooled["regressions"]
+    assert (regression["case"], regression["cand"]) == (flips, "failed")
+
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert "- base: " in text and "(2 runs pooled, 1 cells, 3 cases," in text
+    assert "| 95 ±5 (n=10, 2 runs) | 47.5 ±2.5 (n=10, 2 runs) | -50.0% |" in text
+
+
+def test_a_missing_pooled_run_is_bad_input_naming_it(tmp_path, capsys):
+    good = write_results(tmp_path / "good", baseline())
+    missing = tmp_path / "missing-run"
+    assert main([str(good), str(good), "--cand-run", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"repro: error: {missing}: no such file or directory\n"
+
+
+def test_pool_keeps_every_cell_the_newest_stamp_and_counts_runs():
+    def matrix(variant: str, stamp: str, rate: float) -> dict:
+        item = {"scenario": "dataloader", "case": LOADER, "outcome": "passed"}
+        item["metrics"] = {"it_per_s": rate}
+        cell = {"host": HOST, "variant": variant, "state": "passed", "cases": [item]}
+        return {"generated_at": stamp, "cells": [cell]}
+
+    sides = [
+        compare_mod.side_of(matrix("a", "2026-11-27T10:00:00Z", 100.0), "one"),
+        compare_mod.side_of(matrix("b", "2026-11-27T12:00:00Z", 80.0), "two"),
+        compare_mod.side_of(matrix("a", "2026-11-27T11:00:00Z", 60.0), "three"),
+    ]
+    pooled = compare_mod.pool(sides)
+    assert pooled.runs == 3 and pooled.generated_at == "2026-11-27T12:00:00Z"
+    assert sorted(pooled.index) == [(HOST, "a"), (HOST, "b")]
+    [loader] = pooled.index[(HOST, "a")].values()
+    assert [m.median for m in loader.metrics["it_per_s"]] == [100.0, 60.0]
+    with pytest.raises(ValueError):
+        compare_mod.pool([])
+
+
 @pytest.mark.slow
 def test_two_real_runs_of_one_build_report_no_throughput_drop(tmp_path):
     """Issue 29 acceptance: two real runs of the CPU dataloader cases (in-process, fork with 2

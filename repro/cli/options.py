@@ -497,6 +497,24 @@ OPTIONS: Mapping[str, Option] = {
         Option("base", (), "baseline matrix.json or results directory", metavar="BASE"),
         Option("cand", (), "candidate matrix.json or results directory", metavar="CAND"),
         Option(
+            "base_runs",
+            ("--base-run",),
+            "another run of the baseline build (matrix.json or results directory), pooled with "
+            "BASE: its rates join BASE's and the spread between runs counts (repeatable; a case "
+            "keeps its worst outcome of the runs)",
+            metavar="PATH",
+            action="append",
+            default=[],
+        ),
+        Option(
+            "cand_runs",
+            ("--cand-run",),
+            "another run of the candidate build, pooled with CAND (as --base-run)",
+            metavar="PATH",
+            action="append",
+            default=[],
+        ),
+        Option(
             "markdown",
             ("--markdown",),
             "also write the Markdown to PATH (e.g. $GITHUB_STEP_SUMMARY)",

@@ -47,7 +47,9 @@ def register(subparsers: Any) -> None:
         description="Compare a baseline matrix with a candidate: regressions (pass -> anything "
         "else), fixes, new or changed signatures, cases that appeared or vanished, throughput "
         "drops past the threshold and the runs' own spread (drops within the spread are listed "
-        "apart). BASE and CAND are matrix.json files or results directories. Exit 1 on a "
+        "apart). BASE and CAND are matrix.json files or results directories; --base-run and "
+        "--cand-run pool more runs of the same build into a side, so the spread between runs "
+        "is weighed (one run per side cannot show it). Exit 1 on a "
         "regression, 2 for bad input, 3 when the Markdown file cannot be written.",
     )
     _compare_arguments(compare)
@@ -62,7 +64,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, "base", "cand", "json", "markdown")
+    options.add(parser, "base", "cand", "base_runs", "cand_runs", "json", "markdown")
     options.add(parser, "threshold", default=compare_mod.DEFAULT_THRESHOLD * 100)
     options.add(parser, "config", "fail_on_throughput")
 
@@ -172,8 +174,8 @@ def run_compare(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
     args.base, args.cand = Path(args.base), Path(args.cand)
     try:
-        base = compare_mod.load_side(args.base, config)
-        cand = compare_mod.load_side(args.cand, config)
+        base = compare_mod.load_sides([args.base, *map(Path, args.base_runs)], config)
+        cand = compare_mod.load_sides([args.cand, *map(Path, args.cand_runs)], config)
     except OSError as exc:
         raise ConfigError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
     result = compare_mod.compare(

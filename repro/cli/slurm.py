@@ -52,21 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add(sub, "config", default=matrix_mod.DEFAULT_FILE)
     options.add(sub, "variants", "patterns", "results_dir")
     group = sub.add_argument_group("Slurm (else matrix.yaml's slurm: section)")
-    options.add(
-        group,
-        "partition",
-        "account",
-        "time_limit",
-        "gpus_per_task",
-        "gpu_request",
-        "cpus_per_task",
-        "mem",
-        "constraint",
-        "nodelist",
-        "lanes",
-        "node_python",
-        "container_runtime",
-    )
+    options.add(group, *(name for name in SETTING_OPTIONS if name != "image_repo"))
     options.add(group, "image_repo", default=None)
     add_source_arguments(sub)
     options.add(sub, "dry_run", "wait", "json", "run_args")
@@ -98,26 +84,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     collect.set_defaults(handler=cmd_collect)
 
 
-_SETTING_ARGS = (
-    "partition",
-    "account",
-    "time_limit",
-    "gpus_per_task",
-    "gpu_request",
-    "cpus_per_task",
-    "mem",
-    "constraint",
-    "container_runtime",
-    "image_repo",
-)
+#: The ``repro slurm`` options that override matrix.yaml's ``slurm:`` settings: option name
+#: (``repro.cli.options``) -> :class:`~repro.config.slurm.SlurmSettings` field.
+SETTING_OPTIONS = {
+    "partition": "partition",
+    "account": "account",
+    "time_limit": "time_limit",
+    "gpus_per_task": "gpus_per_task",
+    "gpu_request": "gpu_request",
+    "cpus_per_task": "cpus_per_task",
+    "mem": "mem",
+    "constraint": "constraint",
+    "nodelist": "nodes",
+    "lanes": "lanes",
+    "node_python": "python",
+    "container_runtime": "container_runtime",
+    "image_repo": "image_repo",
+}
 
 
 def settings_from(args: argparse.Namespace, matrix: matrix_mod.Matrix) -> SlurmSettings:
     """matrix.yaml's ``slurm:`` (or the defaults) with the command line's values in place."""
-    values = {name: getattr(args, name, None) for name in _SETTING_ARGS}
-    values["nodes"] = args.nodelist
+    values = {field: getattr(args, name, None) for name, field in SETTING_OPTIONS.items()}
     values["lanes"] = tuple(dict.fromkeys(args.lanes)) if args.lanes else None
-    values["python"] = args.node_python
     settings = (matrix.slurm or SlurmSettings()).with_overrides(values)
     if "container" in settings.lanes and not settings.image_repo:
         raise ConfigError(

@@ -20,7 +20,10 @@ judged on the threshold alone (issue 29: two runs of one build on a 2-core host 
 -39 % on the old single figures).
 
 BASE and CAND are matrix.json files or results directories (merged in memory with
-``repro.report.merge.build_report``). A matrix.json is read as a stream
+``repro.report.merge.build_report``); ``--base-run``/``--cand-run`` pool more runs of the same
+build into a side (:func:`pool`: worst outcome per case, every run's rates, so the spread between
+runs is weighed: on the 2-core host one run per side flagged 26 false drops in 45 pairs of one
+build, two runs per side none in 10, benchmarks/metric_stability.py). A matrix.json is read as a stream
 (``repro.report.stream``) straight into the compact index compare works on (:class:`Side`),
 never as a whole dict: memory grows with the cases kept (about 0.5 KB each, at most
 ``repro.report.stream.MAX_MATRIX_CASES`` per side, else one-line ConfigError), not with the
@@ -35,7 +38,7 @@ This module never imports torch.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,11 +150,42 @@ Index = dict[tuple[str, str], dict[tuple[str, str], _Case]]
 @dataclass
 class Side:
     """One side of a comparison, indexed: ``index`` (cell key -> case key -> case), ``states``
-    (cell key -> effective state), the matrix's ``generated_at``."""
+    (cell key -> effective state), the matrix's ``generated_at``, and how many runs of one build
+    it pools (:func:`pool`)."""
 
     index: Index
     states: dict[tuple[str, str], str]
     generated_at: Any = None
+    runs: int = 1
+
+
+def pool(sides: Sequence[Side]) -> Side:
+    """Several runs of one build as one side (``repro compare BASE --base-run MORE ...``).
+
+    A cell key found in several runs keeps one entry per case: the worst outcome of its runs
+    (a case that failed in any run of the candidate is a regression) and every run's rate
+    measurements, so :func:`repro.measurement.combine` weighs the spread *between* runs, not
+    only inside each (on the 2-core host one build's steady it per CPU second moved up to 47 %
+    between runs and 1-5 % within one: issue 29). A cell's state is the first run's that has the
+    cell; ``generated_at`` the newest. ``sides`` are consumed (their indexes are reused).
+    Raises ValueError for none.
+    """
+    if not sides:
+        raise ValueError("no side to pool")
+    first, *others = sides
+    index, states = first.index, first.states
+    stamps = [side.generated_at for side in sides if side.generated_at]
+    for other in others:
+        for key, cases in other.index.items():
+            into = index.setdefault(key, {})
+            states.setdefault(key, other.states.get(key, ""))
+            for case_key, case in cases.items():
+                if case_key in into:
+                    into[case_key].absorb(case)
+                else:
+                    into[case_key] = case
+    newest = max(stamps, key=str) if stamps else None
+    return Side(index, states, newest, sum(side.runs for side in sides))
 
 
 def _text(value: Any) -> str:
@@ -426,6 +460,7 @@ def _side_summary(side: Side, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "generated_at": side.generated_at,
+        "runs": side.runs,
         "cells": len(side.index),
         "cases": sum(len(cases) for cases in side.index.values()),
     }
@@ -468,11 +503,21 @@ def _table(title: str, head: list[str], rows: list[list[str]]) -> list[str]:
     return [*lines, ""]
 
 
-def _figure(value: float, spread: float | None, samples: int) -> str:
-    """``812 ±21 (n=5)``, or ``812 (measured once)`` without a spread."""
+def _figure(value: float, spread: float | None, samples: int, runs: int = 1) -> str:
+    """``812 ±21 (n=5)``, ``812 ±40 (n=10, 2 runs)`` when runs were pooled, or ``812
+    (measured once)`` without a spread."""
+    pooled = f", {runs} runs" if runs > 1 else ""
     if spread is None:
-        return f"{value:.4g} (measured once)" if samples <= 1 else f"{value:.4g} (n={samples})"
-    return f"{value:.4g} ±{spread:.2g} (n={samples})"
+        if samples <= 1:
+            return f"{value:.4g} (measured once)"
+        return f"{value:.4g} (n={samples}{pooled})"
+    return f"{value:.4g} ±{spread:.2g} (n={samples}{pooled})"
+
+
+def _runs(side: Mapping[str, Any]) -> str:
+    """``3 runs pooled, `` for a side of several runs (``--base-run``), else nothing."""
+    runs = side.get("runs", 1)
+    return f"{runs} runs pooled, " if runs > 1 else ""
 
 
 def _drop_row(r: Mapping[str, Any]) -> list[str]:
@@ -484,8 +529,8 @@ def _drop_row(r: Mapping[str, Any]) -> list[str]:
     return [
         *_where(r),
         _md(r["metric"]),
-        _figure(r["base"], r["base_spread"], r["base_samples"]),
-        _figure(r["cand"], r["cand_spread"], r["cand_samples"]),
+        _figure(r["base"], r["base_spread"], r["base_samples"], r["base_runs"]),
+        _figure(r["cand"], r["cand_spread"], r["cand_samples"], r["cand_runs"]),
         f"{r['change'] * 100:+.1f}%",
         judged,
     ]
@@ -500,8 +545,8 @@ def render_markdown(result: Mapping[str, Any]) -> str:
     lines = [
         f"# repro compare: {verdict}",
         "",
-        f"- base: {_md(base['name'])} ({base['cells']} cells, {base['cases']} cases, generated {_md(base['generated_at'])})",
-        f"- candidate: {_md(cand['name'])} ({cand['cells']} cells, {cand['cases']} cases, generated {_md(cand['generated_at'])})",
+        f"- base: {_md(base['name'])} ({_runs(base)}{base['cells']} cells, {base['cases']} cases, generated {_md(base['generated_at'])})",
+        f"- candidate: {_md(cand['name'])} ({_runs(cand)}{cand['cells']} cells, {cand['cases']} cases, generated {_md(cand['generated_at'])})",
         "",
         f"**{s['regressions']} regressions**"
         + (
@@ -636,3 +681,10 @@ def load_side(path: Path, config: Any = None) -> Side:
             )
         return side_of(merged.matrix, str(path))
     return read_side(path)
+
+
+def load_sides(paths: Sequence[Path], config: Any = None) -> Side:
+    """The runs of one build at ``paths`` (matrix.json files or results directories, as
+    :func:`load_side`) pooled into one :class:`Side` (:func:`pool`). Raises ConfigError as
+    :func:`load_side`, naming the path that failed."""
+    return pool([load_side(path, config) for path in paths])

@@ -47,14 +47,16 @@ def drops(
     new: dict[str, list[Measurement]] | None,
     threshold: float,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(drops, noise)`` of the rate metrics both sides have (:func:`_judge`): a drop is past
+    """``(drops, noise)`` of the rate metrics both sides have (:func:`judge`): a drop is past
     the threshold and the runs' spread, or past the threshold with no spread to weigh (the
     entry says so). A wall-clock rate whose CPU-time twin (``repro.measurement.cpu_rate_of``)
     both sides have counts only when the twin dropped too: otherwise the run got less CPU from
     a busy host (:data:`LESS_CPU`). A drop of a case that measured while other processes took
     more than ``repro.measurement.BUSY_LIMIT`` of the host on either side (its ``host_busy``
     median) is not counted either (:data:`BUSY_HOST`). What is past the threshold but not
-    counted is noise."""
+    counted is noise. ``old``/``new``: metric name -> one measurement per run (or per duplicate
+    case) of that side, combined with :func:`repro.measurement.combine`; an entry's
+    ``base_runs``/``cand_runs`` say how many were pooled."""
     drops: list[dict[str, Any]] = []
     noise: list[dict[str, Any]] = []
     if not old or not new:
@@ -96,6 +98,8 @@ def drops(
                 "cand_spread": cand.spread,
                 "base_samples": base.n,
                 "cand_samples": cand.n,
+                "base_runs": len(old[metric]),
+                "cand_runs": len(new[metric]),
                 "change": change,
                 "spread": spread,
                 "basis": basis,
