@@ -1602,3 +1602,32 @@ def test_nccls_numbered_cuda_failure_names_the_cuda_error_not_the_nccl_report() 
         "Cuda failure 802 'system not yet initialized'", "Cuda failure 1 'invalid argument'"
     )
     assert classify(other).name == "nccl_init_failure"
+
+
+DIST_BACKEND_TIMEOUT = """\
+frame #6: clone + 0x44 (0x7fe77666aa04 in /usr/lib/x86_64-linux-gnu/libc.so.6)
+
+terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [PG 1 Rank 1] Process group watchdog thread terminated with exception: [Rank 1] \
+Watchdog caught collective operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, \
+NumelIn=7098994688, NumelOut=443687168, Timeout(ms)=600000) ran for 600005 milliseconds before timing out.
+Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent call first):
+"""  # NVIDIA/Megatron-LM#935 (also sgl-project/sglang#1693, huggingface/open-r1#620)
+
+
+def test_terminate_is_named_by_the_error_its_what_line_carries_of_any_family() -> None:
+    """Rule 2c: "terminate called after throwing" only announces c10::DistBackendError; the
+    watchdog's timeout in its what() line is the failure (nccl_timeout, family distributed)."""
+    result = classify(DIST_BACKEND_TIMEOUT)
+    assert result.name == "nccl_timeout"
+    assert result.line_no == 4
+    # An exception whose what() no row reads stays an uncaught C++ exception.
+    plain = (
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        "  what():  Unable to open config.yaml\n"
+    )
+    assert classify(plain).name == "cpp_terminate"
+    # A secondary error further down is another report: the terminate line keeps its name.
+    far = plain + "".join(f"frame #{n}: <unknown function>\n" for n in range(6))
+    far += "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)\n"
+    assert classify(far).name == "cpp_terminate"

@@ -33,7 +33,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    ``secondary`` rows (``nccl_timeout``, ``cpp_terminate``) lose to any root error. When the
    winner is a general report (an NCCL error code, cudaGetDeviceCount()'s unexpected error), a
    more specific row (higher in the table, same tier and family, or both ``environment``)
-   matching within a few lines after it names the report instead (issue 30, round three).
+   matching within a few lines after it names the report instead (issue 30, round three). When
+   the winner only announces an exception whose message follows ("terminate called after
+   throwing ..." then "what(): MSG"), a row of the same tier reading MSG names it, whatever its
+   family (issue 30, round five).
 3. ``wrapper`` rows (``Caught X in DataLoader worker process N``, torchrun's ``ChildFailedError``
    summary) win only when nothing inside or beside them matched.
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and

@@ -41,6 +41,7 @@ from repro.signatures.grammar import (
 from repro.signatures.hostfacts import Evidence, HostFacts
 from repro.signatures.lines import LineReader
 from repro.signatures.precedence import (
+    _ANNOUNCING_REPORTS,
     _CUDA_ASYNC,
     _GENERAL_REPORTS,
     _POISONERS,
@@ -486,7 +487,21 @@ class _Scanner:
         verl-project/verl#161 prints the DistBackendError (nccl_init_failure), then "Duplicate
         GPU detected" (nccl_duplicate_gpu); chenfei-wu/TaskMatrix#379 wraps the
         cudaGetDeviceCount() message before its "Error 804" (forward_compat_unsupported).
+
+        Rule 2c (issue 30, round five): when ``best`` only announces an exception whose message
+        follows (:data:`_ANNOUNCING_REPORTS`: "terminate called after throwing ..." then
+        "what(): MSG"), the earliest row of the same tier matching within
+        :data:`_SAME_REPORT_LINES` lines after it, of any family, names it (sgl-project/sglang#1693:
+        the watchdog's timeout in c10::DistBackendError's what() is nccl_timeout).
         """
+        if best.signature.name in _ANNOUNCING_REPORTS:
+            tier = self._tier(best)
+            told = [
+                m
+                for m in self._first.values()
+                if 0 < m.line_no - best.line_no <= _SAME_REPORT_LINES and self._tier(m) == tier
+            ]
+            return min(told, key=lambda m: m.line_no) if told else best
         if best.signature.name not in _GENERAL_REPORTS:
             return best
         order = {sig.name: at for at, sig in enumerate(self._rows)}
