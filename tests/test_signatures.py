@@ -1631,3 +1631,58 @@ def test_terminate_is_named_by_the_error_its_what_line_carries_of_any_family() -
     far = plain + "".join(f"frame #{n}: <unknown function>\n" for n in range(6))
     far += "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)\n"
     assert classify(far).name == "cpp_terminate"
+
+
+NCCL_INFO_STUCK = """\
+When I tried to use distributed training, the code ran stuck, the GPUs of both graphics cards were \
+stretched to 100%, and the program output the following error.
+zkti:702444:702444 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+zkti:702444:702444 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation
+zkti:702444:702444 [0] NCCL INFO NET/IB : No device found.
+NCCL version 2.10.3+cuda11.3
+"""  # NVIDIA/nccl#1126 (the studied fourth test set)
+
+
+def test_a_hang_the_person_describes_in_an_nccl_jobs_log_is_an_nccl_hang() -> None:
+    """Rule 6: the person's own words say the job hangs and the log is an NCCL job's."""
+    result = classify(NCCL_INFO_STUCK)
+    assert result.name == "hang.nccl"
+    assert result.line_no == 1 and "ran stuck" in result.message
+    # horovod/horovod#3658: the title says so, NCCL's INFO lines follow.
+    horovod = (
+        "NCCL INFO Launch mode Parallel hangs during training\n"
+        "[1,1]<stdout>:ip-172-31-0-63:2121:2136 [1] NCCL INFO NET/Socket: Using 2 threads and 8"
+        " sockets per thread\n"
+        "[1,1]<stdout>:ip-172-31-0-63:2121:2136 [1] NCCL INFO Channel 01 : 1[1c0] -> 2[1d0] [send]"
+        " via NET/Socket/0\n"
+    )
+    assert classify(horovod).name == "hang.nccl"
+    # pytorch/pytorch#49733: "deadLock" and the Ctrl-C stack through torch's spawn (one rank a GPU).
+    deadlock = (
+        'When I find the trianing process is in deadLock, I use "Ctrl +C" to exit.\n'
+        '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 200,'
+        " in spawn\n"
+        "    return start_processes(fn, args, nprocs, join, daemon, start_method='spawn')\n"
+    )
+    assert classify(deadlock).name == "hang.nccl"
+
+
+def test_a_described_hang_needs_the_nccl_job_and_no_other_failure() -> None:
+    # The same NCCL INFO lines with no word of a hang: a working fabric, no failure.
+    assert classify(NCCL_INFO_STUCK.split("\n", 2)[2]).clean
+    # A hang word with no distributed job in the log is not an NCCL hang.
+    single = "Training is stuck at epoch 3, nothing printed for an hour.\nEpoch 3/10\n"
+    assert classify(single).name != "hang.nccl"
+    # An exception no row names ends the run: that is the failure, not the hang it mentions.
+    failed = NCCL_INFO_STUCK + (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 9, in <module>\n'
+        "ValueError: too many values to unpack\n"
+    )
+    assert classify(failed).name == UNKNOWN
+    # A row's error decides over the words: the watchdog's own report of the stuck collective.
+    timeout = NCCL_INFO_STUCK + (
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"
+        " ran for 1800000 milliseconds before timing out.\n"
+    )
+    assert classify(timeout).name == "nccl_timeout"

@@ -48,6 +48,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    ``KeyboardInterrupt``, a stack dump pasted into the log (gdb ``bt``, ``py-spy dump``,
    faulthandler, the traceback Ctrl-C printed) is read against the watchdog's ``hang.*`` rows'
    ``stacks``, as the watchdog reads its own dumps (:func:`pasted_hang`).
+6. A described hang (issue 30, round five): when rule 5 names nothing either, a log in which the
+   person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
+   distributed job on NCCL (NCCL INFO lines, the process group, torchrun or torch's spawn) is
+   ``hang.nccl``, the line that says so deciding.
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a

@@ -61,6 +61,9 @@ from repro.signatures.unmatched import (
     uninformative,
 )
 
+#: The row rule 6 names: a hang the person describes (stuck, hangs, deadlock) in a log whose own
+#: lines show a distributed job on NCCL (issue 30, round five).
+_DESCRIBED_HANG = "hang.nccl"
 #: Most matches :attr:`Classification.matches` keeps (the earliest lines).
 MAX_KEPT_MATCHES = 1000
 # Distinct exception lines / matched lines remembered for precedence rule 4 (hashes).
@@ -153,6 +156,8 @@ class _Scanner:
         self._compiler_error: tuple[int, str] | None = None
         self.failure_evidence = False
         self._issue30 = _Unmatched(compiled.table)  # pasted stacks, informative line, coarse family
+        # Rule 6's row: a hang the person describes in an NCCL job's log.
+        self._described_hang_row = compiled.table.by_name.get(_DESCRIBED_HANG)
 
     def feed_block(self, block: str, present: dict[object, Any] | None = None) -> None:
         """Scan the next whole lines; ``present``: a cache of ``needle in block`` and of each
@@ -269,6 +274,19 @@ class _Scanner:
                     row.name,
                     _clip(line),
                     line_no,
+                    row.source,
+                    row.workaround,
+                    kept,
+                    tuple(self.notes),
+                )
+            said = self._issue30.described_hang(self._only_interrupted())
+            if said is not None and self._described_hang_row is not None:
+                # Rule 6: the person says the job hangs and the log is an NCCL job's.
+                row = self._described_hang_row
+                return Classification(
+                    row.name,
+                    _clip(said[1]),
+                    said[0],
                     row.source,
                     row.workaround,
                     kept,
