@@ -633,6 +633,7 @@ SINGLE_LINES = [
         "segfault",
         "train_scratch.sh: 行 57:  5912 段错误               (核心已转储) python run_train.py -b=$BATCH",
     ),  # asanakoy/kaggle_carvana_segmentation#1 (bash, zh_CN)
+    ("oom", "Training is stopped because of CUDA OOM error after few epochs"),  # atnikos/teach#7
 ]
 
 
@@ -1686,3 +1687,18 @@ def test_a_described_hang_needs_the_nccl_job_and_no_other_failure() -> None:
         " ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(timeout).name == "nccl_timeout"
+
+
+def test_cuda_oom_in_the_persons_words_names_the_rank_the_launcher_reports() -> None:
+    # hiyouga/LlamaFactory#6827 (the studied third test set): the title says CUDA OOM, the log
+    # kept only torchrun's summary of the failed rank.
+    text = (
+        "CUDA OOM in the middle of QLoRA with Llama 3.3 70B 4-bit AWQ\n"
+        "    raise ChildFailedError(\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  exitcode  : 1 (pid: 907695)\n"
+    )
+    result = classify(text)
+    assert result.name == "oom" and result.line_no == 1
