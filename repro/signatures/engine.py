@@ -33,7 +33,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    ``secondary`` rows (``nccl_timeout``, ``cpp_terminate``) lose to any root error. When the
    winner is a general report (an NCCL error code, cudaGetDeviceCount()'s unexpected error), a
    more specific row (higher in the table, same tier and family, or both ``environment``)
-   matching within a few lines after it names the report instead (issue 30, round three).
+   matching within a few lines after it names the report instead (issue 30, round three). When
+   the winner only announces an exception whose message follows ("terminate called after
+   throwing ..." then "what(): MSG"), a row of the same tier reading MSG names it, whatever its
+   family (issue 30, round five).
 3. ``wrapper`` rows (``Caught X in DataLoader worker process N``, torchrun's ``ChildFailedError``
    summary) win only when nothing inside or beside them matched.
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and
@@ -45,6 +48,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    ``KeyboardInterrupt``, a stack dump pasted into the log (gdb ``bt``, ``py-spy dump``,
    faulthandler, the traceback Ctrl-C printed) is read against the watchdog's ``hang.*`` rows'
    ``stacks``, as the watchdog reads its own dumps (:func:`pasted_hang`).
+6. A described hang (issue 30, round five): when rule 5 names nothing either, a log in which the
+   person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
+   distributed job on NCCL (NCCL INFO lines, the process group, torchrun or torch's spawn) is
+   ``hang.nccl``, the line that says so deciding.
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a

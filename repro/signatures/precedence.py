@@ -87,3 +87,10 @@ _SAME_REPORT_LINES = 5
 #: reads on the next lines (rule 2b); any other deciding row keeps "the earliest error is the
 #: cause" (a CUDA error cascade names its first error).
 _GENERAL_REPORTS = frozenset({"nccl_init_failure", "cuda_unavailable_host_unknown"})
+#: Rows whose line only announces an exception whose message follows on the next lines (rule 2c,
+#: issue 30, round five): "terminate called after throwing an instance of 'X'" then "what():
+#: MSG". A row that reads MSG within :data:`_SAME_REPORT_LINES` lines, at the same tier, names the
+#: report whatever its family: c10::DistBackendError's "what(): ... Watchdog caught collective
+#: operation timeout" is nccl_timeout (sgl-project/sglang#1693, NVIDIA/Megatron-LM#935,
+#: arrival-ltd/catalyst-rl-tutorial#15, instructlab/training#520, huggingface/open-r1#620).
+_ANNOUNCING_REPORTS = frozenset({"cpp_terminate"})

@@ -41,6 +41,7 @@ from repro.signatures.grammar import (
 from repro.signatures.hostfacts import Evidence, HostFacts
 from repro.signatures.lines import LineReader
 from repro.signatures.precedence import (
+    _ANNOUNCING_REPORTS,
     _CUDA_ASYNC,
     _GENERAL_REPORTS,
     _POISONERS,
@@ -60,6 +61,9 @@ from repro.signatures.unmatched import (
     uninformative,
 )
 
+#: The row rule 6 names: a hang the person describes (stuck, hangs, deadlock) in a log whose own
+#: lines show a distributed job on NCCL (issue 30, round five).
+_DESCRIBED_HANG = "hang.nccl"
 #: Most matches :attr:`Classification.matches` keeps (the earliest lines).
 MAX_KEPT_MATCHES = 1000
 # Distinct exception lines / matched lines remembered for precedence rule 4 (hashes).
@@ -152,6 +156,8 @@ class _Scanner:
         self._compiler_error: tuple[int, str] | None = None
         self.failure_evidence = False
         self._issue30 = _Unmatched(compiled.table)  # pasted stacks, informative line, coarse family
+        # Rule 6's row: a hang the person describes in an NCCL job's log.
+        self._described_hang_row = compiled.table.by_name.get(_DESCRIBED_HANG)
 
     def feed_block(self, block: str, present: dict[object, Any] | None = None) -> None:
         """Scan the next whole lines; ``present``: a cache of ``needle in block`` and of each
@@ -268,6 +274,19 @@ class _Scanner:
                     row.name,
                     _clip(line),
                     line_no,
+                    row.source,
+                    row.workaround,
+                    kept,
+                    tuple(self.notes),
+                )
+            said = self._issue30.described_hang(self._only_interrupted())
+            if said is not None and self._described_hang_row is not None:
+                # Rule 6: the person says the job hangs and the log is an NCCL job's.
+                row = self._described_hang_row
+                return Classification(
+                    row.name,
+                    _clip(said[1]),
+                    said[0],
                     row.source,
                     row.workaround,
                     kept,
@@ -486,7 +505,21 @@ class _Scanner:
         verl-project/verl#161 prints the DistBackendError (nccl_init_failure), then "Duplicate
         GPU detected" (nccl_duplicate_gpu); chenfei-wu/TaskMatrix#379 wraps the
         cudaGetDeviceCount() message before its "Error 804" (forward_compat_unsupported).
+
+        Rule 2c (issue 30, round five): when ``best`` only announces an exception whose message
+        follows (:data:`_ANNOUNCING_REPORTS`: "terminate called after throwing ..." then
+        "what(): MSG"), the earliest row of the same tier matching within
+        :data:`_SAME_REPORT_LINES` lines after it, of any family, names it (sgl-project/sglang#1693:
+        the watchdog's timeout in c10::DistBackendError's what() is nccl_timeout).
         """
+        if best.signature.name in _ANNOUNCING_REPORTS:
+            tier = self._tier(best)
+            told = [
+                m
+                for m in self._first.values()
+                if 0 < m.line_no - best.line_no <= _SAME_REPORT_LINES and self._tier(m) == tier
+            ]
+            return min(told, key=lambda m: m.line_no) if told else best
         if best.signature.name not in _GENERAL_REPORTS:
             return best
         order = {sig.name: at for at, sig in enumerate(self._rows)}

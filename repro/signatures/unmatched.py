@@ -40,6 +40,28 @@ _STACK_NEEDLES = (
     "Attaching to process",
 )  # fmt: skip
 _KEYBOARD_INTERRUPT = re.compile(r"^(?:[\w.]+\.)?KeyboardInterrupt\b")
+#: A hang in the person's own words (rule 6, issue 30, round five): "the code ran stuck"
+#: (NVIDIA/nccl#1126), "the training process is in deadLock" (pytorch/pytorch#49733), "NCCL INFO
+#: Launch mode Parallel hangs during training" (horovod/horovod#3658), "Parallel training hangs"
+#: (stas00/ml-engineering#1), "torch.distributed.reduce hangs with nccl backend"
+#: (pytorch/pytorch#47498), "NCCL hangs and causes timeout" (vllm-project/vllm#5484), 卡住.
+_HANG_WORDS = re.compile(
+    r"\b(?:[Hh]angs?|[Hh]anging|[Hh]ung|[Ss]tuck|[Dd]ead-?[Ll]ock(?:ed|s)?|[Ff]reez(?:es|ing)"
+    r"|[Ff]rozen)\b|卡住|卡死"
+)
+_HANG_NEEDLES = (
+    "ang", "ung", "tuck", "ead", "reez", "rozen", "卡住", "卡死",
+)  # fmt: skip
+#: What shows the hung job is a distributed one on NCCL: NCCL's own log lines, the process group,
+#: the launchers (torchrun, torch.multiprocessing's spawn, which DDP examples start ranks with).
+_DISTRIBUTED = re.compile(
+    r"NCCL (?:INFO|version)|ProcessGroupNCCL|torch\.distributed|DistributedDataParallel"
+    r"|init_process_group|torchrun|torch/multiprocessing/spawn\.py|backend=['\"]?nccl"
+)
+_DISTRIBUTED_NEEDLES = (
+    "NCCL ", "ProcessGroupNCCL", "torch.distributed", "DistributedDataParallel",
+    "init_process_group", "torchrun", "multiprocessing/spawn.py", "backend=",
+)  # fmt: skip
 _INTERRUPTED = re.compile(r"^\^C|^KeyboardInterrupt\s*$", re.MULTILINE)
 
 #: Lines that never name a failure, whatever words they hold: a debugger's banner and its
@@ -222,11 +244,14 @@ class _Unmatched:
         self._top: str | None = None
         self._last_python_frame: str | None = None
         self._interrupted = False  # Ctrl-C printed the Python stack
+        self._hang_said: tuple[int, str] | None = None  # the first line saying the job hangs
+        self._distributed = False  # NCCL's or torch.distributed's own lines are in the log
 
     def feed(self, block: str, present: dict[object, Any], first_line_no: int) -> None:
         """Read ``block``, whose first line is line ``first_line_no``; ``present`` caches what
         scanners of the same block share (:class:`_HostNeutral`)."""
         self._feed_stacks(block, present, first_line_no)
+        self._feed_described_hang(block, present, first_line_no)
         if self._strong is None or self._weak is None:
             self._feed_error_lines(block, present)
         if len(self._coarse) < len(_COARSE):
@@ -263,6 +288,32 @@ class _Unmatched:
                 start, end = _line_bounds(block, hit.start())
                 line_no = first_line_no + block.count("\n", 0, start)
                 self._stack_hits[row.name] = (line_no, block[start:end].strip())
+
+    def _feed_described_hang(
+        self, block: str, present: dict[object, Any], first_line_no: int
+    ) -> None:
+        if self._hang_said is None and prefilter.present(present, block, _HANG_NEEDLES):
+            key = ("hang-words",)
+            if key not in present:
+                present[key] = _HANG_WORDS.search(block)
+            hit = present[key]
+            if hit is not None:
+                start, end = _line_bounds(block, hit.start())
+                line_no = first_line_no + block.count("\n", 0, start)
+                self._hang_said = (line_no, block[start:end].strip())
+        if not self._distributed and prefilter.present(present, block, _DISTRIBUTED_NEEDLES):
+            key = ("distributed",)
+            if key not in present:
+                present[key] = _DISTRIBUTED.search(block) is not None
+            self._distributed = present[key]
+
+    def described_hang(self, only_interrupted: bool) -> tuple[int, str] | None:
+        """``(line_no, line)`` of the line where the person says the job hangs (stuck, hangs,
+        deadlock, ...), when the log is a distributed job's on NCCL (its INFO lines, the process
+        group, the launcher) and no other exception than a KeyboardInterrupt ended it (rule 6)."""
+        if self._hang_said is None or not self._distributed or not only_interrupted:
+            return None
+        return self._hang_said
 
     def _feed_error_lines(self, block: str, present: dict[object, Any]) -> None:
         key = ("error-lines",)
