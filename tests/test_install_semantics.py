@@ -10,7 +10,10 @@ and host their thread gives:
 - ``--as-of``: the build an unpinned line really got that day, and that build's driver floor;
 - round two (train half): conda's missing Python 3.11 builds and cudatoolkit channels, ``-f`` at
   an index root, download.pytorch.org's XPU index and Intel's own pages, a PyTorch-labelled pin
-  beside unknown indexes, NVIDIA's JetPack 5 wheel folder.
+  beside unknown indexes, NVIDIA's JetPack 5 wheel folder;
+- round five (studied files and public sources): a 32-bit interpreter (``--python-bits 32``), the
+  unlabelled Windows wheels of the ``-f`` page before 1.7, the Windows driver floor for a line
+  judged on Windows, a pin that was never released.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def judge(text: str, day: str | None, **host):
         host["platform"],
         machine=host.get("arch"),
         as_of=date.fromisoformat(day) if day else None,
+        bits=int(host.get("bits") or 64),
     )
 
 
@@ -700,3 +704,117 @@ def test_conda_s_pytorch_is_still_torch():
     # rule is pip's and uv's only.
     parsed = install_line.parse("conda install pytorch==2.0.1 -c pytorch")
     assert parsed.pypi_pytorch is None and str(parsed.torch.specifier) == "==2.0.1"
+
+
+# ------------------------------------------------------------------------------------------
+# Round five (issue 30; rules from the studied files and public sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/41005 (2020-07-06, C:\Python\Python37-32):
+        # "Could not find a version that satisfies the requirement torch==1.5.1+cpu (from
+        # versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)"; peterjc123: use a 64-bit Python.
+        (
+            "pip install torch==1.5.1+cpu torchvision==0.6.1+cpu -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2020-07-06",
+            "3.7",
+        ),
+        # https://github.com/pytorch/pytorch/issues/27815 (2019-10-13, python37-32): the
+        # website's "pip3 install torch===1.3.0 torchvision===0.4.1 -f .../torch_stable.html".
+        (
+            "pip3 install torch===1.3.0 torchvision===0.4.1 -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2019-10-13",
+            "3.7",
+        ),
+        # pytorch/pytorch#39940: "after version 0.1.2, no x86 wheel for windows released", so an
+        # unpinned line builds PyPI's 0.1.2.post2 sdist, which raises (a 64-bit Python got PyPI's
+        # Windows wheel from 1.7 on); conda has no package.
+        ("pip install torch", "2021-01-14", "3.8"),
+        ("conda install pytorch torchvision cudatoolkit=10.1 -c pytorch", "2020-06-12", "3.8"),
+    ],
+    ids=["pytorch-41005", "pytorch-27815", "unpinned", "conda"],
+)
+def test_a_32_bit_python_gets_no_torch(line, day, python):
+    result = judge(line, day, python=python, platform="windows", bits="32")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "a 32-bit Python (win32)" in text_of(result) and result.host.bits == 32
+    # The same line for a 64-bit Python of the same day is judged as before: no platform fail.
+    wide = judge(line, day, python=python, platform="windows")
+    assert "platform" not in checks(wide, FAIL) and wide.host.bits == 64, text_of(wide)
+
+
+def test_cli_python_bits(tmp_path: Path, capsys):
+    fp = tmp_path / "fingerprint.json"
+    fp.write_text(json.dumps({"schema": 1, "host": {"os": "Windows 10", "python": "3.8.3"}}))
+    argv = ["check", "pip install torch", "--fingerprint", str(fp), "--python-bits", "32"]
+    code = cli_main.main([*argv, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["python_bits"] == 32 and data["outcome"] == FAIL, data
+    with pytest.raises(SystemExit) as bad:
+        cli_main.main([*argv[:-1], "16"])
+    assert bad.value.code == 2 and "--python-bits" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "build"),
+    [
+        # https://github.com/pytorch/pytorch/issues/31243 (2020-01-03, Windows 10, driver
+        # 441.41): "pip3 install torch===1.3.1 torchvision===0.4.2 -f .../torch_stable.html"
+        # -> "the cuda is work perfectly fine": === takes the page's unlabelled wheel.
+        (
+            "pip3 install torch===1.3.1 torchvision===0.4.2 -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2020-01-03",
+            ("1.3.1", "cu101"),
+        ),
+        # https://github.com/pytorch/pytorch/issues/54172 (2021-03-17, Windows, Python 3.8):
+        # pip's candidates from the page include a bare "1.6.0" beside 1.6.0+cpu and +cu101.
+        (
+            "pip install torch===1.6.0 -f https://download.pytorch.org/whl/torch_stable.html",
+            "2021-03-17",
+            ("1.6.0", "cu102"),
+        ),
+    ],
+    ids=["pytorch-31243", "pytorch-54172"],
+)
+def test_the_find_links_page_served_windows_its_default_build_unlabelled(line, day, build):
+    host = {"python": "3.7", "platform": "windows", "gpu": "NVIDIA GPU", "driver": "441.41"}
+    result = judge(line, day, **host)
+    assert result.outcome == PASS and (result.torch, result.runtime) == build, text_of(result)
+    assert "find_links_pages.windows_unlabelled" in text_of(result)
+
+
+def test_a_line_judged_on_windows_has_the_windows_driver_floor():
+    # https://github.com/pytorch/pytorch/issues/27745 (2019-10-11, Windows 10, GTX 1050, driver
+    # 398.36): the conda line was judged against CUDA 10.x's Linux floor (418.39); a Windows
+    # driver's floor is the windows column (418.96), as for a pip line judged on Windows.
+    host = {"python": "3.7", "platform": "windows", "gpu": "GeForce GTX 1050",
+            "capability": "6.1", "driver": "398.36"}  # fmt: skip
+    conda = judge("conda install pytorch torchvision cudatoolkit=10.1 -c pytorch", "2019-10-11",
+                  **host)  # fmt: skip
+    assert "418.96, the minimum for CUDA 10.x (windows)" in text_of(conda), text_of(conda)
+    # A driver between the two floors: Windows fails, Linux passes (pytorch/pytorch#31243's
+    # line, 1.3.1's cu101 build).
+    line = "pip install torch===1.3.1 -f https://download.pytorch.org/whl/torch_stable.html"
+    between = {**host, "driver": "418.81"}
+    on_windows = judge(line, "2020-01-03", **between)
+    assert on_windows.outcome == FAIL and checks(on_windows, FAIL) == {"driver"}
+    on_linux = judge(line, "2020-01-03", **{**between, "platform": "linux"})
+    assert "driver" not in checks(on_linux, FAIL), text_of(on_linux)
+
+
+def test_a_pin_never_released_fails_even_judged_on_an_old_day():
+    # https://github.com/cheniison/e2e-coref-pytorch/issues/1 (2020-10-12): the README's
+    # "torch==1.15.0" (a typo for 1.5.0) -> "Could not find a version ... (from versions: 0.1.2,
+    # ..., 1.6.0)". On that day 1.15.0 is past the newest release, but the facts know every
+    # release after it too and 1.x ended with 1.13.1: not "newer than the facts know".
+    result = judge("pip install torch==1.15.0", "2020-10-12", python="3.6", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+    assert "was never released" in text_of(result) and "1.x ended with 1.13.1" in text_of(result)
+    # A pin past every release the facts know is still unknown.
+    future = judge("pip install torch==9.1.0", "2020-10-12", python="3.6", platform="linux")
+    assert future.outcome == UNKNOWN, text_of(future)

@@ -44,11 +44,14 @@ DOWNLOAD = "https://download.pytorch.org/whl"
 @dataclass(frozen=True)
 class Host:
     """The interpreter a line is installed into: ``python`` "3.10" (None: unknown),
-    ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``."""
+    ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``,
+    ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
+    ``win_amd64``/``linux_x86_64``, whatever the CPU)."""
 
     python: str | None
     platform: str
     machine: str = "x86_64"
+    bits: int = 64
 
     @property
     def wheel_platform(self) -> str:
@@ -120,7 +123,9 @@ def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
     """The facts as of ``day``: views whose ``torch_releases`` hold only the releases out by
     then (:func:`release_day`; a release with no known day is kept), so PyPI's newest torch,
     the nightly line and every "nearest release" are those of that day; ``extra``'s ``as_of``
-    records the day."""
+    records the day and ``releases_ever`` every release the undated facts know (a pin that is
+    none of them and older than the newest was never released, not "too new")."""
+    ever = [str(r) for r in releases(facts, extra)]
     out = []
     for source in (facts, extra):
         table = source.get("torch_releases") or {}
@@ -132,7 +137,7 @@ def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
             if keep:
                 kept[minor] = keep
         out.append(source.replaced("torch_releases", kept))
-    return out[0], out[1].replaced("as_of", day.isoformat())
+    return out[0], out[1].replaced("as_of", day.isoformat()).replaced("releases_ever", ever)
 
 
 def as_of(extra: Facts) -> str | None:
@@ -260,7 +265,26 @@ def index_offers(
                 else Facts.name("torch_variants", _minor_of(release), "variants")
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
+        if stable_page and _windows_unlabelled(facts, release, host):
+            # The page's unlabelled Windows wheel of the release's default build
+            # (find_links_pages.windows_unlabelled; pytorch/pytorch#54172, #31243).
+            default = str(facts.get("torch_variants", _minor_of(release), "pypi_default") or "")
+            if default in published and platform_has(facts, extra, release, default, host):
+                fact = "find_links_pages.windows_unlabelled"
+                fits = _fits(facts, release, host)
+                out.append(Offer(Version(str(release.public)), default, url, fits, False, fact))
     return out
+
+
+def _windows_unlabelled(facts: Facts, release: Version, host: Host) -> bool:
+    """Whether a ``torch_stable.html`` page lists ``release`` for Windows also without a label
+    (its default build): releases ``find_links_pages.windows_unlabelled`` spans, before PyPI
+    had Windows wheels."""
+    span = facts.get("find_links_pages", "windows_unlabelled")
+    if host.wheel_platform != "windows" or not isinstance(span, Mapping):
+        return False
+    first, last = parse_version(str(span.get("from"))), parse_version(str(span.get("through")))
+    return first is not None and last is not None and first <= release <= last
 
 
 def patch_matrix_read(facts: Facts, extra: Facts, release: Version) -> bool:
