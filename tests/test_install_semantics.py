@@ -818,3 +818,29 @@ def test_a_pin_never_released_fails_even_judged_on_an_old_day():
     # A pin past every release the facts know is still unknown.
     future = judge("pip install torch==9.1.0", "2020-10-12", python="3.6", platform="linux")
     assert future.outcome == UNKNOWN, text_of(future)
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/elebumm/RedditVideoMakerBot/issues/2117 (2024-08-11, macOS 12.6.3,
+        # an Intel Mac, Python 3.10): the whl/test/cpu line "doesn't work again".
+        (
+            "pip3 install torch==2.3.1 torchvision==0.18.1 torchaudio==2.3.1 "
+            f"--index-url {CU}/test/cpu",
+            "2024-08-11",
+        ),
+        # https://github.com/pytorch/pytorch/issues/127870 (2024-06-04, an x86_64 Mac): no
+        # torch==2.3.0 on PyPI, "Also no build seems to exist in the index
+        # https://download.pytorch.org/whl/torch/".
+        (f"pip install torch==2.3.0 --index-url {CU}/cpu", "2024-06-04"),
+    ],
+    ids=["redditvideomakerbot-2117", "pytorch-127870"],
+)
+def test_the_indexes_have_no_intel_mac_wheel_pypi_lacks(line, day):
+    intel = {"python": "3.10", "platform": "macos"}
+    result = judge(line, day, **intel)
+    assert result.outcome == FAIL and "no wheel for macos" in text_of(result), text_of(result)
+    # Apple silicon has them (PyPI's macosx_11_0_arm64 wheels, the same on the cpu index).
+    arm = judge(line, day, **intel, arch="arm64")
+    assert arm.outcome == PASS, text_of(arm)

@@ -203,8 +203,14 @@ def pypi_pythons(facts: Facts, release: Version, host: Host) -> list[str] | None
 
 def _fits(facts: Facts, release: Version, host: Host) -> bool | None:
     """Whether a PyTorch-index wheel of ``release`` fits the host's Python: PyPI's Python set
-    for the platform, else Linux's (download.pytorch.org had Windows wheels before PyPI did)."""
+    for the platform, else Linux's on Windows (download.pytorch.org had Windows wheels before
+    PyPI did). A macOS release PyPI has no wheel of is on no index either: the indexes' macOS
+    wheels are PyPI's CPU wheels, so Intel Macs end with 2.2.2 there too (pytorch/pytorch#127870:
+    'no build seems to exist in the index https://download.pytorch.org/whl/torch/'; the macOS
+    x86 deprecation of pytorch/pytorch#114602; RedditVideoMakerBot#2117's whl/test/cpu line)."""
     pythons = pypi_pythons(facts, release, host)
+    if pythons == [] and host.platform == "macos":
+        return False
     if not pythons:
         linux = facts.get("pypi_python", str(release.public), "linux")
         pythons = [str(p) for p in linux] if linux else None
