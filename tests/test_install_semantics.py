@@ -844,3 +844,37 @@ def test_the_indexes_have_no_intel_mac_wheel_pypi_lacks(line, day):
     # Apple silicon has them (PyPI's macosx_11_0_arm64 wheels, the same on the cpu index).
     arm = judge(line, day, **intel, arch="arm64")
     assert arm.outcome == PASS, text_of(arm)
+
+
+def test_torchvision_came_to_python_3_13_after_torch():
+    # https://github.com/pytorch/pytorch/issues/144757 (2025-01-14, Arch Linux, Python 3.13.1):
+    # "pip3 install torch torchvision torchaudio" downloads torch-2.5.1-cp313 and then "Could not
+    # find a version that satisfies the requirement torchvision (from versions: none)".
+    py313 = {"python": "3.13", "platform": "linux"}
+    result = judge("pip3 install torch torchvision torchaudio", "2025-01-14", **py313)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "first Python 3.13 wheels are 0.21.0" in text_of(result)
+    # After torch 2.6.0 and torchvision 0.21.0 (2025-01-29) the same line installs.
+    later = judge("pip3 install torch torchvision torchaudio", "2025-03-01", **py313)
+    assert "companion" not in checks(later, FAIL), text_of(later)
+    # https://github.com/devnen/Chatterbox-TTS-Server/issues/105 (2026-01-09, Python 3.13): a
+    # torchvision pin older than 0.21.0 finds none ("from versions: 0.1.6, 0.2.0, 0.21.0, ...").
+    line = f"pip install torch==2.5.1+cu121 torchvision==0.20.1+cu121 --extra-index-url {CU}/cu121"
+    pinned = judge(line, "2026-01-09", **py313)
+    assert pinned.outcome == FAIL and "torchvision 0.20.1 has no wheel" in text_of(pinned)
+    # Python 3.12 has both.
+    py312 = judge("pip3 install torch torchvision torchaudio", "2025-01-14", python="3.12",
+                  platform="linux")  # fmt: skip
+    assert "companion" not in checks(py312, FAIL), text_of(py312)
+
+
+def test_an_unpinned_torchvision_before_the_yank_is_not_judged():
+    # pytorch/vision#5313 (2022-01-29, Python 3.10): pip fell back to torchvision 0.2.2.post3, a
+    # pure-Python wheel; before pure_wheels_yanked_by an unpinned torchvision is not failed.
+    result = judge("pip install torch==1.13.1 torchvision", "2023-01-04", python="3.11",
+                   platform="linux")  # fmt: skip
+    assert "companion" not in checks(result, FAIL), text_of(result)
+    # A pinned one is: torchvision's cp311 wheels came with 0.15.0 (pytorch/pytorch#91543).
+    pinned = judge("pip install torch==1.13.1 torchvision==0.14.1", "2023-01-04",
+                   python="3.11", platform="linux")  # fmt: skip
+    assert pinned.outcome == FAIL and "first Python 3.11 wheels are 0.15.0" in text_of(pinned)

@@ -437,7 +437,7 @@ def _check_line(
                 "python", PASS, text, fact, not own or facts.unverified("pypi_python", str(release))
             )
         )
-    reasons += companion_reasons(line, facts, release, offer.runtime)
+    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra))
     asked = _asked_gpu(line, spec)
     wanted_runtime = (
         (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None
