@@ -878,3 +878,27 @@ def test_an_unpinned_torchvision_before_the_yank_is_not_judged():
     pinned = judge("pip install torch==1.13.1 torchvision==0.14.1", "2023-01-04",
                    python="3.11", platform="linux")  # fmt: skip
     assert pinned.outcome == FAIL and "first Python 3.11 wheels are 0.15.0" in text_of(pinned)
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/joosthub/pytorch-nlp-tutorial-sf2017/issues/2 (2017-09-13, osx-64):
+        # "Package missing in current osx-64 channels: cuda80"; `anaconda search -t conda
+        # cuda80` lists soumith/cuda80 for linux-64 only.
+        ("conda install pytorch torchvision cuda80 -c soumith", "2017-09-13"),
+        # https://github.com/ifding/graph-neural-networks/issues/1 (2018-06-23, osx-64):
+        # PackagesNotFoundError: cuda75.
+        ("conda install pytorch=0.1.12 cuda75 -c soumith", "2018-06-23"),
+        # fastai/fastai_old#48: the pytorch channel's GPU line of 2018 named cuda92.
+        ("conda install pytorch torchvision cuda92 -c pytorch", "2018-09-28"),
+    ],
+    ids=["nlp-tutorial-2", "graph-nn-1", "cuda92"],
+)
+def test_the_old_cudaxy_packages_have_no_macos_build(line, day):
+    result = judge(line, day, python="3.6", platform="macos")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "has no macOS package" in text_of(result)
+    # On Linux the same package is there: not a platform failure.
+    linux = judge(line, day, python="3.6", platform="linux")
+    assert "platform" not in checks(linux, FAIL), text_of(linux)

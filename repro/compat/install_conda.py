@@ -264,9 +264,9 @@ _DEFAULT_CHANNELS = frozenset({"conda-forge", "defaults", "main", "anaconda"})
 
 
 def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
-    """A CUDA toolkit package (``pytorch-cuda=Y``, ``cudatoolkit=Y``) asked for on macOS: none of
-    the channels read (compat-extra ``conda_cuda_packages.channels_read``: pytorch's, nvidia,
-    conda-forge, anaconda's main) builds one for osx-64 or osx-arm64 (PyTorch's macOS binaries
+    """A CUDA toolkit package (``pytorch-cuda=Y``, ``cudatoolkit=Y``, the older ``cudaXY``) asked
+    for on macOS: none of the channels read (compat-extra ``conda_cuda_packages.channels_read``:
+    pytorch's, nvidia, conda-forge, anaconda's main, soumith's) builds one for osx-64 or osx-arm64 (PyTorch's macOS binaries
     have no CUDA), so conda stops with PackagesNotFoundError: a fail; None on other platforms,
     without such a package, or when the line adds a channel not read."""
     table = extra.get("conda_cuda_packages") or {}
@@ -279,10 +279,13 @@ def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
     if not names <= read:
         return None  # a channel not read (numba's once had cudatoolkit 10.0 for osx-64)
     where = ", ".join(conda.channels) or "the default channels"
+    asked = str(conda.cuda_package)
+    if not asked[4:].isdigit():  # cuda80 names its version; cudatoolkit=Y, pytorch-cuda=Y
+        asked += f"={conda.cuda}"
     text = (
-        f"{conda.cuda_package}={conda.cuda} has no macOS package on {where} or the default "
-        "channels (linux and Windows only; PyTorch's macOS binaries have no CUDA): conda "
-        f"stops with PackagesNotFoundError: {conda.cuda_package}={conda.cuda}; drop it on a Mac"
+        f"{asked} has no macOS package on {where} or the default channels (linux and Windows "
+        "only; PyTorch's macOS binaries have no CUDA): conda stops with "
+        f"PackagesNotFoundError: {asked}; drop it on a Mac"
     )
     return Reason("platform", FAIL, text, "compat-extra:conda_cuda_packages")
 
