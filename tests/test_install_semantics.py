@@ -902,3 +902,27 @@ def test_the_old_cudaxy_packages_have_no_macos_build(line, day):
     # On Linux the same package is there: not a platform failure.
     linux = judge(line, day, python="3.6", platform="linux")
     assert "platform" not in checks(linux, FAIL), text_of(linux)
+
+
+@pytest.mark.parametrize(
+    ("day", "host"),
+    [
+        # https://github.com/lllyasviel/stable-diffusion-webui-forge/issues/2601 (2025-03-18,
+        # Windows, RTX 5080): "pip3 install --pre torch torchvision torchaudio --index-url
+        # https://download.pytorch.org/whl/nightly/cu128" -> "After that it works".
+        ("2025-03-18", {"python": "3.10", "platform": "windows"}),
+        # https://github.com/pytorch/pytorch/issues/149845 (2025-03-24, Ubuntu, RTX 5090D): the
+        # same line, working once the driver was reinstalled.
+        ("2025-03-24", {"python": "3.12", "platform": "linux"}),
+    ],
+    ids=["forge-2601", "pytorch-149845"],
+)
+def test_a_nightly_index_of_a_runtime_its_line_brings_exists_before_the_release(day, host):
+    line = f"pip3 install --pre torch torchvision torchaudio --index-url {CU}/nightly/cu128"
+    rtx50 = {**host, "gpu": "NVIDIA GeForce RTX 5080", "capability": "12.0"}
+    result = judge(line, day, **rtx50)
+    assert result.outcome == PASS and result.runtime == "cu128", text_of(result)
+    assert "2.7 nightly (cu128)" in text_of(result)
+    # A runtime no release and not the nightly line brought still has no index (cu114).
+    gone = judge(f"pip install --pre torch --index-url {CU}/nightly/cu114", day, **rtx50)
+    assert "has no https://download.pytorch.org/whl/nightly/cu114 index" in text_of(gone)
