@@ -926,3 +926,18 @@ def test_a_nightly_index_of_a_runtime_its_line_brings_exists_before_the_release(
     # A runtime no release and not the nightly line brought still has no index (cu114).
     gone = judge(f"pip install --pre torch --index-url {CU}/nightly/cu114", day, **rtx50)
     assert "has no https://download.pytorch.org/whl/nightly/cu114 index" in text_of(gone)
+
+
+def test_the_nvidia_channel_had_no_windows_cudatoolkit_11_1():
+    # https://github.com/pytorch/pytorch/issues/58681 (2021-05-20, Windows 10): the website's
+    # 1.8.1 command "cudatoolkit=11.1 -c pytorch -c nvidia" -> PackagesNotFoundError; with
+    # -c conda-forge instead "results in a successful installation".
+    win = {"python": "3.8", "platform": "windows"}
+    line = "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch -c nvidia"
+    result = judge(line, "2021-05-20", **win)
+    assert result.outcome == FAIL and "has no win-64 package" in text_of(result), text_of(result)
+    forge = judge(line.replace("nvidia", "conda-forge"), "2021-05-20", **win)
+    assert forge.outcome == PASS, text_of(forge)
+    # On Linux the nvidia channel's 11.1 was there (pytorch/pytorch#65338's nightly command).
+    linux = judge(line, "2021-05-20", python="3.8", platform="linux")
+    assert "install" not in checks(linux, FAIL), text_of(linux)

@@ -369,6 +369,9 @@ def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
         seen = (table.get("nvidia_platforms_seen") or {}).get(wanted) or ()
         if subdir in [str(p) for p in seen]:
             return None
+        missing = (table.get("nvidia_platforms_missing") or {}).get(wanted) or ()
+        if platforms is None and subdir in [str(p) for p in missing]:
+            platforms = [str(p) for p in seen]  # seen elsewhere, not for this platform
         if platforms is None:
             text = (
                 f"which platforms the nvidia channel's cudatoolkit {wanted} has is not in the facts"
@@ -379,8 +382,15 @@ def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
     where = ", ".join(conda.channels) or "no channel"
     nvidia_note = ""
     if "nvidia" in channels and has("nvidia"):
-        platforms = ", ".join(str(p) for p in (table.get("nvidia_platforms") or {})[wanted])
-        nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
+        known = (table.get("nvidia_platforms") or {}).get(wanted)
+        if known is None:
+            gone = (table.get("nvidia_platforms_missing") or {}).get(wanted) or ()
+            nvidia_note = (
+                f" (the nvidia channel's {wanted} has no {', '.join(map(str, gone))} package)"
+            )
+        else:
+            platforms = ", ".join(str(p) for p in known)
+            nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
     defaults = ", ".join(str(v) for v in table.get("default_channels") or ())
     text = (
         f"cudatoolkit={wanted} is on none of {where}{nvidia_note}, nor on the default channels "
