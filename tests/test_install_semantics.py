@@ -941,3 +941,22 @@ def test_the_nvidia_channel_had_no_windows_cudatoolkit_11_1():
     # On Linux the nvidia channel's 11.1 was there (pytorch/pytorch#65338's nightly command).
     linux = judge(line, "2021-05-20", python="3.8", platform="linux")
     assert "install" not in checks(linux, FAIL), text_of(linux)
+
+
+def test_conda_s_default_channels_lacked_windows_torchvision_and_macos_pytorch():
+    # https://github.com/pytorch/pytorch/issues/37412 (2020-04-29, Windows, no -c): "conda
+    # install pytorch torchvision cudatoolkit=10.1" -> PackagesNotFoundError: torchvision (main
+    # had a win-64 pytorch, no torchvision); lucidrains/stylegan2-pytorch#155 (2020-10-20) too.
+    win = {"python": "3.7", "platform": "windows"}
+    line = "conda install pytorch torchvision cudatoolkit=10.1"
+    result = judge(line, "2020-04-29", **win)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "PackagesNotFoundError: torchvision" in text_of(result)
+    assert judge(line + " -c pytorch", "2020-04-29", **win).outcome != FAIL
+    # Without torchvision, or after the last report, the default channels are not judged.
+    assert judge("conda install pytorch cudatoolkit=10.1", "2020-04-29", **win).outcome == UNKNOWN
+    assert judge(line, "2023-01-10", **win).outcome == UNKNOWN
+    # https://github.com/ContinuumIO/anaconda-issues/issues/11426 (2019-11-04, macOS): "pytorch
+    # for macOS is not available in the defaults channel".
+    mac = judge("conda install pytorch", "2019-11-04", python="3.7", platform="macos")
+    assert mac.outcome == FAIL and checks(mac, FAIL) == {"platform"}, text_of(mac)

@@ -59,6 +59,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     if nightly in conda.channels:
         return _check_nightly_channel(line, host_props, host, facts, extra, nightly)
     if channel not in conda.channels:
+        missing = _default_channels_missing(conda, host, extra)
+        if missing is not None:
+            return LineResult(line, host, None, None, combine([missing]))
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
         return LineResult(
@@ -261,6 +264,34 @@ def _conda_run_reasons(
 
 #: Channels conda reaches by default (miniforge's conda-forge, anaconda's main): by their names.
 _DEFAULT_CHANNELS = frozenset({"conda-forge", "defaults", "main", "anaconda"})
+
+
+def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
+    """A line that names only conda's default channels (anaconda's main; or none): a package it
+    asks for that the default channels lacked for the host's platform through a day at least as
+    late as the line's (compat-extra ``conda_default_channels.missing``: no win-64 torchvision
+    through 2020-10-20, no osx-64 pytorch through 2019-11-04) fails, PackagesNotFoundError.
+    None otherwise (a later day, another channel: not judged here)."""
+    table = extra.get("conda_default_channels") or {}
+    names = {str(n) for n in table.get("names") or ()}
+    asked = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+    day = src.as_of(extra)
+    if not asked <= names or day is None:
+        return None
+    gone = (table.get("missing") or {}).get(host.platform) or {}
+    for package in ("pytorch", *conda.companions):
+        until = gone.get(package)
+        if until and day <= str(until):
+            where = ", ".join(conda.channels) or "no -c: the default channels"
+            text = (
+                f"{package} is not on conda's default channels for {host.platform} (anaconda's "
+                f"main had none through {until}; {where}): PackagesNotFoundError: {package}; "
+                "add -c pytorch"
+            )
+            check = "platform" if package == "pytorch" else "companion"
+            fact = f"compat-extra:conda_default_channels.missing.{host.platform}.{package}"
+            return Reason(check, FAIL, text, fact)
+    return None
 
 
 def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
