@@ -960,3 +960,16 @@ def test_conda_s_default_channels_lacked_windows_torchvision_and_macos_pytorch()
     # for macOS is not available in the defaults channel".
     mac = judge("conda install pytorch", "2019-11-04", python="3.7", platform="macos")
     assert mac.outcome == FAIL and checks(mac, FAIL) == {"platform"}, text_of(mac)
+
+
+def test_soumith_s_channel_had_no_windows_packages():
+    # https://github.com/joosthub/pytorch-nlp-tutorial-sf2017/issues/2 (2017-09-15, Windows):
+    # "Packages missing in current channels: - pytorch" from soumith/win-64 and the default
+    # channels; pytorch/pytorch#12210 (2018-09-30): torchvision -c soumith on Windows likewise.
+    line = "conda install pytorch torchvision cuda80 -c soumith"
+    result = judge(line, "2017-09-15", python="3.6", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "nor on soumith (no windows packages)" in text_of(result)
+    # On Linux soumith's channel had pytorch (and cuda80): not judged a failure.
+    linux = judge(line, "2017-09-15", python="3.6", platform="linux")
+    assert linux.outcome != FAIL, text_of(linux)

@@ -267,13 +267,19 @@ _DEFAULT_CHANNELS = frozenset({"conda-forge", "defaults", "main", "anaconda"})
 
 
 def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
-    """A line that names only conda's default channels (anaconda's main; or none): a package it
-    asks for that the default channels lacked for the host's platform through a day at least as
-    late as the line's (compat-extra ``conda_default_channels.missing``: no win-64 torchvision
-    through 2020-10-20, no osx-64 pytorch through 2019-11-04) fails, PackagesNotFoundError.
-    None otherwise (a later day, another channel: not judged here)."""
+    """A line that names only conda's default channels (anaconda's main; or none) and channels
+    with nothing for the host's platform (``other_channels``: soumith's had no win-64): a
+    package it asks for that the default channels lacked for the platform through a day at least
+    as late as the line's (compat-extra ``conda_default_channels.missing``: no win-64 pytorch on
+    2017-09-15, no win-64 torchvision through 2020-10-20, no osx-64 pytorch through 2019-11-04)
+    fails, PackagesNotFoundError. None otherwise (a later day, another channel: not judged)."""
     table = extra.get("conda_default_channels") or {}
     names = {str(n) for n in table.get("names") or ()}
+    empty = set()
+    for channel, platforms in (table.get("other_channels") or {}).items():
+        if host.platform not in [str(p) for p in platforms or ()]:
+            empty.add(str(channel))  # nothing for this platform there (soumith's on Windows)
+    names |= empty
     asked = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
     day = src.as_of(extra)
     if not asked <= names or day is None:
@@ -282,11 +288,12 @@ def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
     for package in ("pytorch", *conda.companions):
         until = gone.get(package)
         if until and day <= str(until):
-            where = ", ".join(conda.channels) or "no -c: the default channels"
+            others = sorted(asked & empty)
             text = (
                 f"{package} is not on conda's default channels for {host.platform} (anaconda's "
-                f"main had none through {until}; {where}): PackagesNotFoundError: {package}; "
-                "add -c pytorch"
+                f"main had none through {until})"
+                + (f", nor on {', '.join(others)} (no {host.platform} packages)" if others else "")
+                + f": PackagesNotFoundError: {package}"
             )
             check = "platform" if package == "pytorch" else "companion"
             fact = f"compat-extra:conda_default_channels.missing.{host.platform}.{package}"
