@@ -539,8 +539,11 @@ def test_a_pytorch_labelled_pin_no_python_build_exists_for_fails_beside_unknown_
     )
     result = judge(line, "2024-05-22", python="3.11", platform="windows")
     assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
-    # For a Python PyTorch built it for, the unknown index keeps the answer unknown.
-    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+    # For a Python PyTorch built it for, an unknown index keeps the answer unknown; NVIDIA's
+    # NGC index serves no torch (no_torch_hosts), so beside it the cu116 build installs.
+    other = line.replace("https://pypi.ngc.nvidia.com", "https://pypi.example.org/simple")
+    assert judge(other, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == PASS
 
 
 def test_nvidia_jetpack_5_folder_has_python_3_8_wheels_only():
@@ -973,3 +976,21 @@ def test_soumith_s_channel_had_no_windows_packages():
     # On Linux soumith's channel had pytorch (and cuda80): not judged a failure.
     linux = judge(line, "2017-09-15", python="3.6", platform="linux")
     assert linux.outcome != FAIL, text_of(linux)
+
+
+def test_nvidia_s_library_indexes_serve_no_torch():
+    # https://github.com/pytorch/pytorch/issues/91543 (2022-12-31, Python 3.11.1): with
+    # pypi.ngc.nvidia.com beside PyPI and whl/cu117, "Could not find a version that satisfies
+    # the requirement torch (from versions: none)": the NGC index adds no torch (was: unknown).
+    line = (
+        "pip install torch --extra-index-url https://pypi.ngc.nvidia.com "
+        f"--extra-index-url {CU}/cu117"
+    )
+    result = judge(line, "2022-12-31", python="3.11", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}, text_of(result)
+    # On Linux PyPI's 1.13.1 had cp311 wheels: it installs, NVIDIA's index or not.
+    linux = judge(line, "2022-12-31", python="3.11", platform="linux")
+    assert linux.outcome == PASS and linux.torch.startswith("1.13.1"), text_of(linux)
+    nvidia = judge("pip install torch --extra-index-url https://pypi.nvidia.com", "2024-06-01",
+                   python="3.11", platform="linux")  # fmt: skip
+    assert nvidia.outcome == PASS, text_of(nvidia)

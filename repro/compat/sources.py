@@ -417,7 +417,8 @@ def index_root_page(url: str) -> bool:
 def index_kind(url: str, extra: Facts) -> str:
     """``pytorch`` (download.pytorch.org or a path-for-path mirror), ``pypi`` (PyPI or a mirror
     of it: compat-extra ``pypi_hosts``, a host or a host and path prefix), ``jetson``
-    (``jetson.indexes``) or ``unknown``."""
+    (``jetson.indexes``), ``no_torch`` (an index of other packages only: compat-extra
+    ``no_torch_hosts``, NVIDIA's CUDA library indexes) or ``unknown``."""
     if is_pytorch_index(url) or "download.pytorch.org" in url:
         return "pytorch"
     parsed = urlparse(url.strip() if "://" in url else f"https://{url.strip()}")
@@ -429,6 +430,9 @@ def index_kind(url: str, extra: Facts) -> str:
     for entry in (str(h).rstrip("/") for h in extra.get("pypi_hosts") or ()):
         if at == entry or at.startswith(entry + "/"):
             return "pypi"
+    for entry in (str(h).rstrip("/") for h in extra.get("no_torch_hosts") or ()):
+        if at == entry or at.startswith(entry + "/"):
+            return "no_torch"
     return "unknown"
 
 
@@ -469,6 +473,8 @@ def sources(
             groups.append((url, pypi_offers(facts, extra, host)))
         elif kind == "jetson":
             jetson.append(url)
+        elif kind == "no_torch":
+            groups.append((url, []))  # NVIDIA's CUDA library wheels, no torch
         else:
             unknown.append(url)
     if not replaced:
