@@ -994,3 +994,21 @@ def test_nvidia_s_library_indexes_serve_no_torch():
     nvidia = judge("pip install torch --extra-index-url https://pypi.nvidia.com", "2024-06-01",
                    python="3.11", platform="linux")  # fmt: skip
     assert nvidia.outcome == PASS, text_of(nvidia)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/20631 (2019-05-17, Windows, Python 3.6):
+        # "torch==0.3.1 (from versions: 0.1.2, 0.1.2.post1)": 0.3.1 existed, with no Windows
+        # wheel on PyPI (was: "no torch release matches torch==0.3.1").
+        ("pip install torch==0.3.1", "2019-05-17", "3.6"),
+        # https://github.com/udacity/AIPND-revision/issues/7 (2019-10-23, Windows, Python 3.8).
+        ("torch==0.4.0", "2019-10-23", "3.8"),
+    ],
+    ids=["pytorch-20631", "aipnd-revision-7"],
+)
+def test_releases_before_1_0_existed_without_windows_wheels_on_pypi(line, day, python):
+    result = judge(line, day, python=python, platform="windows")
+    assert result.outcome == FAIL and "no torch release matches" not in text_of(result)
+    assert "has no wheel for windows" in text_of(result), text_of(result)
