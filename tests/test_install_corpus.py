@@ -157,3 +157,20 @@ def test_studied_prints_a_studied_file_s_misses(capsys):
     assert len(lines) == total - agreed
     ids = {e["id"] for e in HALF_ENTRIES["test4"]}
     assert all(line.split()[1].rstrip(":") in ids for line in lines)
+
+
+def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
+    """tests/fixtures/install-lines/host-facts.yaml (round five) adds to an earlier file's entry
+    only a host fact its host_note already states (the 32-bit Python the host schema could not
+    hold), never to the newest frozen file, and the benchmark merges it."""
+    from benchmarks.install_corpus import HOST_FACTS
+
+    added = yaml.safe_load(HOST_FACTS.read_text(encoding="utf-8"))
+    by_id = {e["id"]: (name, e) for name, entries in HALF_ENTRIES.items() for e in entries}
+    assert added
+    for item in added:
+        name, entry = by_id[item["id"]]
+        assert name != "test5", item["id"]
+        assert item["stated"] in entry["host_note"], item["id"]
+        assert set(item["host"]) == {"bits"} and str(item["host"]["bits"]) == "32"
+        assert str(entry["host"]["bits"]) == "32"  # merged by load()
