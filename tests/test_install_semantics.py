@@ -10,7 +10,10 @@ and host their thread gives:
 - ``--as-of``: the build an unpinned line really got that day, and that build's driver floor;
 - round two (train half): conda's missing Python 3.11 builds and cudatoolkit channels, ``-f`` at
   an index root, download.pytorch.org's XPU index and Intel's own pages, a PyTorch-labelled pin
-  beside unknown indexes, NVIDIA's JetPack 5 wheel folder.
+  beside unknown indexes, NVIDIA's JetPack 5 wheel folder;
+- round five (studied files and public sources): a 32-bit interpreter (``--python-bits 32``), the
+  unlabelled Windows wheels of the ``-f`` page before 1.7, the Windows driver floor for a line
+  judged on Windows, a pin that was never released.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def judge(text: str, day: str | None, **host):
         host["platform"],
         machine=host.get("arch"),
         as_of=date.fromisoformat(day) if day else None,
+        bits=int(host.get("bits") or 64),
     )
 
 
@@ -535,8 +539,11 @@ def test_a_pytorch_labelled_pin_no_python_build_exists_for_fails_beside_unknown_
     )
     result = judge(line, "2024-05-22", python="3.11", platform="windows")
     assert result.outcome == FAIL and checks(result, FAIL) == {"python"}
-    # For a Python PyTorch built it for, the unknown index keeps the answer unknown.
-    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+    # For a Python PyTorch built it for, an unknown index keeps the answer unknown; NVIDIA's
+    # NGC index serves no torch (no_torch_hosts), so beside it the cu116 build installs.
+    other = line.replace("https://pypi.ngc.nvidia.com", "https://pypi.example.org/simple")
+    assert judge(other, "2024-05-22", python="3.10", platform="windows").outcome == UNKNOWN
+    assert judge(line, "2024-05-22", python="3.10", platform="windows").outcome == PASS
 
 
 def test_nvidia_jetpack_5_folder_has_python_3_8_wheels_only():
@@ -700,3 +707,308 @@ def test_conda_s_pytorch_is_still_torch():
     # rule is pip's and uv's only.
     parsed = install_line.parse("conda install pytorch==2.0.1 -c pytorch")
     assert parsed.pypi_pytorch is None and str(parsed.torch.specifier) == "==2.0.1"
+
+
+# ------------------------------------------------------------------------------------------
+# Round five (issue 30; rules from the studied files and public sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/41005 (2020-07-06, C:\Python\Python37-32):
+        # "Could not find a version that satisfies the requirement torch==1.5.1+cpu (from
+        # versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)"; peterjc123: use a 64-bit Python.
+        (
+            "pip install torch==1.5.1+cpu torchvision==0.6.1+cpu -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2020-07-06",
+            "3.7",
+        ),
+        # https://github.com/pytorch/pytorch/issues/27815 (2019-10-13, python37-32): the
+        # website's "pip3 install torch===1.3.0 torchvision===0.4.1 -f .../torch_stable.html".
+        (
+            "pip3 install torch===1.3.0 torchvision===0.4.1 -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2019-10-13",
+            "3.7",
+        ),
+        # pytorch/pytorch#39940: "after version 0.1.2, no x86 wheel for windows released", so an
+        # unpinned line builds PyPI's 0.1.2.post2 sdist, which raises (a 64-bit Python got PyPI's
+        # Windows wheel from 1.7 on); conda has no package.
+        ("pip install torch", "2021-01-14", "3.8"),
+        ("conda install pytorch torchvision cudatoolkit=10.1 -c pytorch", "2020-06-12", "3.8"),
+    ],
+    ids=["pytorch-41005", "pytorch-27815", "unpinned", "conda"],
+)
+def test_a_32_bit_python_gets_no_torch(line, day, python):
+    result = judge(line, day, python=python, platform="windows", bits="32")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "a 32-bit Python (win32)" in text_of(result) and result.host.bits == 32
+    # The same line for a 64-bit Python of the same day is judged as before: no platform fail.
+    wide = judge(line, day, python=python, platform="windows")
+    assert "platform" not in checks(wide, FAIL) and wide.host.bits == 64, text_of(wide)
+
+
+def test_cli_python_bits(tmp_path: Path, capsys):
+    fp = tmp_path / "fingerprint.json"
+    fp.write_text(json.dumps({"schema": 1, "host": {"os": "Windows 10", "python": "3.8.3"}}))
+    argv = ["check", "pip install torch", "--fingerprint", str(fp), "--python-bits", "32"]
+    code = cli_main.main([*argv, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["python_bits"] == 32 and data["outcome"] == FAIL, data
+    with pytest.raises(SystemExit) as bad:
+        cli_main.main([*argv[:-1], "16"])
+    assert bad.value.code == 2 and "--python-bits" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "build"),
+    [
+        # https://github.com/pytorch/pytorch/issues/31243 (2020-01-03, Windows 10, driver
+        # 441.41): "pip3 install torch===1.3.1 torchvision===0.4.2 -f .../torch_stable.html"
+        # -> "the cuda is work perfectly fine": === takes the page's unlabelled wheel.
+        (
+            "pip3 install torch===1.3.1 torchvision===0.4.2 -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2020-01-03",
+            ("1.3.1", "cu101"),
+        ),
+        # https://github.com/pytorch/pytorch/issues/54172 (2021-03-17, Windows, Python 3.8):
+        # pip's candidates from the page include a bare "1.6.0" beside 1.6.0+cpu and +cu101.
+        (
+            "pip install torch===1.6.0 -f https://download.pytorch.org/whl/torch_stable.html",
+            "2021-03-17",
+            ("1.6.0", "cu102"),
+        ),
+    ],
+    ids=["pytorch-31243", "pytorch-54172"],
+)
+def test_the_find_links_page_served_windows_its_default_build_unlabelled(line, day, build):
+    host = {"python": "3.7", "platform": "windows", "gpu": "NVIDIA GPU", "driver": "441.41"}
+    result = judge(line, day, **host)
+    assert result.outcome == PASS and (result.torch, result.runtime) == build, text_of(result)
+    assert "find_links_pages.windows_unlabelled" in text_of(result)
+
+
+def test_a_line_judged_on_windows_has_the_windows_driver_floor():
+    # https://github.com/pytorch/pytorch/issues/27745 (2019-10-11, Windows 10, GTX 1050, driver
+    # 398.36): the conda line was judged against CUDA 10.x's Linux floor (418.39); a Windows
+    # driver's floor is the windows column (418.96), as for a pip line judged on Windows.
+    host = {"python": "3.7", "platform": "windows", "gpu": "GeForce GTX 1050",
+            "capability": "6.1", "driver": "398.36"}  # fmt: skip
+    conda = judge("conda install pytorch torchvision cudatoolkit=10.1 -c pytorch", "2019-10-11",
+                  **host)  # fmt: skip
+    assert "418.96, the minimum for CUDA 10.x (windows)" in text_of(conda), text_of(conda)
+    # A driver between the two floors: Windows fails, Linux passes (pytorch/pytorch#31243's
+    # line, 1.3.1's cu101 build).
+    line = "pip install torch===1.3.1 -f https://download.pytorch.org/whl/torch_stable.html"
+    between = {**host, "driver": "418.81"}
+    on_windows = judge(line, "2020-01-03", **between)
+    assert on_windows.outcome == FAIL and checks(on_windows, FAIL) == {"driver"}
+    on_linux = judge(line, "2020-01-03", **{**between, "platform": "linux"})
+    assert "driver" not in checks(on_linux, FAIL), text_of(on_linux)
+
+
+def test_a_pin_never_released_fails_even_judged_on_an_old_day():
+    # https://github.com/cheniison/e2e-coref-pytorch/issues/1 (2020-10-12): the README's
+    # "torch==1.15.0" (a typo for 1.5.0) -> "Could not find a version ... (from versions: 0.1.2,
+    # ..., 1.6.0)". On that day 1.15.0 is past the newest release, but the facts know every
+    # release after it too and 1.x ended with 1.13.1: not "newer than the facts know".
+    result = judge("pip install torch==1.15.0", "2020-10-12", python="3.6", platform="linux")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+    assert "was never released" in text_of(result) and "1.x ended with 1.13.1" in text_of(result)
+    # A pin past every release the facts know is still unknown.
+    future = judge("pip install torch==9.1.0", "2020-10-12", python="3.6", platform="linux")
+    assert future.outcome == UNKNOWN, text_of(future)
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/elebumm/RedditVideoMakerBot/issues/2117 (2024-08-11, macOS 12.6.3,
+        # an Intel Mac, Python 3.10): the whl/test/cpu line "doesn't work again".
+        (
+            "pip3 install torch==2.3.1 torchvision==0.18.1 torchaudio==2.3.1 "
+            f"--index-url {CU}/test/cpu",
+            "2024-08-11",
+        ),
+        # https://github.com/pytorch/pytorch/issues/127870 (2024-06-04, an x86_64 Mac): no
+        # torch==2.3.0 on PyPI, "Also no build seems to exist in the index
+        # https://download.pytorch.org/whl/torch/".
+        (f"pip install torch==2.3.0 --index-url {CU}/cpu", "2024-06-04"),
+    ],
+    ids=["redditvideomakerbot-2117", "pytorch-127870"],
+)
+def test_the_indexes_have_no_intel_mac_wheel_pypi_lacks(line, day):
+    intel = {"python": "3.10", "platform": "macos"}
+    result = judge(line, day, **intel)
+    assert result.outcome == FAIL and "no wheel for macos" in text_of(result), text_of(result)
+    # Apple silicon has them (PyPI's macosx_11_0_arm64 wheels, the same on the cpu index).
+    arm = judge(line, day, **intel, arch="arm64")
+    assert arm.outcome == PASS, text_of(arm)
+
+
+def test_torchvision_came_to_python_3_13_after_torch():
+    # https://github.com/pytorch/pytorch/issues/144757 (2025-01-14, Arch Linux, Python 3.13.1):
+    # "pip3 install torch torchvision torchaudio" downloads torch-2.5.1-cp313 and then "Could not
+    # find a version that satisfies the requirement torchvision (from versions: none)".
+    py313 = {"python": "3.13", "platform": "linux"}
+    result = judge("pip3 install torch torchvision torchaudio", "2025-01-14", **py313)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "first Python 3.13 wheels are 0.21.0" in text_of(result)
+    # After torch 2.6.0 and torchvision 0.21.0 (2025-01-29) the same line installs.
+    later = judge("pip3 install torch torchvision torchaudio", "2025-03-01", **py313)
+    assert "companion" not in checks(later, FAIL), text_of(later)
+    # https://github.com/devnen/Chatterbox-TTS-Server/issues/105 (2026-01-09, Python 3.13): a
+    # torchvision pin older than 0.21.0 finds none ("from versions: 0.1.6, 0.2.0, 0.21.0, ...").
+    line = f"pip install torch==2.5.1+cu121 torchvision==0.20.1+cu121 --extra-index-url {CU}/cu121"
+    pinned = judge(line, "2026-01-09", **py313)
+    assert pinned.outcome == FAIL and "torchvision 0.20.1 has no wheel" in text_of(pinned)
+    # Python 3.12 has both.
+    py312 = judge("pip3 install torch torchvision torchaudio", "2025-01-14", python="3.12",
+                  platform="linux")  # fmt: skip
+    assert "companion" not in checks(py312, FAIL), text_of(py312)
+
+
+def test_an_unpinned_torchvision_before_the_yank_is_not_judged():
+    # pytorch/vision#5313 (2022-01-29, Python 3.10): pip fell back to torchvision 0.2.2.post3, a
+    # pure-Python wheel; before pure_wheels_yanked_by an unpinned torchvision is not failed.
+    result = judge("pip install torch==1.13.1 torchvision", "2023-01-04", python="3.11",
+                   platform="linux")  # fmt: skip
+    assert "companion" not in checks(result, FAIL), text_of(result)
+    # A pinned one is: torchvision's cp311 wheels came with 0.15.0 (pytorch/pytorch#91543).
+    pinned = judge("pip install torch==1.13.1 torchvision==0.14.1", "2023-01-04",
+                   python="3.11", platform="linux")  # fmt: skip
+    assert pinned.outcome == FAIL and "first Python 3.11 wheels are 0.15.0" in text_of(pinned)
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/joosthub/pytorch-nlp-tutorial-sf2017/issues/2 (2017-09-13, osx-64):
+        # "Package missing in current osx-64 channels: cuda80"; `anaconda search -t conda
+        # cuda80` lists soumith/cuda80 for linux-64 only.
+        ("conda install pytorch torchvision cuda80 -c soumith", "2017-09-13"),
+        # https://github.com/ifding/graph-neural-networks/issues/1 (2018-06-23, osx-64):
+        # PackagesNotFoundError: cuda75.
+        ("conda install pytorch=0.1.12 cuda75 -c soumith", "2018-06-23"),
+        # fastai/fastai_old#48: the pytorch channel's GPU line of 2018 named cuda92.
+        ("conda install pytorch torchvision cuda92 -c pytorch", "2018-09-28"),
+    ],
+    ids=["nlp-tutorial-2", "graph-nn-1", "cuda92"],
+)
+def test_the_old_cudaxy_packages_have_no_macos_build(line, day):
+    result = judge(line, day, python="3.6", platform="macos")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "has no macOS package" in text_of(result)
+    # On Linux the same package is there: not a platform failure.
+    linux = judge(line, day, python="3.6", platform="linux")
+    assert "platform" not in checks(linux, FAIL), text_of(linux)
+
+
+@pytest.mark.parametrize(
+    ("day", "host"),
+    [
+        # https://github.com/lllyasviel/stable-diffusion-webui-forge/issues/2601 (2025-03-18,
+        # Windows, RTX 5080): "pip3 install --pre torch torchvision torchaudio --index-url
+        # https://download.pytorch.org/whl/nightly/cu128" -> "After that it works".
+        ("2025-03-18", {"python": "3.10", "platform": "windows"}),
+        # https://github.com/pytorch/pytorch/issues/149845 (2025-03-24, Ubuntu, RTX 5090D): the
+        # same line, working once the driver was reinstalled.
+        ("2025-03-24", {"python": "3.12", "platform": "linux"}),
+    ],
+    ids=["forge-2601", "pytorch-149845"],
+)
+def test_a_nightly_index_of_a_runtime_its_line_brings_exists_before_the_release(day, host):
+    line = f"pip3 install --pre torch torchvision torchaudio --index-url {CU}/nightly/cu128"
+    rtx50 = {**host, "gpu": "NVIDIA GeForce RTX 5080", "capability": "12.0"}
+    result = judge(line, day, **rtx50)
+    assert result.outcome == PASS and result.runtime == "cu128", text_of(result)
+    assert "2.7 nightly (cu128)" in text_of(result)
+    # A runtime no release and not the nightly line brought still has no index (cu114).
+    gone = judge(f"pip install --pre torch --index-url {CU}/nightly/cu114", day, **rtx50)
+    assert "has no https://download.pytorch.org/whl/nightly/cu114 index" in text_of(gone)
+
+
+def test_the_nvidia_channel_had_no_windows_cudatoolkit_11_1():
+    # https://github.com/pytorch/pytorch/issues/58681 (2021-05-20, Windows 10): the website's
+    # 1.8.1 command "cudatoolkit=11.1 -c pytorch -c nvidia" -> PackagesNotFoundError; with
+    # -c conda-forge instead "results in a successful installation".
+    win = {"python": "3.8", "platform": "windows"}
+    line = "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch -c nvidia"
+    result = judge(line, "2021-05-20", **win)
+    assert result.outcome == FAIL and "has no win-64 package" in text_of(result), text_of(result)
+    forge = judge(line.replace("nvidia", "conda-forge"), "2021-05-20", **win)
+    assert forge.outcome == PASS, text_of(forge)
+    # On Linux the nvidia channel's 11.1 was there (pytorch/pytorch#65338's nightly command).
+    linux = judge(line, "2021-05-20", python="3.8", platform="linux")
+    assert "install" not in checks(linux, FAIL), text_of(linux)
+
+
+def test_conda_s_default_channels_lacked_windows_torchvision_and_macos_pytorch():
+    # https://github.com/pytorch/pytorch/issues/37412 (2020-04-29, Windows, no -c): "conda
+    # install pytorch torchvision cudatoolkit=10.1" -> PackagesNotFoundError: torchvision (main
+    # had a win-64 pytorch, no torchvision); lucidrains/stylegan2-pytorch#155 (2020-10-20) too.
+    win = {"python": "3.7", "platform": "windows"}
+    line = "conda install pytorch torchvision cudatoolkit=10.1"
+    result = judge(line, "2020-04-29", **win)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "PackagesNotFoundError: torchvision" in text_of(result)
+    assert judge(line + " -c pytorch", "2020-04-29", **win).outcome != FAIL
+    # Without torchvision, or after the last report, the default channels are not judged.
+    assert judge("conda install pytorch cudatoolkit=10.1", "2020-04-29", **win).outcome == UNKNOWN
+    assert judge(line, "2023-01-10", **win).outcome == UNKNOWN
+    # https://github.com/ContinuumIO/anaconda-issues/issues/11426 (2019-11-04, macOS): "pytorch
+    # for macOS is not available in the defaults channel".
+    mac = judge("conda install pytorch", "2019-11-04", python="3.7", platform="macos")
+    assert mac.outcome == FAIL and checks(mac, FAIL) == {"platform"}, text_of(mac)
+
+
+def test_soumith_s_channel_had_no_windows_packages():
+    # https://github.com/joosthub/pytorch-nlp-tutorial-sf2017/issues/2 (2017-09-15, Windows):
+    # "Packages missing in current channels: - pytorch" from soumith/win-64 and the default
+    # channels; pytorch/pytorch#12210 (2018-09-30): torchvision -c soumith on Windows likewise.
+    line = "conda install pytorch torchvision cuda80 -c soumith"
+    result = judge(line, "2017-09-15", python="3.6", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "nor on soumith (no windows packages)" in text_of(result)
+    # On Linux soumith's channel had pytorch (and cuda80): not judged a failure.
+    linux = judge(line, "2017-09-15", python="3.6", platform="linux")
+    assert linux.outcome != FAIL, text_of(linux)
+
+
+def test_nvidia_s_library_indexes_serve_no_torch():
+    # https://github.com/pytorch/pytorch/issues/91543 (2022-12-31, Python 3.11.1): with
+    # pypi.ngc.nvidia.com beside PyPI and whl/cu117, "Could not find a version that satisfies
+    # the requirement torch (from versions: none)": the NGC index adds no torch (was: unknown).
+    line = (
+        "pip install torch --extra-index-url https://pypi.ngc.nvidia.com "
+        f"--extra-index-url {CU}/cu117"
+    )
+    result = judge(line, "2022-12-31", python="3.11", platform="windows")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"python"}, text_of(result)
+    # On Linux PyPI's 1.13.1 had cp311 wheels: it installs, NVIDIA's index or not.
+    linux = judge(line, "2022-12-31", python="3.11", platform="linux")
+    assert linux.outcome == PASS and linux.torch.startswith("1.13.1"), text_of(linux)
+    nvidia = judge("pip install torch --extra-index-url https://pypi.nvidia.com", "2024-06-01",
+                   python="3.11", platform="linux")  # fmt: skip
+    assert nvidia.outcome == PASS, text_of(nvidia)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/20631 (2019-05-17, Windows, Python 3.6):
+        # "torch==0.3.1 (from versions: 0.1.2, 0.1.2.post1)": 0.3.1 existed, with no Windows
+        # wheel on PyPI (was: "no torch release matches torch==0.3.1").
+        ("pip install torch==0.3.1", "2019-05-17", "3.6"),
+        # https://github.com/udacity/AIPND-revision/issues/7 (2019-10-23, Windows, Python 3.8).
+        ("torch==0.4.0", "2019-10-23", "3.8"),
+    ],
+    ids=["pytorch-20631", "aipnd-revision-7"],
+)
+def test_releases_before_1_0_existed_without_windows_wheels_on_pypi(line, day, python):
+    result = judge(line, day, python=python, platform="windows")
+    assert result.outcome == FAIL and "no torch release matches" not in text_of(result)
+    assert "has no wheel for windows" in text_of(result), text_of(result)

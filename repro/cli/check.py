@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(each reason named), 2 not an install command or bad input."
         ),
     )
-    options.add(parser, "command", "check_python", "platform", "machine", "as_of")
+    options.add(parser, "command", "check_python", "platform", "machine", "python_bits", "as_of")
     options.add(parser, "torch", "runtime")
     options.add(parser, "fingerprint", "json")
     parser.set_defaults(handler=run)
@@ -124,8 +124,10 @@ def run(args: argparse.Namespace) -> int:
     """Print the answer; 1 when it is ``fail``, else 0. Raises ConfigError for bad input."""
     if args.command and (args.torch or args.runtime):
         raise ConfigError("check: give an install line or --torch/--runtime, not both")
-    if not args.command and (args.machine or args.as_of):
-        raise ConfigError("check: --machine and --as-of judge an install line, not --torch")
+    if not args.command and (args.machine or args.as_of or args.python_bits):
+        raise ConfigError(
+            "check: --machine, --python-bits and --as-of judge an install line, not --torch"
+        )
     python = _python(args.check_python)
     line = install_line.parse(args.command, _read_requirements) if args.command else None
     request = None if line else _request(args)
@@ -138,7 +140,13 @@ def run(args: argparse.Namespace) -> int:
         host += f" (fingerprint {args.fingerprint})"
     if line is not None:
         answer = install_check.check_line(
-            line, props, python, args.platform, machine=args.machine, as_of=args.as_of
+            line,
+            props,
+            python,
+            args.platform,
+            machine=args.machine,
+            as_of=args.as_of,
+            bits=args.python_bits,
         )
         day = args.as_of.isoformat() if args.as_of else None
         if args.json:

@@ -578,6 +578,14 @@ OPTIONS: Mapping[str, Option] = {
             choices=("x86_64", "aarch64"),
         ),
         Option(
+            "python_bits",
+            ("--python-bits",),
+            "check for a 32- or 64-bit Python (pip's platform tag win32/linux_i686 vs "
+            "win_amd64/linux_x86_64): PyTorch has no 32-bit builds; default 64",
+            type=int,
+            choices=(32, 64),
+        ),
+        Option(
             "as_of",
             ("--as-of",),
             "judge the line as run on this day: the indexes served the releases out by then "

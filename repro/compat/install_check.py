@@ -175,6 +175,7 @@ def _after_fix(
             extra,
             follow_fix=False,
             machine=host.machine,
+            bits=host.bits,
         )
     except ConfigError:
         return [], (), True, None
@@ -216,6 +217,30 @@ def _pypi_pytorch(line: InstallLine, extra: Facts) -> Reason:
     return Reason("install", FAIL, text, fact)
 
 
+def _no_32bit(line: InstallLine, host: Host, extra: Facts) -> Reason:
+    """A 32-bit interpreter: no torch after 0.1.2 has a 32-bit wheel (PyPI, download.pytorch.org)
+    or conda package (compat-extra ``python_32bit``), so every line fails on the platform check:
+    pip and uv see only PyPI's 0.1.2 sdists (pinned past them: no matching distribution; unpinned:
+    the sdist's setup.py raises), conda finds no package, a wheel file is not for this tag."""
+    last = str(extra.get("python_32bit", "last_release") or "0.1.2")
+    tag = str(extra.get("python_32bit", "tags", host.platform) or "32-bit")
+    where = f"a 32-bit Python ({tag})"
+    if line.conda is not None:
+        how = "conda's 32-bit platforms hold no pytorch package: PackagesNotFoundError"
+    elif line.wheel is not None:
+        how = "the wheel is not for this tag: 'is not a supported wheel on this platform'"
+    else:
+        how = (
+            f"pip/uv see only PyPI's torch {last} sdists: a pin past them finds no matching "
+            f"distribution, an unpinned line builds {last}.post2, whose setup.py raises"
+        )
+    text = (
+        f"{where}: no torch after {last} has a 32-bit wheel or conda package; {how}. "
+        "Install a 64-bit Python"
+    )
+    return Reason("platform", FAIL, text, "compat-extra:python_32bit")
+
+
 def check_line(
     line: InstallLine,
     host_props: Mapping[str, str],
@@ -227,10 +252,12 @@ def check_line(
     follow_fix: bool = True,
     machine: str | None = None,
     as_of: date | None = None,
+    bits: int | None = None,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
-    properties), for Python ``python``, ``platform`` and CPU ``machine`` (``x86_64``/``aarch64``)
-    when given (else the line's own environment Python, else the host's), on the day ``as_of``
+    properties), for Python ``python``, ``platform``, CPU ``machine`` (``x86_64``/``aarch64``)
+    and interpreter ``bits`` (32 or 64; default 64) when given (else the line's own environment
+    Python, else the host's), on the day ``as_of``
     (the indexes then served only the releases out by that day: an old unpinned line gets that
     day's build, and the driver floor is that build's; None: today's facts). ``follow_fix``:
     also check the line that works, and drop it when it would not install on this host either
@@ -238,7 +265,9 @@ def check_line(
     facts, extra = facts or default_facts(), extra or extra_facts()
     if as_of is not None:
         facts, extra = src.dated(facts, extra, as_of)
-    result = _check_line(line, host_props, python, platform, machine, facts, extra, follow_fix)
+    result = _check_line(
+        line, host_props, python, platform, machine, facts, extra, follow_fix, bits
+    )
     if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
         fixed = check_line(
             install_line.parse(result.fix),
@@ -249,6 +278,7 @@ def check_line(
             extra,
             follow_fix=False,
             machine=result.host.machine,
+            bits=result.host.bits,
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
@@ -284,6 +314,7 @@ def _installs(
         extra,
         follow_fix=False,
         machine=result.host.machine,
+        bits=result.host.bits,
     )
     return checked.installs is not False
 
@@ -297,9 +328,12 @@ def _check_line(
     facts: Facts,
     extra: Facts,
     follow_fix: bool,
+    bits: int | None = None,
 ) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python or line.python, platform, machine)
+    host = host_of(host_props, python or line.python, platform, machine, bits)
+    if host.bits == 32:
+        return LineResult(line, host, None, None, combine([_no_32bit(line, host, extra)]))
     if line.conda is not None:
         return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:
@@ -403,7 +437,7 @@ def _check_line(
                 "python", PASS, text, fact, not own or facts.unverified("pypi_python", str(release))
             )
         )
-    reasons += companion_reasons(line, facts, release, offer.runtime)
+    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra))
     asked = _asked_gpu(line, spec)
     wanted_runtime = (
         (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None

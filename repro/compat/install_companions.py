@@ -15,6 +15,7 @@ from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.install_line import InstallLine
 from repro.compat.results import FAIL, PASS, Reason
+from repro.compat.sources import Host
 
 
 def spec_of(line: InstallLine, facts: Facts) -> tuple[SpecifierSet, list[Reason]]:
@@ -53,15 +54,51 @@ def torch_for(facts: Facts, name: str, pinned: Version) -> str | None:
     return None
 
 
+def python_gap(
+    facts: Facts, name: str, version: str, host: Host, day: str | None, pinned: bool
+) -> Reason | None:
+    """A companion release with no wheel for the host's Python (``companion_python_first``:
+    torchvision's cp311 wheels came with 0.15.0, its cp313 ones with 0.21.0, after torch's);
+    an unpinned one only from the day its old pure-Python wheels were known yanked (before, pip
+    fell back to 0.2.2.post3)."""
+    first = facts.get("companion_python_first", name, host.python or "")
+    if not first or Version(version) >= Version(str(first)):
+        return None
+    yanked = str(facts.get("companion_python_first", "pure_wheels_yanked_by") or "")
+    if not pinned and (not yanked or (day or "9999") < yanked):
+        return None
+    path = ("companion_python_first", name, host.python or "")
+    text = (
+        f"{name} {version} has no wheel for Python {host.python}: {name}'s first Python "
+        f"{host.python} wheels are {first}; pip finds no matching distribution for {name}"
+    )
+    return Reason("companion", FAIL, text, Facts.name(*path), facts.unverified(*path))
+
+
 def companion_reasons(
-    line: InstallLine, facts: Facts, torch: Version, runtime: str | None
+    line: InstallLine,
+    facts: Facts,
+    torch: Version,
+    runtime: str | None,
+    host: Host | None = None,
+    day: str | None = None,
 ) -> list[Reason]:
-    """torchvision/torchaudio pins beside torch: each release pins the torch it was built with
-    (``companions`` facts), and a local label must match torch's runtime."""
+    """torchvision/torchaudio beside torch: each release pins the torch it was built with
+    (``companions`` facts), a local label must match torch's runtime, and (given the ``host``,
+    judged on ``day``) the release pip takes must have a wheel for its Python."""
     reasons = []
     for name, requirement in line.companions.items():
         pinned = pinned_of(requirement)
         if pinned is None:
+            paired = facts.get("companions", str(torch.public), name)
+            gap = (
+                python_gap(facts, name, str(paired), host, day, False) if host and paired else None
+            )
+            reasons += [gap] if gap else []
+            continue
+        gap = python_gap(facts, name, str(pinned.public), host, day, True) if host else None
+        if gap is not None:
+            reasons.append(gap)
             continue
         if pinned.local and runtime and runtime != "cpu" and pinned.local != runtime:
             text = (

@@ -59,6 +59,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     if nightly in conda.channels:
         return _check_nightly_channel(line, host_props, host, facts, extra, nightly)
     if channel not in conda.channels:
+        missing = _default_channels_missing(conda, host, extra)
+        if missing is not None:
+            return LineResult(line, host, None, None, combine([missing]))
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
         return LineResult(
@@ -263,10 +266,45 @@ def _conda_run_reasons(
 _DEFAULT_CHANNELS = frozenset({"conda-forge", "defaults", "main", "anaconda"})
 
 
+def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
+    """A line that names only conda's default channels (anaconda's main; or none) and channels
+    with nothing for the host's platform (``other_channels``: soumith's had no win-64): a
+    package it asks for that the default channels lacked for the platform through a day at least
+    as late as the line's (compat-extra ``conda_default_channels.missing``: no win-64 pytorch on
+    2017-09-15, no win-64 torchvision through 2020-10-20, no osx-64 pytorch through 2019-11-04)
+    fails, PackagesNotFoundError. None otherwise (a later day, another channel: not judged)."""
+    table = extra.get("conda_default_channels") or {}
+    names = {str(n) for n in table.get("names") or ()}
+    empty = set()
+    for channel, platforms in (table.get("other_channels") or {}).items():
+        if host.platform not in [str(p) for p in platforms or ()]:
+            empty.add(str(channel))  # nothing for this platform there (soumith's on Windows)
+    names |= empty
+    asked = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+    day = src.as_of(extra)
+    if not asked <= names or day is None:
+        return None
+    gone = (table.get("missing") or {}).get(host.platform) or {}
+    for package in ("pytorch", *conda.companions):
+        until = gone.get(package)
+        if until and day <= str(until):
+            others = sorted(asked & empty)
+            text = (
+                f"{package} is not on conda's default channels for {host.platform} (anaconda's "
+                f"main had none through {until})"
+                + (f", nor on {', '.join(others)} (no {host.platform} packages)" if others else "")
+                + f": PackagesNotFoundError: {package}"
+            )
+            check = "platform" if package == "pytorch" else "companion"
+            fact = f"compat-extra:conda_default_channels.missing.{host.platform}.{package}"
+            return Reason(check, FAIL, text, fact)
+    return None
+
+
 def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
-    """A CUDA toolkit package (``pytorch-cuda=Y``, ``cudatoolkit=Y``) asked for on macOS: none of
-    the channels read (compat-extra ``conda_cuda_packages.channels_read``: pytorch's, nvidia,
-    conda-forge, anaconda's main) builds one for osx-64 or osx-arm64 (PyTorch's macOS binaries
+    """A CUDA toolkit package (``pytorch-cuda=Y``, ``cudatoolkit=Y``, the older ``cudaXY``) asked
+    for on macOS: none of the channels read (compat-extra ``conda_cuda_packages.channels_read``:
+    pytorch's, nvidia, conda-forge, anaconda's main, soumith's) builds one for osx-64 or osx-arm64 (PyTorch's macOS binaries
     have no CUDA), so conda stops with PackagesNotFoundError: a fail; None on other platforms,
     without such a package, or when the line adds a channel not read."""
     table = extra.get("conda_cuda_packages") or {}
@@ -279,10 +317,13 @@ def _macos_cuda_reason(conda, host: Host, extra: Facts) -> Reason | None:
     if not names <= read:
         return None  # a channel not read (numba's once had cudatoolkit 10.0 for osx-64)
     where = ", ".join(conda.channels) or "the default channels"
+    asked = str(conda.cuda_package)
+    if not asked[4:].isdigit():  # cuda80 names its version; cudatoolkit=Y, pytorch-cuda=Y
+        asked += f"={conda.cuda}"
     text = (
-        f"{conda.cuda_package}={conda.cuda} has no macOS package on {where} or the default "
-        "channels (linux and Windows only; PyTorch's macOS binaries have no CUDA): conda "
-        f"stops with PackagesNotFoundError: {conda.cuda_package}={conda.cuda}; drop it on a Mac"
+        f"{asked} has no macOS package on {where} or the default channels (linux and Windows "
+        "only; PyTorch's macOS binaries have no CUDA): conda stops with "
+        f"PackagesNotFoundError: {asked}; drop it on a Mac"
     )
     return Reason("platform", FAIL, text, "compat-extra:conda_cuda_packages")
 
@@ -366,6 +407,9 @@ def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
         seen = (table.get("nvidia_platforms_seen") or {}).get(wanted) or ()
         if subdir in [str(p) for p in seen]:
             return None
+        missing = (table.get("nvidia_platforms_missing") or {}).get(wanted) or ()
+        if platforms is None and subdir in [str(p) for p in missing]:
+            platforms = [str(p) for p in seen]  # seen elsewhere, not for this platform
         if platforms is None:
             text = (
                 f"which platforms the nvidia channel's cudatoolkit {wanted} has is not in the facts"
@@ -376,8 +420,15 @@ def _cudatoolkit_reason(conda, host: Host, extra: Facts) -> Reason | None:
     where = ", ".join(conda.channels) or "no channel"
     nvidia_note = ""
     if "nvidia" in channels and has("nvidia"):
-        platforms = ", ".join(str(p) for p in (table.get("nvidia_platforms") or {})[wanted])
-        nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
+        known = (table.get("nvidia_platforms") or {}).get(wanted)
+        if known is None:
+            gone = (table.get("nvidia_platforms_missing") or {}).get(wanted) or ()
+            nvidia_note = (
+                f" (the nvidia channel's {wanted} has no {', '.join(map(str, gone))} package)"
+            )
+        else:
+            platforms = ", ".join(str(p) for p in known)
+            nvidia_note = f" (the nvidia channel's {wanted} is for {platforms} only)"
     defaults = ", ".join(str(v) for v in table.get("default_channels") or ())
     text = (
         f"cudatoolkit={wanted} is on none of {where}{nvidia_note}, nor on the default channels "

@@ -92,6 +92,8 @@ class Conda:
     cpu_only: bool
     nightly_package: bool = False
     mkl: str | None = None
+    #: torchvision/torchaudio packages the line names beside pytorch.
+    companions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -369,6 +371,7 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
     channels: list[str] = []
     spec, cuda, cuda_package, cpu_only, found = "", None, None, False, False
     nightly_package, mkl = False, None
+    companions: list[str] = []
     i = 0
     while i < len(args):
         word = args[i]
@@ -390,6 +393,8 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
             nightly_package = nightly_package or name == "pytorch-nightly"
         elif name == "mkl":
             mkl = version
+        elif name in ("torchvision", "torchaudio"):
+            companions.append(name)
         elif name in ("cudatoolkit", "pytorch-cuda", "cuda-toolkit") and version:
             cuda = re.sub(r"^==|\.\*$", "", version)
             cuda_package = name
@@ -404,7 +409,17 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
         raise ConfigError(
             f"check: {_short(text)!r}: the pytorch spec {spec!r} is no version (like pytorch=1.9)"
         ) from exc
-    conda = Conda(tool, tuple(channels), spec, cuda, cuda_package, cpu_only, nightly_package, mkl)
+    conda = Conda(
+        tool,
+        tuple(channels),
+        spec,
+        cuda,
+        cuda_package,
+        cpu_only,
+        nightly_package,
+        mkl,
+        tuple(companions),
+    )
     return InstallLine(text, "conda", requirement, conda=conda, python=_conda_python(args))
 
 

@@ -160,9 +160,17 @@ def check_nightly(
 def live_nightlies(nightlies: list, facts: Facts, extra: Facts) -> tuple[list, list[Reason]]:
     """The nightly indexes that exist: a runtime no release ever had (``nightly/rocm5.4``,
     ``nightly/cu114``) has no index on download.pytorch.org, so pip finds nothing there and
-    takes what the other indexes serve (ROCm/legacy-rocm-build#1916: PyPI's CUDA build)."""
+    takes what the other indexes serve (ROCm/legacy-rocm-build#1916: PyPI's CUDA build). A
+    runtime the nightly line's own release brought (judged as of a day before that release:
+    cu128 nightlies of the 2.7 line from early 2025, before 2.7.0 on 2025-04-23) had its index:
+    nightlies build a new runtime before any release has it (pytorch/pytorch#146977, #149845:
+    RTX 50 owners installed --pre from nightly/cu128 in February-March 2025)."""
     live, notes = [], []
     for nightly in nightlies:
+        own = src.runtimes_with_xpu(facts, extra, Version(f"{nightly.line}.0")) or []
+        if nightly.runtime in own:
+            live.append(nightly)
+            continue
         if nightly.runtime and not ever_published(facts, extra, nightly.runtime):
             text = (
                 f"no release has {nightly.runtime} builds: download.pytorch.org has no "

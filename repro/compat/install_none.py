@@ -79,6 +79,19 @@ def why_none(
         minor = f"{pinned.major}.{pinned.minor}" if pinned else None
         patches = [str(r) for r in releases if minor and f"{r.major}.{r.minor}" == minor]
         if minor and not patches and (pinned or Version("0")) > releases[-1]:
+            ever = [Version(str(v)) for v in extra.get("releases_ever") or ()]
+            if pinned is not None and ever and pinned < ever[-1] and pinned not in ever:
+                # Judged as of a day: the facts know the releases after it too, and this pin is
+                # none of them (cheniison/e2e-coref-pytorch#1's 1.15.0, a typo for 1.5.0).
+                major = [str(v) for v in ever if v.major == pinned.major]
+                dated = [r for r in releases if src.release_day(facts, extra, r)] or releases
+                text = (
+                    f"torch {pinned} was never released (on {day} the newest was "
+                    f"{dated[-1]}"
+                    + (f"; {pinned.major}.x ended with {major[-1]}" if major else "")
+                    + ")"
+                )
+                return [Reason("install", FAIL, text, "torch_releases")], None, []
             text = f"torch {pinned} is newer than the facts know (newest {releases[-1]})"
             return [Reason("install", UNKNOWN, text, "torch_releases")], None, []
         text = f"no torch release matches {line.torch}" + (

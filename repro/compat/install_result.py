@@ -64,6 +64,7 @@ class LineResult:
             "python": self.host.python,
             "platform": self.host.platform,
             "machine": self.host.machine,
+            "python_bits": self.host.bits,
             "torch": self.torch,
             "runtime": self.runtime,
             "summary": self.summary,
@@ -82,11 +83,13 @@ def host_of(
     python: str | None = None,
     platform: str | None = None,
     machine: str | None = None,
+    bits: int | None = None,
 ) -> Host:
-    """The interpreter to install into: ``python``/``platform``/``machine`` when given
-    (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``), else the
-    fingerprint's ``host.python``, ``host.os`` (``Windows`` -> windows, ``macOS``/``Darwin`` ->
-    macos, anything else linux) and ``host.arch`` (``uname -m``; x86_64 when absent)."""
+    """The interpreter to install into: ``python``/``platform``/``machine``/``bits`` when given
+    (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``,
+    ``--python-bits 32``), else the fingerprint's ``host.python``, ``host.os`` (``Windows`` ->
+    windows, ``macOS``/``Darwin`` -> macos, anything else linux) and ``host.arch`` (``uname -m``;
+    x86_64 when absent); a 64-bit interpreter unless told otherwise."""
     if python is None:
         parts = version(host_props.get(property_names.HOST_PYTHON))
         python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
@@ -100,5 +103,8 @@ def host_of(
             else "linux"
         )
     return Host(
-        python, platform, machine_of(machine or host_props.get(property_names.HOST_ARCH), platform)
+        python,
+        platform,
+        machine_of(machine or host_props.get(property_names.HOST_ARCH), platform),
+        bits or 64,
     )

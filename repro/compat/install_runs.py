@@ -85,6 +85,10 @@ def _variant_entry(facts: Facts, minor: str, runtime: str) -> tuple | None:
 # Runs here?
 
 
+#: ``host.os`` for each platform a line is judged for (what :func:`host_of` reads back).
+_OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}
+
+
 def run_reasons(
     host_props: Mapping[str, str],
     torch: str,
@@ -129,7 +133,11 @@ def run_reasons(
     variant = {property_names.VARIANT_RUNTIME: runtime, property_names.VARIANT_TORCH: torch}
     if arch_list:
         variant[property_names.RUNTIME_ARCH_LIST] = ",".join(arch_list)
-    reasons = list(predict(host_props, variant, None, facts).reasons)
+    # The platform the line is judged for (--platform, a conda line's Windows channels), not the
+    # fingerprint's OS: its driver floor is that platform's (a Windows driver's is the windows
+    # column of cuda_min_driver; pytorch/pytorch#27745 was judged on the linux one).
+    judged = {**host_props, property_names.HOST_OS: _OS_NAMES[host.platform]}
+    reasons = list(predict(judged, variant, None, facts).reasons)
     # A GPU without a known driver or capability: say what the build needs instead of unknown.
     missing = [
         r

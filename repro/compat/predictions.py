@@ -5,7 +5,8 @@ rests on them); the rules are those of compat-facts.md section 0:
 
 1. **driver vs CUDA runtime**: the NVIDIA driver must be at least the minor-version-compatibility
    minimum of the build's CUDA major (``cuda_min_driver.X.Y.family_min``). On WSL2 the driver
-   number is the Windows driver, so the ``windows`` columns apply (``host.wsl2`` = ``true``).
+   number is the Windows driver, so the ``windows`` columns apply (``host.wsl2`` = ``true``),
+   as on a native Windows host (``host.os`` Windows).
    Below it, an image that carries the CUDA forward-compatibility package still runs the build
    on data-centre GPUs (:mod:`repro.compat.forward_compat`): "pass via forward compatibility".
 2. **kernel image**: some ``sm_XY`` cubin of the build's arch list runs on the device per torch's
@@ -254,8 +255,9 @@ def _driver_check(
     wsl2: bool,
     gpus: Sequence[Gpu] = (),
     variant_props: Mapping[str, str] | None = None,
+    windows: bool = False,
 ) -> Reason:
-    platform = "windows" if wsl2 else "linux"
+    platform = "windows" if wsl2 or windows else "linux"
     if cuda is None:
         return Reason("driver", UNKNOWN, "the CUDA version of the build is unknown", cuda_fact)
     if version(driver) is None:
@@ -332,6 +334,7 @@ def _kernel_image_check(
     driver: str | None,
     cuda: str | None,
     wsl2: bool,
+    windows: bool = False,
 ) -> Reason:
     label = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "")
     code = _code(gpu.capability or "")
@@ -364,7 +367,7 @@ def _kernel_image_check(
         return Reason("kernel_image", FAIL, text, arch.fact, arch.all_unverified)
     item = verdict.entry
     unverified = arch.all_unverified or item in arch.unverified
-    platform = "windows" if wsl2 else "linux"
+    platform = "windows" if wsl2 or windows else "linux"
     needed, path = _toolkit_driver(facts, cuda, platform) if cuda else (None, None)
     if needed is None or version(driver) is None:
         text = (
@@ -396,6 +399,8 @@ def _cuda_checks(
     tag: str,
 ) -> list[Reason]:
     wsl2 = (host_props.get(property_names.WSL2) or "").strip().lower() == "true"
+    # A native Windows host's driver is a Windows driver too: the windows columns apply.
+    windows = "windows" in (host_props.get(property_names.HOST_OS) or "").lower()
     driver = (host_props.get(property_names.DRIVER_NVIDIA) or "").strip() or None
     cuda = _major_minor(variant_props.get(property_names.RUNTIME_CUDA))
     cuda_fact = "observed runtime.cuda"
@@ -409,7 +414,7 @@ def _cuda_checks(
                 f"{int(match.group(1))}.{match.group(2)}",
                 property_names.VARIANT_RUNTIME,
             )
-    reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props)]
+    reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props, windows)]
     arch = _arch_list(facts, variant_props, entry, "arch", "arch_lists", ("sm_", "compute_"))
     for gpu in gpus:
         code = _code(gpu.capability or "")
@@ -417,7 +422,7 @@ def _cuda_checks(
             support = _gpu_support_check(facts, driver, gpu, code)
             if support is not None:
                 reasons.append(support)
-        reasons.append(_kernel_image_check(facts, gpu, arch, driver, cuda, wsl2))
+        reasons.append(_kernel_image_check(facts, gpu, arch, driver, cuda, wsl2, windows))
     return reasons
 
 

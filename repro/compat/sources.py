@@ -44,11 +44,14 @@ DOWNLOAD = "https://download.pytorch.org/whl"
 @dataclass(frozen=True)
 class Host:
     """The interpreter a line is installed into: ``python`` "3.10" (None: unknown),
-    ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``."""
+    ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``,
+    ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
+    ``win_amd64``/``linux_x86_64``, whatever the CPU)."""
 
     python: str | None
     platform: str
     machine: str = "x86_64"
+    bits: int = 64
 
     @property
     def wheel_platform(self) -> str:
@@ -120,7 +123,9 @@ def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
     """The facts as of ``day``: views whose ``torch_releases`` hold only the releases out by
     then (:func:`release_day`; a release with no known day is kept), so PyPI's newest torch,
     the nightly line and every "nearest release" are those of that day; ``extra``'s ``as_of``
-    records the day."""
+    records the day and ``releases_ever`` every release the undated facts know (a pin that is
+    none of them and older than the newest was never released, not "too new")."""
+    ever = [str(r) for r in releases(facts, extra)]
     out = []
     for source in (facts, extra):
         table = source.get("torch_releases") or {}
@@ -132,7 +137,7 @@ def dated(facts: Facts, extra: Facts, day: date) -> tuple[Facts, Facts]:
             if keep:
                 kept[minor] = keep
         out.append(source.replaced("torch_releases", kept))
-    return out[0], out[1].replaced("as_of", day.isoformat())
+    return out[0], out[1].replaced("as_of", day.isoformat()).replaced("releases_ever", ever)
 
 
 def as_of(extra: Facts) -> str | None:
@@ -198,8 +203,14 @@ def pypi_pythons(facts: Facts, release: Version, host: Host) -> list[str] | None
 
 def _fits(facts: Facts, release: Version, host: Host) -> bool | None:
     """Whether a PyTorch-index wheel of ``release`` fits the host's Python: PyPI's Python set
-    for the platform, else Linux's (download.pytorch.org had Windows wheels before PyPI did)."""
+    for the platform, else Linux's on Windows (download.pytorch.org had Windows wheels before
+    PyPI did). A macOS release PyPI has no wheel of is on no index either: the indexes' macOS
+    wheels are PyPI's CPU wheels, so Intel Macs end with 2.2.2 there too (pytorch/pytorch#127870:
+    'no build seems to exist in the index https://download.pytorch.org/whl/torch/'; the macOS
+    x86 deprecation of pytorch/pytorch#114602; RedditVideoMakerBot#2117's whl/test/cpu line)."""
     pythons = pypi_pythons(facts, release, host)
+    if pythons == [] and host.platform == "macos":
+        return False
     if not pythons:
         linux = facts.get("pypi_python", str(release.public), "linux")
         pythons = [str(p) for p in linux] if linux else None
@@ -260,7 +271,26 @@ def index_offers(
                 else Facts.name("torch_variants", _minor_of(release), "variants")
             )
             out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
+        if stable_page and _windows_unlabelled(facts, release, host):
+            # The page's unlabelled Windows wheel of the release's default build
+            # (find_links_pages.windows_unlabelled; pytorch/pytorch#54172, #31243).
+            default = str(facts.get("torch_variants", _minor_of(release), "pypi_default") or "")
+            if default in published and platform_has(facts, extra, release, default, host):
+                fact = "find_links_pages.windows_unlabelled"
+                fits = _fits(facts, release, host)
+                out.append(Offer(Version(str(release.public)), default, url, fits, False, fact))
     return out
+
+
+def _windows_unlabelled(facts: Facts, release: Version, host: Host) -> bool:
+    """Whether a ``torch_stable.html`` page lists ``release`` for Windows also without a label
+    (its default build): releases ``find_links_pages.windows_unlabelled`` spans, before PyPI
+    had Windows wheels."""
+    span = facts.get("find_links_pages", "windows_unlabelled")
+    if host.wheel_platform != "windows" or not isinstance(span, Mapping):
+        return False
+    first, last = parse_version(str(span.get("from"))), parse_version(str(span.get("through")))
+    return first is not None and last is not None and first <= release <= last
 
 
 def patch_matrix_read(facts: Facts, extra: Facts, release: Version) -> bool:
@@ -387,7 +417,8 @@ def index_root_page(url: str) -> bool:
 def index_kind(url: str, extra: Facts) -> str:
     """``pytorch`` (download.pytorch.org or a path-for-path mirror), ``pypi`` (PyPI or a mirror
     of it: compat-extra ``pypi_hosts``, a host or a host and path prefix), ``jetson``
-    (``jetson.indexes``) or ``unknown``."""
+    (``jetson.indexes``), ``no_torch`` (an index of other packages only: compat-extra
+    ``no_torch_hosts``, NVIDIA's CUDA library indexes) or ``unknown``."""
     if is_pytorch_index(url) or "download.pytorch.org" in url:
         return "pytorch"
     parsed = urlparse(url.strip() if "://" in url else f"https://{url.strip()}")
@@ -399,6 +430,9 @@ def index_kind(url: str, extra: Facts) -> str:
     for entry in (str(h).rstrip("/") for h in extra.get("pypi_hosts") or ()):
         if at == entry or at.startswith(entry + "/"):
             return "pypi"
+    for entry in (str(h).rstrip("/") for h in extra.get("no_torch_hosts") or ()):
+        if at == entry or at.startswith(entry + "/"):
+            return "no_torch"
     return "unknown"
 
 
@@ -439,6 +473,8 @@ def sources(
             groups.append((url, pypi_offers(facts, extra, host)))
         elif kind == "jetson":
             jetson.append(url)
+        elif kind == "no_torch":
+            groups.append((url, []))  # NVIDIA's CUDA library wheels, no torch
         else:
             unknown.append(url)
     if not replaced:
