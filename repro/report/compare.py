@@ -22,8 +22,8 @@ judged on the threshold alone (issue 29: two runs of one build on a 2-core host 
 BASE and CAND are matrix.json files or results directories (merged in memory with
 ``repro.report.merge.build_report``); ``--base-run``/``--cand-run`` pool more runs of the same
 build into a side (:func:`pool`: worst outcome per case, every run's rates, so the spread between
-runs is weighed: on the 2-core host one run per side flagged 26 false drops in 45 pairs of one
-build, two runs per side none in 10, benchmarks/metric_stability.py). A matrix.json is read as a stream
+runs is weighed: on the quiet 2-core VM one run per side flagged false drops in 27 of 45 pairs
+of one build, two runs per side in 2 of 10, benchmarks/metric_stability.py). A matrix.json is read as a stream
 (``repro.report.stream``) straight into the compact index compare works on (:class:`Side`),
 never as a whole dict: memory grows with the cases kept (about 0.5 KB each, at most
 ``repro.report.stream.MAX_MATRIX_CASES`` per side, else one-line ConfigError), not with the
