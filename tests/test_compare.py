@@ -510,10 +510,18 @@ def test_pool_keeps_every_cell_the_newest_stamp_and_counts_runs():
 
 
 @pytest.mark.slow
-def test_two_real_runs_of_one_build_report_no_throughput_drop(tmp_path):
-    """Issue 29 acceptance: two real runs of the CPU dataloader cases (in-process, fork with 2
-    workers with and without persistence, spawn with 2 persistent workers) of one build compare
-    with no throughput drop counted; every case carries both steady figures with their spread."""
+def test_two_real_runs_of_one_build_are_judged_by_the_documented_rule(tmp_path):
+    """Issue 29: two real runs of the CPU dataloader cases (in-process, fork with 2 workers with
+    and without persistence, spawn with 2 persistent workers) of one build: no regression, every
+    case carries both steady figures with their spread and host_busy, and every rate past the
+    threshold is judged by the documented rule (a counted drop is past the threshold and the two
+    spreads, its CPU-time twin dropped too; what is not counted says why and its figures agree).
+
+    Whether two single runs of one build show *no* drop at all is a property of the host, not
+    of this code: on this project's 2-core VM one build's it per CPU second moves up to 41 %
+    between quiet runs, and benchmarks/metric_stability.py found false drops in 27 of 45 such
+    pairs (two runs pooled per side: 2 of 10). So that figure is measured there, not asserted
+    here (it failed two CI runs when it was): speed is measured in benchmarks/."""
     from conftest import run_cli, write_matrix
 
     write_matrix(tmp_path, "dataloader: {params: {device: [cpu]}}\n")
@@ -524,10 +532,24 @@ def test_two_real_runs_of_one_build_report_no_throughput_drop(tmp_path):
     for name in ("base", "cand"):
         done = run_cli("run", "--no-doctor", "--results-dir", name, *selected, cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
-    done = run_cli("compare", "base", "cand", "--json", "--fail-on-throughput", cwd=tmp_path)
+    done = run_cli("compare", "base", "cand", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
-    assert done.returncode == 0, (result["throughput_drops"], done.stderr[-2000:])
-    assert result["summary"]["regressions"] == 0 and result["throughput_drops"] == []
+    assert result["summary"]["regressions"] == 0 and result["regressions"] == []
+    assert (result["base"]["runs"], result["cand"]["runs"]) == (1, 1)
+    counted = {(d["case"], d["metric"]) for d in result["throughput_drops"]}
+    for entry in result["throughput_drops"] + result["throughput_noise"]:
+        assert entry["change"] < -result["threshold"]
+        assert (entry["base_runs"], entry["cand_runs"], entry["base_samples"]) == (1, 1, 5)
+        past_spread = entry["base"] - entry["cand"] > entry["spread"]
+        if (entry["case"], entry["metric"]) in counted:
+            assert entry["basis"] == compare_mod.PAST_BOTH and past_spread
+            if entry["metric"] == "steady_it_per_s":
+                assert (entry["case"], "steady_it_per_cpu_s") in counted
+        elif entry["basis"] == compare_mod.WITHIN_SPREAD:
+            assert not past_spread
+        else:
+            assert entry["basis"].startswith(("the run got less CPU", "the host was busy"))
     merged = build_report([tmp_path / "base"], predict=False)
     cases = [c for cell in merged.cells for c in cell.cases]
     assert len(cases) == 4
