@@ -15,7 +15,7 @@ default 20 % threshold):
   miss.
 
 With ``--per-side K`` a side is K consecutive runs of one kind pooled (``repro compare BASE
---base-run ... --cand-run ...``, ``repro.report.compare.pool``), so the spread between runs is
+--base-run ... --cand-run ...``, ``repro.report.sides.pool``), so the spread between runs is
 weighed: ``--runs`` runs of each kind make ``--runs / K`` sides of each kind, compared as above.
 
 Prints each run's figures per case (median ±spread over 5 windows), the wall and CPU seconds of
@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from repro import measurement  # noqa: E402
 from repro.report import compare as compare_mod  # noqa: E402
+from repro.report import sides  # noqa: E402
 from repro.report.merge import build_report  # noqa: E402
 from repro.scenarios.dataloader import SLOWDOWN_ENV  # noqa: E402
 
@@ -72,13 +73,13 @@ def run(results: Path, config: str, patterns: list[str], slowdown: int) -> tuple
 _MATRICES: dict[Path, dict] = {}
 
 
-def side(group: tuple[Path, ...]) -> compare_mod.Side:
+def side(group: tuple[Path, ...]) -> sides.Side:
     """A fresh :class:`~repro.report.compare.Side` of the runs in ``group`` pooled (pooling
     reuses the sides' indexes, so each comparison gets its own)."""
     for results in group:
         if results not in _MATRICES:
             _MATRICES[results] = build_report([results], predict=False).matrix
-    return compare_mod.pool([compare_mod.side_of(_MATRICES[r], str(r)) for r in group])
+    return sides.pool([sides.side_of(_MATRICES[r], str(r)) for r in group])
 
 
 def name(group: tuple[Path, ...]) -> str:

@@ -11,6 +11,7 @@ from repro.cli.main import main as repro_main
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome
 from repro.report import compare as compare_mod
+from repro.report import sides
 from repro.report.compare import compare
 from repro.report.merge import build_report
 from repro.report.outputs import write_outputs
@@ -495,18 +496,18 @@ def test_pool_keeps_every_cell_the_newest_stamp_and_counts_runs():
         cell = {"host": HOST, "variant": variant, "state": "passed", "cases": [item]}
         return {"generated_at": stamp, "cells": [cell]}
 
-    sides = [
-        compare_mod.side_of(matrix("a", "2026-11-27T10:00:00Z", 100.0), "one"),
-        compare_mod.side_of(matrix("b", "2026-11-27T12:00:00Z", 80.0), "two"),
-        compare_mod.side_of(matrix("a", "2026-11-27T11:00:00Z", 60.0), "three"),
+    runs = [
+        sides.side_of(matrix("a", "2026-11-27T10:00:00Z", 100.0), "one"),
+        sides.side_of(matrix("b", "2026-11-27T12:00:00Z", 80.0), "two"),
+        sides.side_of(matrix("a", "2026-11-27T11:00:00Z", 60.0), "three"),
     ]
-    pooled = compare_mod.pool(sides)
+    pooled = sides.pool(runs)
     assert pooled.runs == 3 and pooled.generated_at == "2026-11-27T12:00:00Z"
     assert sorted(pooled.index) == [(HOST, "a"), (HOST, "b")]
     [loader] = pooled.index[(HOST, "a")].values()
     assert [m.median for m in loader.metrics["it_per_s"]] == [100.0, 60.0]
     with pytest.raises(ValueError):
-        compare_mod.pool([])
+        sides.pool([])
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from conftest import cases_by_name, cli_env, only_run_dir, write_matrix
 from repro.junit.writer import write_junit
 from repro.outcomes import CaseResult, Outcome, Totals, totals_line
 from repro.report import compare as compare_mod
+from repro.report import sides
 from repro.report.markdown import render_markdown
 from repro.report.merge import build_report
 from repro.report.merge import totals_line as report_totals_line
@@ -192,7 +193,7 @@ def test_compare_tells_flaky_from_regressed(tmp_path):
     cand = _write(
         tmp_path / "cand", [_flaky_case("planted[kind=a]"), _red_every_time("planted[kind=b]")]
     )
-    result = compare_mod.compare(compare_mod.load_side(base), compare_mod.load_side(cand))
+    result = compare_mod.compare(sides.load_side(base), sides.load_side(cand))
     assert [r["case"] for r in result["flaky"]] == ["planted[kind=a]"]
     assert result["flaky"][0]["first_signature"] == "planted_first"
     assert [r["case"] for r in result["regressions"]] == ["planted[kind=b]"]
@@ -205,6 +206,6 @@ def test_compare_tells_flaky_from_regressed(tmp_path):
 def test_compare_a_flaky_candidate_alone_does_not_fail(tmp_path):
     base = _write(tmp_path / "base", [CaseResult("planted", "planted[kind=a]", Outcome.PASSED)])
     cand = _write(tmp_path / "cand", [_flaky_case("planted[kind=a]")])
-    result = compare_mod.compare(compare_mod.load_side(base), compare_mod.load_side(cand))
+    result = compare_mod.compare(sides.load_side(base), sides.load_side(cand))
     assert result["regressions"] == [] and result["summary"]["flaky"] == 1
     assert compare_mod.exit_code(result) == 0

@@ -20,7 +20,7 @@ from repro.junit.writer import STALE_TEMP_AGE_S, sweep_stale_temps
 from repro.measurement import Measurement
 from repro.outcomes import Outcome
 from repro.report import compare as compare_mod
-from repro.report import json_tokens, stream
+from repro.report import json_tokens, sides, stream
 from repro.report.merge import build_report
 from repro.report.outputs import render_json, write_outputs
 
@@ -56,7 +56,7 @@ def test_a_streamed_side_compares_exactly_as_the_whole_file(tmp_path):
     results = []
     for left, right in ((base, cand), (cand, base), (_with_a_repeated_cell(base), cand)):
         whole = compare_mod.compare(json.loads(left.read_text()), json.loads(right.read_text()))
-        streamed = compare_mod.compare(compare_mod.read_side(left), compare_mod.read_side(right))
+        streamed = compare_mod.compare(sides.read_side(left), sides.read_side(right))
         assert streamed == whole
         results.append(whole)
     assert results[0]["summary"]["regressions"] == 1 and results[0]["throughput_drops"]
@@ -103,7 +103,7 @@ HOSTILE = {
 def test_a_hostile_matrix_is_one_line_config_error(tmp_path, name):
     text, fragment = HOSTILE[name]
     path = _write(tmp_path, text)
-    for read in (compare_mod.read_side, stream.read_states):
+    for read in (sides.read_side, stream.read_states):
         with pytest.raises(ConfigError) as raised:
             read(path)
         message = str(raised.value)
@@ -119,7 +119,7 @@ def test_keys_with_dots_never_pass_for_cells_or_cases(tmp_path):
         '"cases.item": {"scenario": "s", "case": "c", "outcome": "failed"}}], '
         '"cells.item": {"host": "forged", "cases": [{"outcome": "failed"}]}}',
     )
-    side = compare_mod.read_side(path)
+    side = sides.read_side(path)
     assert side.index == {("h", "v"): {}}
     assert [c["host"] for c in stream.read_states(path)["cells"]] == ["h"]
 
@@ -131,14 +131,14 @@ def test_a_fifo_or_device_is_refused_at_once(tmp_path, kind):
         path = tmp_path / "matrix.json"
         os.mkfifo(path)
     with pytest.raises(ConfigError, match="not a regular file"):
-        compare_mod.read_side(path)
+        sides.read_side(path)
 
 
 def test_the_case_and_cell_caps_hold(tmp_path, monkeypatch):
     path = _matrix(tmp_path, "base", baseline())
     monkeypatch.setattr(stream, "MAX_MATRIX_CASES", 3)
     with pytest.raises(ConfigError, match="over 3 cases"):
-        compare_mod.read_side(path)
+        sides.read_side(path)
     assert stream.read_states(path)["cells"]  # cases are not kept there: no case cap
     monkeypatch.setattr(stream, "MAX_MATRIX_CELLS", 0)
     with pytest.raises(ConfigError, match="over 0 cells"):
@@ -147,7 +147,7 @@ def test_the_case_and_cell_caps_hold(tmp_path, monkeypatch):
 
 def test_only_rate_metrics_are_kept_for_comparison(tmp_path):
     results = [case("dataloader[w=2]", Outcome.PASSED, it_per_s=10.0)]
-    side = compare_mod.read_side(_matrix(tmp_path, "base", results))
+    side = sides.read_side(_matrix(tmp_path, "base", results))
     [cases] = side.index.values()
     [kept] = cases.values()
     # first_batch_s is never compared; a figure without .n was measured once (no spread)
@@ -225,8 +225,8 @@ def test_a_huge_string_is_cut_and_the_matrix_still_compares(tmp_path):
     assert red["message"].startswith(cut["message"]) and cut["message"].startswith('é\\"x')
     assert len(cut["message"].encode()) <= json_tokens.MAX_STRING_BYTES
     assert [c["case"] for c in seen] == [c["case"] for cell in data["cells"] for c in cell["cases"]]
-    side = compare_mod.read_side(path)
-    assert side.index.keys() == compare_mod.read_side(path).index.keys()
+    side = sides.read_side(path)
+    assert side.index.keys() == sides.read_side(path).index.keys()
 
 
 def test_repros_own_matrix_passes_the_token_filter_byte_for_byte(tmp_path):
@@ -240,7 +240,7 @@ def test_repros_own_matrix_passes_the_token_filter_byte_for_byte(tmp_path):
 
 def test_a_number_longer_than_the_cap_is_a_one_line_error(tmp_path):
     path = _write(tmp_path, HEAD + '"cells": [{"cases": [], "x": ' + "1" * 100_000 + "}]}")
-    for read in (compare_mod.read_side, stream.read_states):
+    for read in (sides.read_side, stream.read_states):
         with pytest.raises(ConfigError, match=r"not a matrix.json: a number or literal of over"):
             read(path)
 

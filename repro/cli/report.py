@@ -19,6 +19,7 @@ from repro.cli import options
 from repro.errors import EXIT_CASES_FAILED, EXIT_OK, ConfigError, FatalError
 from repro.junit.files import file_kind
 from repro.report import compare as compare_mod
+from repro.report import sides
 from repro.report.annotations import github_annotations
 from repro.report.history import archive_previous, load_history
 from repro.report.merge import build_report, report_totals
@@ -174,8 +175,8 @@ def run_compare(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
     args.base, args.cand = Path(args.base), Path(args.cand)
     try:
-        base = compare_mod.load_sides([args.base, *map(Path, args.base_runs)], config)
-        cand = compare_mod.load_sides([args.cand, *map(Path, args.cand_runs)], config)
+        base = sides.load_sides([args.base, *map(Path, args.base_runs)], config)
+        cand = sides.load_sides([args.cand, *map(Path, args.cand_runs)], config)
     except OSError as exc:
         raise ConfigError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
     result = compare_mod.compare(
