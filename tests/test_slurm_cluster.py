@@ -160,6 +160,13 @@ def _matrix(root: Path) -> dict:
     return json.loads((root / "matrix.json").read_text())
 
 
+def _report_logs(root: Path) -> str:
+    """The report job's log and every run.json of a results root: what a failure shows."""
+    parts = [f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+             for p in sorted(root.glob(".slurm/*/logs/report-*.out")) + sorted(root.glob("*/run.json"))]  # fmt: skip
+    return "\n".join(parts)
+
+
 def _cases(matrix: dict) -> list[dict]:
     return [case for cell in matrix["cells"] for case in cell["cases"]]
 
@@ -215,6 +222,7 @@ def test_a_task_killed_at_its_time_limit_is_a_red_cell_with_the_cases_it_finishe
 
 def test_a_cancelled_task_is_infra_slurm_cancelled(runs):
     cases = {c["case"]: c for c in _cases(_matrix(runs.root / "r-cancel"))}
+    assert "slurm_task" in cases, _report_logs(runs.root / "r-cancel")
     assert cases["slurm_task"]["signature"] == "infra.slurm_cancelled"
     assert cases["quick"]["outcome"] == "passed"
 
@@ -257,6 +265,7 @@ def test_a_task_on_a_node_that_fails_is_infra_slurm_node_fail(runs, cluster):
         assert time.monotonic() < deadline, cluster.run("sinfo", check=False).stdout
         time.sleep(1)
     cases = {c["case"]: c for c in _cases(_matrix(runs.root / "r-node"))}
+    assert "slurm_task" in cases, _report_logs(runs.root / "r-node")
     assert cases["slurm_task"]["signature"] == "infra.slurm_node_fail", cases["slurm_task"]
     assert "Reason=NodeDown" in cases["slurm_task"]["message"]
     assert cases["quick"]["outcome"] == "passed"

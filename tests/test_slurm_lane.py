@@ -646,6 +646,23 @@ def test_a_newer_run_of_the_same_lane_replaces_the_scheduler_cell_but_not_anothe
     assert left[0] in by_lane["venv"].cases
 
 
+@pytest.mark.parametrize("state", ["NODE_FAIL", "CANCELLED"])
+def test_a_cell_ending_its_run_in_the_second_it_started_still_shows(tmp_path, state):
+    """run.json stamps have one-second resolution: a task cancelled or on a node that failed in
+    the second its run started (seen in CI under load: the cell's ``started`` equalled the
+    partial run's, and the path tie-break put the run after its own cell, hiding the cell)."""
+    record = _submission(tmp_path, lanes=("host",))
+    _write_partial_run(record.run_dir(record.arrays[0], 0), "host", 1, 3, finished=False)
+    found = cells.collect(
+        record, FixedStates({("4", 0): _state(0, state, end="2026-11-27T12:00:05Z")}), _VARIANTS
+    )
+    info = json.loads((found[0].cell / "run.json").read_text())
+    assert info["started"] == "2026-11-27T12:00:05Z"  # the same second as the run's start
+    assert info["closes"] == record.run_dir(record.arrays[0], 0).name
+    (cell,) = build_report([tmp_path]).cells
+    assert sorted(c.scenario for c in cell.cases) == ["quick", "slurm"]
+
+
 def test_status_rows_name_state_run_directory_and_cell(tmp_path):
     record = _submission(tmp_path)
     _write_partial_run(record.run_dir(record.arrays[0], 0), "host", 1, 3, finished=False)

@@ -286,6 +286,8 @@ class FileReader:
         record.origin = origin
         if sidecar is not None and isinstance(sidecar.get("started"), str):
             record.run_started = truncate(sidecar["started"], MAX_KEY_CHARS)
+        if sidecar is not None and isinstance(sidecar.get("closes"), str):
+            record.closes = truncate(sidecar["closes"], MAX_KEY_CHARS)
         record.variant_properties.update(variant_props)
         try:
             if self.source.refused:

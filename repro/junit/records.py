@@ -160,6 +160,9 @@ class InputRecord:
     variant_properties: dict[str, str] = field(default_factory=dict)
     #: ``started`` from our run.json sidecar; None for foreign files.
     run_started: str | None = None
+    #: ``closes`` from run.json: the run_id of the run whose end this one records (a Slurm
+    #: scheduler cell), or None. Ordered after runs started in the same second.
+    closes: str | None = None
     #: Why our run did not finish (run.json: interrupted, no finish time, fewer cases done than
     #: planned), or None. A partial run adds its cases and never hides older ones.
     partial: str | None = None

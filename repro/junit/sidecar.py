@@ -8,8 +8,14 @@ run from a partial one (whose cases never hide older results). Shape (schema 1):
     {"schema": 1, "run_id": str, "host_key": str, "started": "YYYY-MM-DDTHH:MM:SSZ",
      "finished": str | null, "repro_version": str, "cases_total": int, "cases_done": int,
      "interrupted": true (only after Ctrl-C),
+     "closes": str (only in a cell that records how another run ended: that run's run_id),
      "variant": {"id": str, "runtime": str, "torch": str, "accelerator": str, "source": str},
      "junit": {"file": "junit.xml", "sha256": str, "bytes": int}}
+
+``closes`` is written by a cell that records how another run of its lane ended (a Slurm
+scheduler cell, ``repro.slurm.cells``): ``started`` has one-second resolution, so a task ended
+in the second its run started gives both the same stamp, and the report orders a run that
+closes another after every run started in the same second (``repro.report.merge``).
 
 ``junit`` (issue 32) is the run's result: the file its runner wrote (always ``junit.xml`` in the
 run directory), with the SHA-256 (64 lowercase hex digits) and size of the bytes it last wrote,

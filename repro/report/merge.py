@@ -90,7 +90,9 @@ def _lane(record: InputRecord) -> str:
 def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseRecord]]:
     """Merge our runs per (host, variant, lane, case id): the newest result of each case wins.
 
-    Runs are ordered by run.json ``started`` (then path); a case an older run of the same lane
+    Runs are ordered by run.json ``started``, then a run that closes another (``closes``: a
+    scheduler cell, newer than the run it ends even when both carry the same second), then
+    path; a case an older run of the same lane
     shares with a newer one is superseded, every other case of the older run stays. So ``repro
     run -k losses`` then ``repro run -k fork_safety`` shows both, and a partial run
     (interrupted, see ``InputRecord.partial``) adds the cases it finished without hiding the
@@ -113,7 +115,7 @@ def _supersede_older_runs(records: list[InputRecord]) -> dict[int, list[CaseReco
         groups.setdefault((record.host, record.variant, _lane(record)), []).append(record)
     kept: dict[int, list[CaseRecord]] = {}
     for group in groups.values():
-        group.sort(key=lambda r: (r.run_started or "", r.path), reverse=True)
+        group.sort(key=lambda r: (r.run_started or "", r.closes is not None, r.path), reverse=True)
         newest: dict[tuple[str, str], str] = {}  # (scenario, case) -> path of its newest run
         for position, record in enumerate(group):
             cases, by, doctor_by = [], Counter[str](), Counter[str]()

@@ -177,10 +177,13 @@ def write_cell(
     fp: Fingerprint,
     log_path: Path | None,
     target: str,
+    closes: str | None = None,
 ) -> Path:
     """Write ``cell_dir`` (created; must not exist): ``junit.xml`` with the one ``error`` case,
     ``fingerprint.json`` and ``run.json`` keyed by the host and ``variant``. Returns the JUnit
-    path; raises FileExistsError when the cell exists, OSError when it cannot be written."""
+    path; raises FileExistsError when the cell exists, OSError when it cannot be written.
+    ``closes``: the run_id of the task's own (partial) run, when it wrote one: run.json's
+    ``closes``, so the report orders the cell after that run even within one second."""
     cell_dir.mkdir()
     # The variant as the task recorded it: id, runtime, torch, accelerator (no image fields).
     written = Variant(variant.id, variant.runtime, variant.accelerator, variant.torch, source="")
@@ -218,8 +221,9 @@ def write_cell(
     )
     junit = cell_dir / "junit.xml"
     write_junit(junit, [result], suite, hostname=fp.host.hostname or "")
-    # The cell is as new as the task's end, so it is newer than the task's own partial run and
-    # older than any later run of the same lane (which then replaces it).
+    # The cell is as new as the task's end, so it is newer than the task's own partial run (in
+    # the same second too: ``closes``) and older than any later run of the same lane (which
+    # then replaces it).
     when = (state.end if state else None) or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     write_run_info(
         cell_dir,
@@ -233,6 +237,7 @@ def write_cell(
             "repro_version": repro.__version__,
             "cases_total": 1,
             "cases_done": 1,
+            **({"closes": closes} if closes else {}),
         },
     )
     return junit
@@ -309,6 +314,7 @@ def collect(
                         fp=fp,
                         log_path=_log_file(submission, array, index),
                         target=array.target,
+                        closes=run.path.name if run.exists else None,
                     )
                     cell = cell_dir
             out.append(Collected(name, label, state, cell, found))
