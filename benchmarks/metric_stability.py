@@ -14,15 +14,17 @@ default 20 % threshold):
 - every plain run against every slowed run (N x N pairs): each case without a counted drop is a
   miss.
 
-With ``--per-side K`` a side is K consecutive runs of one kind pooled (``repro compare BASE
+With ``--repeat N`` each run is ``repro run --repeat N``: every case measured in N rounds, each
+in its own process, combined into the run's figure (``repro.runner.repeat``), so one run
+carries the spread between processes. With ``--per-side K`` a side is K consecutive runs of one kind pooled (``repro compare BASE
 --base-run ... --cand-run ...``, ``repro.report.sides.pool``), so the spread between runs is
 weighed: ``--runs`` runs of each kind make ``--runs / K`` sides of each kind, compared as above.
 
-Prints each run's figures per case (median ±spread over 5 windows), the wall and CPU seconds of
+Prints each run's figures per case (median ±spread over 5 windows per round), the wall and CPU seconds of
 each run, both counts, and how far each figure moved between runs of the same build and with
 the planted slowdown. Exit status 1 on a false alarm or a miss.
 
-    python benchmarks/metric_stability.py [--runs 5] [--per-side 1] [--slowdown 2]
+    python benchmarks/metric_stability.py [--runs 5] [--repeat 1] [--per-side 1] [--slowdown 2]
         [-k PATTERN ...] [--keep DIR [--reuse]]
 """
 
@@ -51,10 +53,12 @@ METRIC = "steady_it_per_s"
 CPU_METRIC = "steady_it_per_cpu_s"
 
 
-def run(results: Path, config: str, patterns: list[str], slowdown: int) -> tuple[float, float]:
+def run(
+    results: Path, config: str, patterns: list[str], slowdown: int, repeat: int = 1
+) -> tuple[float, float]:
     """One ``repro run`` into ``results``: ``(wall seconds, CPU seconds of its process tree)``."""
     argv = [sys.executable, "-m", "repro", "run", "--no-doctor", "--config", config]
-    argv += ["--results-dir", str(results)]
+    argv += ["--results-dir", str(results), "--repeat", str(repeat)]
     for pattern in patterns:
         argv += ["-k", pattern]
     env = dict(os.environ)
@@ -111,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--per-side", type=int, default=1, help="runs pooled into one side (default: 1)"
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="repro run --repeat N: each run measures every case N times (default: 1)",
+    )
     parser.add_argument("--threshold", type=float, default=compare_mod.DEFAULT_THRESHOLD * 100)
     parser.add_argument("--keep", metavar="DIR", help="keep the result trees under DIR")
     parser.add_argument(
@@ -130,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         plain, slowed = [], []
         print(
             f"{'run':<8} {'wall s':>7} {'cpu s':>7}  per case: {METRIC} / {CPU_METRIC}, "
-            "median ±spread (5 windows each)"
+            "median ±spread (5 windows per round)"
         )
         for index in range(args.runs):
             for kind, factor, into in (("plain", 1, plain), ("slow", args.slowdown, slowed)):
@@ -141,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                     wall = cpu = float("nan")
                 else:
                     results.mkdir(parents=True)
-                    wall, cpu = run(results, args.config, patterns, factor)
+                    wall, cpu = run(results, args.config, patterns, factor, args.repeat)
                 into.append(results)
                 cpu_figures = figures(results, CPU_METRIC)
                 shown = "  ".join(

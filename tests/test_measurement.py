@@ -56,3 +56,39 @@ def test_a_ratio_carries_both_relative_spreads():
 def test_only_the_codec_spells_the_suffixes():
     codec = REPO / "repro" / "measurement.py"
     assert spelled_outside(r"""["']\.(spread|n)["']""", codec) == []
+
+
+def test_repeat_rounds_combine_into_one_result():
+    """repro run --repeat (issue 29): each measurement over the rounds, single figures their
+    median, a round without a figure leaves it out, the worst round decides the outcome."""
+    from repro.outcomes import CaseResult, Outcome
+    from repro.runner.repeat import combine_rounds, is_measuring
+
+    def round_(rate: list[float], first_batch_s: float, log: str, **kw) -> CaseResult:
+        metrics = {**measurement.to_metrics("steady_it_per_s", measurement.summarize(rate)),
+                   "first_batch_s": first_batch_s}  # fmt: skip
+        return CaseResult("dataloader", "dl[x]", Outcome.PASSED, 2.0, metrics=metrics,
+                          log_path=log, **kw)  # fmt: skip
+
+    rounds = [round_([100, 102, 104], 0.5, "a.log"), round_([60, 61, 62], 0.7, "b.log"),
+              round_([90, 91, 92], 0.9, "c.log")]  # fmt: skip
+    assert all(is_measuring(r) for r in rounds)
+    one = combine_rounds(rounds)
+    got = measurement.from_metrics(one.metrics, "steady_it_per_s")
+    # medians 102, 61, 91 -> 91; their IQR (inclusive quartiles) 20.5 beats each round's 1-2
+    assert (got.median, got.spread, got.n) == (91, 20.5, 9)
+    assert one.metrics["first_batch_s"] == 0.7 and one.duration_s == 6.0
+    assert one.properties == {"repro.repeats": "3", "repro.repeat_logs": "b.log c.log"}
+    assert one.outcome is Outcome.PASSED and one.log_path == "a.log"
+
+    red = CaseResult("dataloader", "dl[x]", Outcome.CRASHED, 1.0, signature="worker_killed",
+                     log_path="d.log")  # fmt: skip
+    worst = combine_rounds([rounds[0], red])
+    assert (worst.outcome, worst.signature, worst.log_path) == (
+        Outcome.CRASHED, "worker_killed", "d.log",
+    )  # fmt: skip
+    assert worst.properties["repro.repeats"] == "2"
+    assert not is_measuring(red)
+    assert not is_measuring(CaseResult("losses", "l[x]", Outcome.PASSED, metrics={"loss": 1.0}))
+    with pytest.raises(ValueError):
+        combine_rounds([])

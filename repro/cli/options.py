@@ -322,6 +322,17 @@ OPTIONS: Mapping[str, Option] = {
             default=0,
         ),
         Option(
+            "repeat",
+            ("--repeat",),
+            "measure each case that records a rate (dataloader's steady it/s) N times, in N "
+            "rounds each in a new process, the later rounds after the other cases; its figures "
+            "are then the median of the rounds with the spread between them, what repro compare "
+            "weighs a drop against (as asv runs each benchmark in several processes) (default: 1)",
+            metavar="N",
+            type=bounded(bounds.REPEATS),
+            default=1,
+        ),
+        Option(
             "properties",
             ("--property",),
             "extra testsuite property, e.g. variant.image=sha256:... (repeatable)",

@@ -26,6 +26,10 @@ baseline run without it); slow_pass passes after 1.5 s.
 Parallel kinds (issue 13): window (sleeps 1 s and writes when it ran and its torch thread count
 to ``$REPRO_PLANTED_STATE/<kind>.json``) and alone (the same, declared ``EXCLUSIVE``).
 
+Rate kinds (issue 29, ``repro run --repeat``): rate records the measurement
+``planted_it_per_s`` with samples 10k..10k+4 on its k-th attempt (counted in
+``$REPRO_PLANTED_STATE``); rate_red_later does the same but fails on its second attempt.
+
 Result kinds (issue 32): override (writes ``override.xml`` beside its run's junit.xml, and one
 in ``logs/``, restating itself as passed under the run's host and variant, then fails; the
 results root is ``$REPRO_PLANTED_RESULTS``).
@@ -68,6 +72,16 @@ def run(ctx, params) -> None:
         path = os.path.join(os.environ["REPRO_PLANTED_STATE"], params["kind"] + ".json")
         with open(path, "w") as handle:
             json.dump(record, handle)
+        return
+    if kind in ("rate", "rate_red_later"):
+        counter = os.path.join(os.environ["REPRO_PLANTED_STATE"], kind + ".attempts")
+        with open(counter, "a+") as attempts:
+            attempts.write("x")
+            attempts.seek(0)
+            attempt = len(attempts.read())
+        if kind == "rate_red_later" and attempt == 2:
+            raise AssertionError("planted failure on the second attempt")
+        ctx.measurement("planted_it_per_s", [10.0 * attempt + i for i in range(5)])
         return
     if kind == "slow_pass":  # a second and a half: a TTY shows its line redrawn in place
         time.sleep(1.5)
