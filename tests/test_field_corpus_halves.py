@@ -309,7 +309,12 @@ def test_an_error_beside_a_pasted_stack_is_the_failure_not_a_hang():
 
 
 def test_a_collective_named_in_prose_without_a_stack_is_not_a_hang():
-    assert classify("my script hangs in barrier after epoch 3, any idea?\n").clean
+    # No row's stack and no NCCL job's lines: not a hang.* row. Since round six (rule 7) the
+    # person's "hangs" is no longer "no failure found" either: an unknown failure, said plainly.
+    found = classify("my script hangs in barrier after epoch 3, any idea?\n")
+    assert not found.name.startswith("hang")
+    assert found.name == engine.UNKNOWN and not found.clean
+    assert found.coarse.startswith("a hang (in the person's words")
 
 
 def test_the_watchdog_reads_the_new_stack_patterns_too():

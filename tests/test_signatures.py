@@ -1702,3 +1702,96 @@ def test_cuda_oom_in_the_persons_words_names_the_rank_the_launcher_reports() -> 
     )
     result = classify(text)
     assert result.name == "oom" and result.line_no == 1
+
+
+# Rule 7 (issue 30, round six): a failure only the person's words tell, in a log whose lines show
+# none, is an unknown failure with that line deciding, not "no failure found". Texts from the
+# studied fifth test set, whose first-sight records the rule was fitted on.
+DESCRIBED_FAILURES = [
+    # mkocabas/VIBE#83: the shell's Killed, in the person's sentence.
+    (
+        "After processing all the datasets, I try to run the train command, but it ends with"
+        " Killed error again..\nOutput of nvidia-smi:\n",
+        "killed",
+    ),
+    # deepinsight/insightface#2262: the loss turned NaN in the training log.
+    (
+        "Training: 2023-03-14 09:08:43,293-Speed 2178.40 samples/sec   Loss nan   LearningRate"
+        " 0.001000\n",
+        "NaN in training",
+    ),
+    # espnet/espnet#3237: the trainer's own warning, quoted in the person's sentence.
+    (
+        "i try to use mix precision to training and set use_amp: true.\nhowever , it's just print"
+        ' " WARNING: The grad norm is nan. Skipping updating the model" in the log\n',
+        "NaN in training",
+    ),
+    # ROCm/TheRock#3044: the title names an HSA error only in words.
+    (
+        "[Issue]: [gfx1103] HSA_ERROR_INVALID_ISA error occurred during calculation in FP16\n",
+        "an error",
+    ),
+    # NVIDIA/nccl#1126 without its NCCL lines: a hang in a log that is no NCCL job's (rule 6
+    # does not apply), still no clean run.
+    ("Training is stuck at epoch 3, nothing printed for an hour.\nEpoch 3/10\n", "a hang"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), DESCRIBED_FAILURES)
+def test_a_failure_only_the_persons_words_tell_is_unknown_not_clean(text: str, kind: str) -> None:
+    result = classify(text)
+    assert result.name == UNKNOWN and not result.clean
+    assert result.coarse.startswith(kind) and "in the person's words" in result.coarse
+    assert result.line_no is not None
+    assert result.message == text.splitlines()[result.line_no - 1].strip()
+
+
+def test_log_lines_that_say_failed_or_cannot_in_a_working_run_stay_clean() -> None:
+    # What the corpora's clean logs hold (horovod/horovod#685, vidur#49, pytorch/pytorch#2757):
+    # log lines, not a person saying the run failed.
+    clean = (
+        "NCCL WARN Call to ibv_open_device failed\n"
+        "[W socket.cpp:401] [c10d] The server socket cannot be initialized on [::]:29500 (errno:"
+        " 97 - Address family not supported by protocol).\n"
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+        "Epoch 3/10 loss 0.412\n"
+    )
+    assert classify(clean).clean
+    # A failure the log shows keeps its own decisive line; the person's words do not replace it.
+    shown = "My training was killed, see below.\nRuntimeError: CUDA error: unknown error\n"
+    result = classify(shown)
+    assert result.message == "RuntimeError: CUDA error: unknown error"
+
+
+# facebookresearch/DeepSDF#40 (the studied fifth test set): the traceback pasted inside inline
+# code, an error no row names, then the C++ abort that error caused.
+DEEPSDF_40 = """when I'm running "train_deep_sdf.py" in epoch 26, the error occurs.
+`Traceback (most recent call last):
+  File "train_deep_sdf.py", line 501, in main_function
+    chunk_loss = loss_l1(pred_sdf, sdf_gt[i].cuda()) / num_sdf_samples
+RuntimeError: CUDA error: unspecified launch failure
+terminate called after throwing an instance of 'c10::Error'
+  what():  CUDA error: unspecified launch failure (insert_events at THCCachingAllocator.cpp:470)
+frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x45 (0x7f16 in libc10.so)
+"""
+
+
+def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
+    """Rule 4b: "terminate called" only follows the error; an error no row names is unknown,
+    its exception deciding (and a traceback inside backticks is a traceback)."""
+    result = classify(DEEPSDF_40)
+    assert result.name == UNKNOWN
+    assert result.message == "RuntimeError: CUDA error: unspecified launch failure"
+    assert result.coarse == "a CUDA error"
+    # With no Python exception before it the abort is all there is (gs-sdf's libtorch abort).
+    alone = DEEPSDF_40.split("terminate called", 1)[1]
+    assert classify("terminate called" + alone).name == "cpp_terminate"
+    # A KeyboardInterrupt before the watchdog's timeout is no failure of its own.
+    interrupted = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 9, in <module>\n'
+        "KeyboardInterrupt\n"
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1,"
+        " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
+    )
+    assert classify(interrupted).name == "nccl_timeout"

@@ -292,6 +292,17 @@ class _Scanner:
                     kept,
                     tuple(self.notes),
                 )
+        if winner is None and not evidence:
+            described = self._issue30.described_failure()
+            if described is not None:
+                # Rule 7 (issue 30, round six): nothing matched and no line of the log shows a
+                # failure, but the person says one happened (killed, stuck, NaN loss, "I got
+                # this error"): not "no failure found" but an unknown failure, that line deciding.
+                line_no, line, coarse = described
+                return Classification(
+                    UNKNOWN, _clip(line), line_no, "", "", kept, tuple(self.notes), True,
+                    coarse=coarse,
+                )  # fmt: skip
         if winner is None:
             return Classification(
                 UNKNOWN,
@@ -560,4 +571,21 @@ class _Scanner:
             # kernel-log evidence print in runs that pass; when an unmatched exception is what
             # failed the run, report it as unknown with its own line, not under a bystander.
             return None
+        if self._tier(best) == _TIER_BY_KIND[SECONDARY] and self._unnamed_before(best.line_no):
+            # Rule 4b (issue 30, round six): a secondary row (terminate called, the NCCL
+            # watchdog's timeout) loses to any root error; an exception no row names, ended a
+            # traceback before it, is such an error: unknown, that exception deciding
+            # (facebookresearch/DeepSDF#40: "RuntimeError: CUDA error: unspecified launch
+            # failure", then "terminate called after throwing an instance of 'c10::Error'").
+            return None
         return best
+
+    def _unnamed_before(self, line_no: int) -> bool:
+        """Whether a traceback ended before line ``line_no`` in an exception no row named (not
+        a KeyboardInterrupt)."""
+        return any(
+            at < line_no
+            and not _KEYBOARD_INTERRUPT.match(exception)
+            and hash(exception) in self._unmatched
+            for at, exception in self._exceptions
+        )
