@@ -543,3 +543,20 @@ def test_a_rocm_gpu_hang_is_named_before_the_abort_it_causes(name):
 )
 def test_round_two_spellings_of_known_failures(name, expected):
     assert classify(_text(name)).name == expected
+
+
+def test_reasons_are_printed_for_studied_sets_and_refused_for_the_newest(capsys):
+    """``--reasons`` (issue 30, round six): per log, the winning row, its kind and rule, the
+    decisive line and the other rows; refused like ``--misses`` on the frozen sets not studied."""
+    for argv in (["--split", "test6", "--reasons"], ["--split", "test6", "--reasons", "--studied"]):
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        assert done.value.code == 2
+        assert "--reasons refuses the frozen set(s) test6" in capsys.readouterr().err
+    assert main(["--split", "test4", "--reasons", "--studied"]) == 0
+    why = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  why: ")]
+    assert len(why) == len(load_split("test4"))
+    # sglang-1693: rule 2c's terminate report named by its what() line, its own row a competitor.
+    (sglang,) = [line for line in why if "sglang-1693" in line]
+    assert "said nccl_timeout [rule 2 secondary]" in sglang
+    assert "cpp_terminate(secondary,crash,L" in sglang
