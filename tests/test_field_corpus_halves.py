@@ -274,6 +274,9 @@ def test_a_killed_word_inside_a_sentence_is_not_an_oom_kill():
     assert classify("the job was Killed by the user after 3 epochs\n").name != (
         "host_oom_killed_hint"
     )
+    assert classify("I killed it manually with Ctrl-C, it was killed manually\n").name != (
+        "host_oom_killed_hint"
+    )
 
 
 # -- Hangs known only from a pasted stack (item 2) ------------------------------------------------

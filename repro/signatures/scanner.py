@@ -155,6 +155,7 @@ class _Scanner:
         self._root_cause: tuple[int, str] | None = None  # torchrun's "Root Cause" traceback
         self._compiler_error: tuple[int, str] | None = None
         self.failure_evidence = False
+        self._table = compiled.table
         self._issue30 = _Unmatched(compiled.table)  # pasted stacks, informative line, coarse family
         # Rule 6's row: a hang the person describes in an NCCL job's log.
         self._described_hang_row = compiled.table.by_name.get(_DESCRIBED_HANG)
@@ -298,7 +299,15 @@ class _Scanner:
                 # Rule 7 (issue 30, round six): nothing matched and no line of the log shows a
                 # failure, but the person says one happened (killed, stuck, NaN loss, "I got
                 # this error"): not "no failure found" but an unknown failure, that line deciding.
-                line_no, line, coarse = described
+                # A process killed and a NaN loss name their rows (host_oom_killed_hint,
+                # nan_detected); the other kinds stay unknown, said plainly.
+                line_no, line, coarse, name = described
+                row = self._table.by_name.get(name) if name else None
+                if row is not None:
+                    return Classification(
+                        row.name, _clip(line), line_no, row.source, row.workaround, kept,
+                        tuple(self.notes), True,
+                    )  # fmt: skip
                 return Classification(
                     UNKNOWN, _clip(line), line_no, "", "", kept, tuple(self.notes), True,
                     coarse=coarse,
