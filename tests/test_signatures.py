@@ -1855,3 +1855,12 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+def test_the_persons_words_are_read_at_the_head_of_a_log_only() -> None:
+    """Rule 7 reads the first 64 KiB (a title, a description): words deep in a machine log are
+    not the person's, and searching all of a big log for them doubled classify's time."""
+    head = "My training got killed after epoch 3.\n"
+    progress = progress_log(1_000)  # about 100 KB of progress lines, no failure
+    assert classify(head + progress).name == "host_oom_killed_hint"
+    assert classify(progress + head).clean

@@ -119,6 +119,10 @@ _DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
 #: data", askforalfred/alfred#33 "the training process is still being killed", each answered
 #: "out of RAM"); a loss the person says is NaN is nan_detected. The other kinds stay unknown.
 _DESCRIBED_ROWS = {"killed": "host_oom_killed_hint", "NaN in training": "nan_detected"}
+#: How much of a log rule 7 reads: the person's words come first (a title, a description over
+#: the pasted log); a long machine log after them is not searched for them again (the scan costs
+#: 1.8 s per 4 MB otherwise: benchmarks/classify_stream.py --in-process).
+_DESCRIBED_CHARS = 64 * 1024
 _DESCRIBED_NEEDLES = (
     "ill", "ang", "ung", "tuck", "ock", "reez", "roze", "nan", "NaN", "rash", "egfault",
     "dumped", "borted", "rror", "杀", "卡", "报错", "崩溃",
@@ -306,8 +310,9 @@ class _Unmatched:
         self._interrupted = False  # Ctrl-C printed the Python stack
         self._hang_said: tuple[int, str] | None = None  # the first line saying the job hangs
         self._distributed = False  # NCCL's or torch.distributed's own lines are in the log
-        # Rule 7: the first line where the person describes a failure, per kind.
+        # Rule 7: the first line where the person describes a failure, per kind; characters read.
         self._described: dict[str, tuple[int, str]] = {}
+        self._described_read = 0
 
     def feed(self, block: str, present: dict[object, Any], first_line_no: int) -> None:
         """Read ``block``, whose first line is line ``first_line_no``; ``present`` caches what
@@ -373,21 +378,26 @@ class _Unmatched:
     def _feed_described_failure(
         self, block: str, present: dict[object, Any], first_line_no: int
     ) -> None:
-        if len(self._described) == len(_DESCRIBED_FAILURE) or not prefilter.present(
-            present, block, _DESCRIBED_NEEDLES
-        ):
+        left = _DESCRIBED_CHARS - self._described_read
+        if left <= 0 or len(self._described) == len(_DESCRIBED_FAILURE):
+            return
+        self._described_read += len(block)
+        part = block if len(block) <= left else block[:left]
+        if part is not block:
+            present = {}  # the cache holds the whole block's answers
+        if not prefilter.present(present, part, _DESCRIBED_NEEDLES):
             return
         for kind, pattern in _DESCRIBED_FAILURE:
             if kind in self._described:
                 continue
             key = ("described", kind)
             if key not in present:
-                present[key] = pattern.search(block)
+                present[key] = pattern.search(part)
             hit = present[key]
             if hit is not None:
-                start, end = _line_bounds(block, hit.start())
-                line_no = first_line_no + block.count("\n", 0, start)
-                self._described[kind] = (line_no, block[start:end].strip())
+                start, end = _line_bounds(part, hit.start())
+                line_no = first_line_no + part.count("\n", 0, start)
+                self._described[kind] = (line_no, part[start:end].strip())
 
     def described_failure(self) -> tuple[int, str, str, str] | None:
         """``(line_no, line, coarse family, row name)`` of the earliest line where the person
