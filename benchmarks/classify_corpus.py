@@ -4,23 +4,26 @@ Each entry is a real log from a public issue, with its URL, the family a careful
 under and the signature repro should name (``clean``: "no failure found"). Classified as
 ``repro classify`` does with no host facts: the log's own host evidence decides (issue 21).
 
-Seven corpora (issue 30): ``seen`` (tests/fixtures/field-logs/, the logs issue 21's rows were
+Eight corpora (issue 30): ``seen`` (tests/fixtures/field-logs/, the logs issue 21's rows were
 written against), ``train`` (tests/fixtures/field-logs-train/, the logs rows may be written from:
-round one's half and round two's, ``batch: 2``), and the five frozen sets: ``test``
+round one's half and round two's, ``batch: 2``), and the six frozen sets: ``test``
 (tests/fixtures/field-logs-test/, round one), ``test2`` (tests/fixtures/field-logs-test2/, round
 two), ``test3`` (tests/fixtures/field-logs-test3/, round three, frozen whole), ``test4``
-(tests/fixtures/field-logs-test4/, round four, frozen whole) and ``test5``
-(tests/fixtures/field-logs-test5/, round five, frozen whole: the held-out score once round five
-studied test, test2, test3 and test4). Per family: named right, named wrong (a failure signature
+(tests/fixtures/field-logs-test4/, round four, frozen whole), ``test5``
+(tests/fixtures/field-logs-test5/, round five, frozen whole) and ``test6``
+(tests/fixtures/field-logs-test6/, round six, frozen whole: the held-out score once round six
+studied test, test2, test3, test4 and test5). Per family: named right, named wrong (a failure signature
 other than the expected one, a failure called clean, or a name where ``unknown`` was expected) and
 unnamed (no row matched where one was expected). Several ``--split`` options print each corpus,
 then the corpora combined. ``--misses`` lists each wrong verdict and refuses the frozen sets: rows
 are not written from their misses. A frozen set a later round has studied (:data:`STUDIED`) lists
 its misses with ``--misses --studied``, which says that its score is a training figure from then
-on; the newest set (``test5``) is never listed.
+on; the newest set (``test6``) is never listed. ``--reasons`` prints, per log, why the engine
+said what it said (the winning row, its kind and rule, the decisive line, the other rows that
+matched: :func:`reasons`), under the same refusal: the records abstention rules are fitted on.
 
-    python benchmarks/classify_corpus.py [--split seen|train|test|test2|test3|test4|test5 ...]
-        [--misses [--studied]]
+    python benchmarks/classify_corpus.py [--split seen|train|test|test2|test3|test4|test5|test6 ...]
+        [--misses] [--reasons] [--studied]
 
 Exit status 0; the figures are for the closing note, the pass/fail gate is
 tests/test_field_corpus.py.
@@ -49,12 +52,14 @@ SPLITS = {
     "test3": ROOT / "tests" / "fixtures" / "field-logs-test3",
     "test4": ROOT / "tests" / "fixtures" / "field-logs-test4",
     "test5": ROOT / "tests" / "fixtures" / "field-logs-test5",
+    "test6": ROOT / "tests" / "fixtures" / "field-logs-test6",
 }
 #: The frozen sets: measured only, never mined for misses (issue 30).
-FROZEN = frozenset({"test", "test2", "test3", "test4", "test5"})
-#: Frozen sets a later round has studied (round five studies test, test2, test3 and test4): their
-#: misses are listed with ``--misses --studied``, and their scores are training figures from then on.
-STUDIED = frozenset({"test", "test2", "test3", "test4"})
+FROZEN = frozenset({"test", "test2", "test3", "test4", "test5", "test6"})
+#: Frozen sets a later round has studied (round six studies test, test2, test3, test4 and test5):
+#: their misses are listed with ``--misses --studied``, and their scores are training figures from
+#: then on.
+STUDIED = frozenset({"test", "test2", "test3", "test4", "test5"})
 #: What repro says of a log no row matched.
 UNKNOWN = "unknown"
 #: ``expect`` of a log with no failure in it.
@@ -111,15 +116,65 @@ def load_split(split: str) -> list[Entry]:
     return load(SPLITS[split] / "corpus.yaml")
 
 
-def judge(entry: Entry) -> tuple[bool, str]:
-    """``(right, what repro said)`` for one entry, classified with no host facts."""
+def classified(entry: Entry):
+    """The engine's :class:`~repro.signatures.classification.Classification` of one entry, with
+    no host facts."""
     from repro.signatures import engine
 
     with open(entry.path, "rb") as handle:
-        found = engine.classify_stream(handle)
+        return engine.classify_stream(handle)
+
+
+def judge(entry: Entry) -> tuple[bool, str]:
+    """``(right, what repro said)`` for one entry, classified with no host facts."""
+    found = classified(entry)
     said = CLEAN if found.clean else found.name
     right = said == entry.expect and (not entry.message or entry.message in found.message)
     return right, f"{said}: {found.message}"
+
+
+#: The engine rule (repro.signatures.engine's docstring) a winning row of each kind decides by.
+_RULE_BY_KIND = {
+    "environment": "1 environment",
+    "root": "2 earliest root",
+    "secondary": "2 secondary",
+    "wrapper": "3 wrapper",
+    "warning": "4 warning",
+    "evidence": "4 evidence",
+}
+
+
+def reasons(entry: Entry) -> str:
+    """Why the engine said what it said of one entry (issue 30, round six), one line: the row
+    that won, its kind and the rule it decided by, the decisive line (number and text), the
+    other rows that matched (name, kind, family, first line) and, for an unknown failure, its
+    coarse family. For the studied sets' records; users' output stays the verdict."""
+    found = classified(entry)
+    said = CLEAN if found.clean else found.name
+    first: dict[str, tuple[int, str, str]] = {}
+    for match in found.matches:
+        sig = match.signature
+        first.setdefault(sig.name, (match.line_no, sig.kind, sig.family))
+    won = first.get(found.name)
+    if said == CLEAN:
+        rule = "no row, no failure line"
+    elif found.name == UNKNOWN:
+        rule = "7 described" if "in the person's words" in found.coarse else "no row decided"
+    elif won is None:
+        rule = "5/6 pasted or described hang"
+    else:
+        rule = _RULE_BY_KIND.get(won[1], won[1])
+    others = ", ".join(
+        f"{name}({kind},{family},L{line_no})"
+        for name, (line_no, kind, family) in sorted(first.items(), key=lambda item: item[1][0])
+        if name != found.name
+    )
+    line = f"L{found.line_no}" if found.line_no is not None else "L-"
+    coarse = f" coarse={found.coarse!r}" if found.coarse else ""
+    return (
+        f"{entry.file}: expected {entry.expect}, said {said} [rule {rule}] {line}"
+        f" {found.message[:160]!r}; others: {others or '-'}{coarse}"
+    )
 
 
 def outcome(entry: Entry, right: bool, said: str) -> str:
@@ -180,17 +235,25 @@ def main(argv: list[str] | None = None) -> int:
         help="print every wrong verdict (not for a frozen set; see --studied)",
     )
     parser.add_argument(
+        "--reasons",
+        action="store_true",
+        help="print why each verdict was said: the winning row, its kind and rule, the decisive"
+        " line, the other rows that matched (not for a frozen set; see --studied)",
+    )
+    parser.add_argument(
         "--studied",
         action="store_true",
-        help=f"with --misses, also list the misses of the studied sets ({', '.join(sorted(STUDIED))})",
+        help="with --misses or --reasons, also open the studied sets"
+        f" ({', '.join(sorted(STUDIED))})",
     )
     args = parser.parse_args(argv)
     splits = list(dict.fromkeys(args.split or ["seen"]))
     frozen = sorted(FROZEN.intersection(splits) - (STUDIED if args.studied else frozenset()))
-    if args.misses and frozen:
-        parser.error(
-            f"--misses refuses the frozen set(s) {', '.join(frozen)}: they are measured only"
-        )
+    for flag, wanted in (("--misses", args.misses), ("--reasons", args.reasons)):
+        if wanted and frozen:
+            parser.error(
+                f"{flag} refuses the frozen set(s) {', '.join(frozen)}: they are measured only"
+            )
     sys.path.insert(0, str(ROOT))
     combined: dict[str, Counter] = {}
     for split in splits:
@@ -202,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.misses:
             for line in misses:
                 print(f"  miss: {line}")
+        if args.reasons:
+            for entry in load_split(split):
+                print(f"  why: {reasons(entry)}")
         for family, row in total.items():
             combined.setdefault(family, Counter()).update(row)
     if len(splits) > 1:

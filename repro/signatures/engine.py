@@ -42,7 +42,9 @@ Precedence (the cases each rule comes from are cited at the code that applies it
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and
    amdgpu kernel-log lines) win only when they are all there is: no other match and no Python
    traceback ending in an exception no row matched (that exception is then the ``unknown``
-   failure's message).
+   failure's message). 4b (issue 30, round six): likewise a ``secondary`` row loses to an
+   exception no row matched that ended a traceback before its line ("terminate called" after
+   ``RuntimeError: CUDA error: unspecified launch failure``): ``unknown``, that exception deciding.
 
 5. Pasted stacks (issue 30): when no error row decides and the only exception (if any) is a
    ``KeyboardInterrupt``, a stack dump pasted into the log (gdb ``bt``, ``py-spy dump``,
@@ -52,6 +54,11 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
    distributed job on NCCL (NCCL INFO lines, the process group, torchrun or torch's spawn) is
    ``hang.nccl``, the line that says so deciding.
+7. A described failure (issue 30, round six; an abstention): when nothing matched and no line of
+   the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
+   loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
+   found": that line decides and :attr:`Classification.coarse` says the failure is only
+   described ("killed (in the person's words; ...)").
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a

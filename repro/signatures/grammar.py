@@ -19,8 +19,12 @@ MAX_MESSAGE_CHARS = 500
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]: ?")
 _TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):\s*$")
+#: Also a header pasted inside markdown inline code, its opening backtick(s) kept on the line
+#: (issue 30, round six: facebookresearch/DeepSDF#40, noahzn/Lite-Mono#59 "`Traceback (most
+#: recent call last):").
 _TRACEBACK_HEADER_ANYWHERE = re.compile(
-    r"^(?:\[(?:rank|default)\d+\]: ?)?(?:Original )?Traceback \(most recent call last\):[ \t]*$",
+    r"^(?:\[(?:rank|default)\d+\]: ?)?`{0,3}(?:Original )?Traceback \(most recent call last\):"
+    r"[ \t]*$",
     re.MULTILINE,
 )
 _STACK_HEADER = re.compile(

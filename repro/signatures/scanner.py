@@ -155,6 +155,7 @@ class _Scanner:
         self._root_cause: tuple[int, str] | None = None  # torchrun's "Root Cause" traceback
         self._compiler_error: tuple[int, str] | None = None
         self.failure_evidence = False
+        self._table = compiled.table
         self._issue30 = _Unmatched(compiled.table)  # pasted stacks, informative line, coarse family
         # Rule 6's row: a hang the person describes in an NCCL job's log.
         self._described_hang_row = compiled.table.by_name.get(_DESCRIBED_HANG)
@@ -292,6 +293,25 @@ class _Scanner:
                     kept,
                     tuple(self.notes),
                 )
+        if winner is None and not evidence:
+            described = self._issue30.described_failure()
+            if described is not None:
+                # Rule 7 (issue 30, round six): nothing matched and no line of the log shows a
+                # failure, but the person says one happened (killed, stuck, NaN loss, "I got
+                # this error"): not "no failure found" but an unknown failure, that line deciding.
+                # A process killed and a NaN loss name their rows (host_oom_killed_hint,
+                # nan_detected); the other kinds stay unknown, said plainly.
+                line_no, line, coarse, name = described
+                row = self._table.by_name.get(name) if name else None
+                if row is not None:
+                    return Classification(
+                        row.name, _clip(line), line_no, row.source, row.workaround, kept,
+                        tuple(self.notes), True,
+                    )  # fmt: skip
+                return Classification(
+                    UNKNOWN, _clip(line), line_no, "", "", kept, tuple(self.notes), True,
+                    coarse=coarse,
+                )  # fmt: skip
         if winner is None:
             return Classification(
                 UNKNOWN,
@@ -560,4 +580,21 @@ class _Scanner:
             # kernel-log evidence print in runs that pass; when an unmatched exception is what
             # failed the run, report it as unknown with its own line, not under a bystander.
             return None
+        if self._tier(best) == _TIER_BY_KIND[SECONDARY] and self._unnamed_before(best.line_no):
+            # Rule 4b (issue 30, round six): a secondary row (terminate called, the NCCL
+            # watchdog's timeout) loses to any root error; an exception no row names, ended a
+            # traceback before it, is such an error: unknown, that exception deciding
+            # (facebookresearch/DeepSDF#40: "RuntimeError: CUDA error: unspecified launch
+            # failure", then "terminate called after throwing an instance of 'c10::Error'").
+            return None
         return best
+
+    def _unnamed_before(self, line_no: int) -> bool:
+        """Whether a traceback ended before line ``line_no`` in an exception no row named (not
+        a KeyboardInterrupt)."""
+        return any(
+            at < line_no
+            and not _KEYBOARD_INTERRUPT.match(exception)
+            and hash(exception) in self._unmatched
+            for at, exception in self._exceptions
+        )
