@@ -119,13 +119,15 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def host_properties(host: dict[str, Any]) -> dict[str, str]:
     """Fingerprint properties (``host.*``) for the machine an entry describes (its ``bits`` go
-    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
+    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, glibc, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
     and the NVIDIA driver, each where the issue states or implies it."""
     from repro import gpu_properties
 
     props = {property_names.HOST_PYTHON: str(host["python"])}
     if host.get("arch"):
         props[property_names.HOST_ARCH] = str(host["arch"])
+    if host.get("glibc"):
+        props[property_names.HOST_GLIBC] = str(host["glibc"])
     if host.get("gpu"):
         gpu = {"name": host["gpu"], "vendor": host.get("gpu_vendor") or "nvidia"}
         if host.get("capability"):

@@ -1012,3 +1012,54 @@ def test_releases_before_1_0_existed_without_windows_wheels_on_pypi(line, day, p
     result = judge(line, day, python=python, platform="windows")
     assert result.outcome == FAIL and "no torch release matches" not in text_of(result)
     assert "has no wheel for windows" in text_of(result), text_of(result)
+
+
+# ------------------------------------------------------------------------------------------
+# Round six (issue 30; facts as whole families from the studied files and public sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        # https://github.com/pytorch/pytorch/issues/156215 (2025-06-17, Ubuntu 18.04): "ERROR:
+        # Could not find a version that satisfies the requirement torch==2.7.0 (from versions:
+        # 2.0.0+cu118, ..., 2.6.0+cu118)"; uv: "torch==2.7.0+cu118 has no wheels with a matching
+        # platform tag (e.g., `manylinux_2_27_x86_64`)".
+        (
+            "pip install torch==2.7.0 torchvision --index-url https://download.pytorch.org/whl/cu118",
+            "pip install torch==2.6.0 torchvision==0.21.0 --index-url https://download.pytorch.org/whl/cu118",
+        ),
+        (
+            "uv pip install torch==2.7.0 torchvision --index-url https://download.pytorch.org/whl/cu118",
+            "uv pip install torch==2.6.0 torchvision==0.21.0 --index-url https://download.pytorch.org/whl/cu118",
+        ),
+        # astral-sh/uv#14268: PyPI's 2.7.0 "only has wheels for ... manylinux_2_28_aarch64,
+        # manylinux_2_28_x86_64, macosx_11_0_arm64, win_amd64".
+        ("pip install torch==2.7.0", "pip install torch==2.6.0"),
+    ],
+    ids=["pytorch-156215-pip", "pytorch-156215-uv", "pypi"],
+)
+def test_manylinux_2_28_wheels_need_glibc_2_28(line, fix):
+    old = judge(line, "2025-06-17", python="3.11", platform="linux", glibc="2.27")
+    assert old.outcome == FAIL and checks(old, FAIL) == {"platform"}, text_of(old)
+    assert "manylinux_2_28 (glibc >= 2.28)" in text_of(old) and "glibc is 2.27" in text_of(old)
+    assert old.fix == fix and old.host.glibc == "2.27"
+    # glibc 2.28 (RHEL 8) takes them; a host whose glibc is unknown is judged as before.
+    for host in ({"glibc": "2.28"}, {}):
+        new = judge(line, "2025-06-17", python="3.11", platform="linux", **host)
+        assert "platform" not in checks(new, FAIL), text_of(new)
+
+
+def test_an_unpinned_line_on_an_old_glibc_gets_the_last_manylinux2014_release():
+    """pytorch/pytorch#126551 (raising the minimal glibc to 2.28) and #156215: pip skips the
+    manylinux_2_28 wheels and takes the newest release it can install, 2.6.0 (its x86_64 PyPI
+    wheels are manylinux1-tagged; which 2.6.0 aarch64/cu126 wheels moved early is not read)."""
+    x86 = judge("pip install torch", "2025-06-17", python="3.11", platform="linux", glibc="2.27")
+    assert x86.outcome == PASS and x86.torch == "2.6.0", text_of(x86)
+    arm = judge(
+        "pip install torch", "2025-06-17", python="3.11", platform="linux", arch="aarch64",
+        glibc="2.27",
+    )  # fmt: skip
+    assert arm.outcome == PASS and arm.torch == "2.6.0", text_of(arm)
+    # Windows has no glibc: the host's value is not read there.
+    assert host_of({"host.glibc": "2.27"}, "3.11", "windows").glibc is None
