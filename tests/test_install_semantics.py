@@ -1063,3 +1063,45 @@ def test_an_unpinned_line_on_an_old_glibc_gets_the_last_manylinux2014_release():
     assert arm.outcome == PASS and arm.torch == "2.6.0", text_of(arm)
     # Windows has no glibc: the host's value is not read there.
     assert host_of({"host.glibc": "2.27"}, "3.11", "windows").glibc is None
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # https://github.com/open-mmlab/mmpose/issues/3238 (2025-08-19, Windows, Python 3.8.20):
+        # the docs' GPU command brings the CPU build, "it seems the cuda-toolkit is not installed".
+        (
+            "conda install pytorch torchvision -c pytorch",
+            "2025-08-19",
+            {"python": "3.8", "platform": "windows", "gpu": "NVIDIA GPU"},
+        ),
+        # https://github.com/bioimage-io/core-bioimage-io-python/issues/307 (2022-11-03): "conda
+        # list: pytorch 1.12.1 py3.9_cpu_0", "Torch not compiled with CUDA enabled"
+        (
+            "conda install -c pytorch -c conda-forge bioimageio.core pytorch torchvision cudatoolkit",
+            "2022-11-03",
+            {"python": "3.9", "platform": "linux", "gpu": "NVIDIA GPU"},
+        ),
+    ],
+    ids=["mmpose-3238", "bioimageio-307"],
+)
+def test_the_pytorch_channel_s_cuda_builds_need_the_nvidia_channel(line, day, host):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+    assert result.runtime == "cpu" and "names no nvidia channel" in text_of(result)
+    assert result.fix.endswith("-c pytorch -c nvidia") and "pytorch-cuda=" in result.fix
+    # The line that works (pytorch-cuda from -c nvidia) gets a CUDA build on the same host.
+    fixed = judge(result.fix, day, **host)
+    assert fixed.runtime not in (None, "cpu") and "accelerator" not in checks(fixed, FAIL)
+
+
+def test_conda_without_the_nvidia_channel_is_judged_as_before_where_the_rule_does_not_reach():
+    """Before 1.13 (cudatoolkit from the default channels), with a CUDA asked for, and with
+    conda-forge for a release whose pytorch-cuda builds include CUDA 12 (conda-forge has those
+    libraries), the rule does not apply."""
+    gpu = {"python": "3.10", "platform": "linux", "gpu": "NVIDIA GPU"}
+    old = judge("conda install pytorch torchvision -c pytorch", "2022-06-01", **gpu)
+    asked = judge("conda install pytorch pytorch-cuda=12.1 -c pytorch", "2024-03-01", **gpu)
+    forge = judge("conda install pytorch -c pytorch -c conda-forge", "2024-03-01", **gpu)
+    for result in (old, asked, forge):
+        assert "names no nvidia channel" not in text_of(result), text_of(result)
