@@ -119,7 +119,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def host_properties(host: dict[str, Any]) -> dict[str, str]:
     """Fingerprint properties (``host.*``) for the machine an entry describes (its ``bits`` go
-    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, glibc, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
+    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, glibc, WSL2, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
     and the NVIDIA driver, each where the issue states or implies it."""
     from repro import gpu_properties
 
@@ -128,6 +128,8 @@ def host_properties(host: dict[str, Any]) -> dict[str, str]:
         props[property_names.HOST_ARCH] = str(host["arch"])
     if host.get("glibc"):
         props[property_names.HOST_GLIBC] = str(host["glibc"])
+    if str(host.get("wsl2", "")).lower() == "true":
+        props[property_names.WSL2] = "true"
     if host.get("gpu"):
         gpu = {"name": host["gpu"], "vendor": host.get("gpu_vendor") or "nvidia"}
         if host.get("capability"):

@@ -163,7 +163,7 @@ def test_studied_prints_a_studied_file_s_misses(capsys):
 def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     """tests/fixtures/install-lines/host-facts.yaml (rounds five and six) adds to an earlier
     file's entry only a host fact its host_note (or the installer message its happened quotes)
-    already states (the 32-bit Python, the glibc the host schema could not hold), never to the
+    already states (the 32-bit Python, the glibc, WSL2: facts the host schema could not hold), never to the
     newest frozen file, and the benchmark merges it."""
     from benchmarks.install_corpus import HOST_FACTS
 
@@ -174,8 +174,11 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
         name, entry = by_id[item["id"]]
         assert name != "test6", item["id"]  # never the newest frozen file
         assert item["stated"] in entry["host_note"] + " " + entry["happened"], item["id"]
-        assert set(item["host"]) in ({"bits"}, {"glibc"}), item["id"]
-        if "bits" in item["host"]:
+        assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}), item["id"]
+        if "wsl2" in item["host"]:
+            assert item["host"]["wsl2"] == "true" and "WSL2" in item["stated"]
+            assert entry["host"]["wsl2"] == "true"  # merged by load()
+        elif "bits" in item["host"]:
             assert str(item["host"]["bits"]) == "32"
             assert str(entry["host"]["bits"]) == "32"  # merged by load()
         else:

@@ -1105,3 +1105,19 @@ def test_conda_without_the_nvidia_channel_is_judged_as_before_where_the_rule_doe
     forge = judge("conda install pytorch -c pytorch -c conda-forge", "2024-03-01", **gpu)
     for result in (old, asked, forge):
         assert "names no nvidia channel" not in text_of(result), text_of(result)
+
+
+def test_pytorch_s_rocm_wheels_see_no_gpu_under_wsl2():
+    """https://github.com/ROCm/hip/issues/3710 (2024-12-23, WSL2, AMD Radeon): the rocm6.2 index
+    line installs, then torch.cuda.is_available() fails with hipErrorNoDevice; AMD's
+    repo.radeon.com wheels with the WSL libhsa-runtime64 run (ROCm/legacy-rocm-build#4473)."""
+    line = "pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm6.2"
+    amd = {"python": "3.10", "platform": "linux", "gpu": "AMD Radeon", "gpu_vendor": "amd"}
+    wsl = judge(line, "2024-12-23", wsl2="true", **amd)
+    assert wsl.outcome == FAIL and checks(wsl, FAIL) == {"accelerator"}, text_of(wsl)
+    assert "under WSL2" in text_of(wsl) and "repo.radeon.com" in text_of(wsl)
+    native = judge(line, "2024-12-23", **amd)
+    assert "accelerator" not in checks(native, FAIL), text_of(native)
+    # A CUDA build under WSL2 is judged as before (no ROCm runtime involved).
+    cuda = judge("pip install torch", "2024-12-23", wsl2="true", python="3.10", platform="linux")
+    assert "under WSL2" not in text_of(cuda)
