@@ -16,13 +16,16 @@ round three's rule changes): the held-out score once the first two test files we
 Round four's likewise (test-half-4.yaml, the ``test4`` half), frozen before round four's changes,
 which were written from the studied files (``test``, ``test3``; :data:`STUDIED`). Round five's
 likewise (test-half-5.yaml, the ``test5`` half), frozen before round five's changes, which were
-written from the studied files (now also ``test4``).
+written from the studied files (now also ``test4``). Round six's likewise (test-half-6.yaml, the
+``test6`` half), frozen before round six's changes, written from the studied files (now also
+``test5``).
 
     python benchmarks/install_corpus.py --split train [--misses]
     python benchmarks/install_corpus.py --split test     # each test file, then all together
     python benchmarks/install_corpus.py --split test3    # round three's frozen file
     python benchmarks/install_corpus.py --split test4    # round four's frozen file
     python benchmarks/install_corpus.py --split test5    # round five's frozen file
+    python benchmarks/install_corpus.py --split test6    # round six's frozen file
     python benchmarks/install_corpus.py --split test3 --misses --studied  # a studied file's misses
     python benchmarks/install_corpus.py split LABELLED.yaml   # round one: write the two halves
     python benchmarks/install_corpus.py add LABELLED.yaml test-half-2.yaml  # a later round
@@ -62,13 +65,15 @@ HALVES = {
     "test4": (CORPUS / "test-half-4.yaml",),
     # Round five (issue 30): frozen whole like rounds three and four's, before round five's changes.
     "test5": (CORPUS / "test-half-5.yaml",),
+    # Round six (issue 30): frozen whole, before round six's changes.
+    "test6": (CORPUS / "test-half-6.yaml",),
 }
 #: The halves whose misses are never printed (measured only).
-FROZEN = frozenset({"test", "test3", "test4", "test5"})
-#: Frozen halves a later round has studied (issue 30, rounds four and five: rules were written from
+FROZEN = frozenset({"test", "test3", "test4", "test5", "test6"})
+#: Frozen halves a later round has studied (issue 30, rounds four to six: rules were written from
 #: their misses, so their figures are training figures now): ``--studied`` lets ``--misses`` print
-#: them. Never the newest frozen file (``test5``).
-STUDIED = frozenset({"test", "test3", "test4"})
+#: them. Never the newest frozen file (``test6``).
+STUDIED = frozenset({"test", "test3", "test4", "test5"})
 #: Host facts an earlier file states in a host_note its host mapping could not hold when it was
 #: written (round five: the interpreter's bitness); merged into those entries by :func:`load`.
 HOST_FACTS = CORPUS / "host-facts.yaml"
@@ -114,13 +119,17 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def host_properties(host: dict[str, Any]) -> dict[str, str]:
     """Fingerprint properties (``host.*``) for the machine an entry describes (its ``bits`` go
-    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
+    to :func:`judge` as ``check_line``'s ``bits``): Python, CPU architecture, glibc, WSL2, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
     and the NVIDIA driver, each where the issue states or implies it."""
     from repro import gpu_properties
 
     props = {property_names.HOST_PYTHON: str(host["python"])}
     if host.get("arch"):
         props[property_names.HOST_ARCH] = str(host["arch"])
+    if host.get("glibc"):
+        props[property_names.HOST_GLIBC] = str(host["glibc"])
+    if str(host.get("wsl2", "")).lower() == "true":
+        props[property_names.WSL2] = "true"
     if host.get("gpu"):
         gpu = {"name": host["gpu"], "vendor": host.get("gpu_vendor") or "nvidia"}
         if host.get("capability"):

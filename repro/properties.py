@@ -81,6 +81,7 @@ RUNTIME_FIELDS = (
 HOST_KEY = f"{_HOST}key"
 HOST_PYTHON = f"{_HOST}python"
 HOST_ARCH = f"{_HOST}arch"
+HOST_GLIBC = f"{_HOST}glibc"
 HOST_OS = f"{_HOST}os"
 WSL2 = f"{_HOST}wsl2"
 DRIVER_NVIDIA = f"{_DRIVER}nvidia"

@@ -1012,3 +1012,112 @@ def test_releases_before_1_0_existed_without_windows_wheels_on_pypi(line, day, p
     result = judge(line, day, python=python, platform="windows")
     assert result.outcome == FAIL and "no torch release matches" not in text_of(result)
     assert "has no wheel for windows" in text_of(result), text_of(result)
+
+
+# ------------------------------------------------------------------------------------------
+# Round six (issue 30; facts as whole families from the studied files and public sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        # https://github.com/pytorch/pytorch/issues/156215 (2025-06-17, Ubuntu 18.04): "ERROR:
+        # Could not find a version that satisfies the requirement torch==2.7.0 (from versions:
+        # 2.0.0+cu118, ..., 2.6.0+cu118)"; uv: "torch==2.7.0+cu118 has no wheels with a matching
+        # platform tag (e.g., `manylinux_2_27_x86_64`)".
+        (
+            "pip install torch==2.7.0 torchvision --index-url https://download.pytorch.org/whl/cu118",
+            "pip install torch==2.6.0 torchvision==0.21.0 --index-url https://download.pytorch.org/whl/cu118",
+        ),
+        (
+            "uv pip install torch==2.7.0 torchvision --index-url https://download.pytorch.org/whl/cu118",
+            "uv pip install torch==2.6.0 torchvision==0.21.0 --index-url https://download.pytorch.org/whl/cu118",
+        ),
+        # astral-sh/uv#14268: PyPI's 2.7.0 "only has wheels for ... manylinux_2_28_aarch64,
+        # manylinux_2_28_x86_64, macosx_11_0_arm64, win_amd64".
+        ("pip install torch==2.7.0", "pip install torch==2.6.0"),
+    ],
+    ids=["pytorch-156215-pip", "pytorch-156215-uv", "pypi"],
+)
+def test_manylinux_2_28_wheels_need_glibc_2_28(line, fix):
+    old = judge(line, "2025-06-17", python="3.11", platform="linux", glibc="2.27")
+    assert old.outcome == FAIL and checks(old, FAIL) == {"platform"}, text_of(old)
+    assert "manylinux_2_28 (glibc >= 2.28)" in text_of(old) and "glibc is 2.27" in text_of(old)
+    assert old.fix == fix and old.host.glibc == "2.27"
+    # glibc 2.28 (RHEL 8) takes them; a host whose glibc is unknown is judged as before.
+    for host in ({"glibc": "2.28"}, {}):
+        new = judge(line, "2025-06-17", python="3.11", platform="linux", **host)
+        assert "platform" not in checks(new, FAIL), text_of(new)
+
+
+def test_an_unpinned_line_on_an_old_glibc_gets_the_last_manylinux2014_release():
+    """pytorch/pytorch#126551 (raising the minimal glibc to 2.28) and #156215: pip skips the
+    manylinux_2_28 wheels and takes the newest release it can install, 2.6.0 (its x86_64 PyPI
+    wheels are manylinux1-tagged; which 2.6.0 aarch64/cu126 wheels moved early is not read)."""
+    x86 = judge("pip install torch", "2025-06-17", python="3.11", platform="linux", glibc="2.27")
+    assert x86.outcome == PASS and x86.torch == "2.6.0", text_of(x86)
+    arm = judge(
+        "pip install torch", "2025-06-17", python="3.11", platform="linux", arch="aarch64",
+        glibc="2.27",
+    )  # fmt: skip
+    assert arm.outcome == PASS and arm.torch == "2.6.0", text_of(arm)
+    # Windows has no glibc: the host's value is not read there.
+    assert host_of({"host.glibc": "2.27"}, "3.11", "windows").glibc is None
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # https://github.com/open-mmlab/mmpose/issues/3238 (2025-08-19, Windows, Python 3.8.20):
+        # the docs' GPU command brings the CPU build, "it seems the cuda-toolkit is not installed".
+        (
+            "conda install pytorch torchvision -c pytorch",
+            "2025-08-19",
+            {"python": "3.8", "platform": "windows", "gpu": "NVIDIA GPU"},
+        ),
+        # https://github.com/bioimage-io/core-bioimage-io-python/issues/307 (2022-11-03): "conda
+        # list: pytorch 1.12.1 py3.9_cpu_0", "Torch not compiled with CUDA enabled"
+        (
+            "conda install -c pytorch -c conda-forge bioimageio.core pytorch torchvision cudatoolkit",
+            "2022-11-03",
+            {"python": "3.9", "platform": "linux", "gpu": "NVIDIA GPU"},
+        ),
+    ],
+    ids=["mmpose-3238", "bioimageio-307"],
+)
+def test_the_pytorch_channel_s_cuda_builds_need_the_nvidia_channel(line, day, host):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+    assert result.runtime == "cpu" and "names no nvidia channel" in text_of(result)
+    assert result.fix.endswith("-c pytorch -c nvidia") and "pytorch-cuda=" in result.fix
+    # The line that works (pytorch-cuda from -c nvidia) gets a CUDA build on the same host.
+    fixed = judge(result.fix, day, **host)
+    assert fixed.runtime not in (None, "cpu") and "accelerator" not in checks(fixed, FAIL)
+
+
+def test_conda_without_the_nvidia_channel_is_judged_as_before_where_the_rule_does_not_reach():
+    """Before 1.13 (cudatoolkit from the default channels), with a CUDA asked for, and with
+    conda-forge for a release whose pytorch-cuda builds include CUDA 12 (conda-forge has those
+    libraries), the rule does not apply."""
+    gpu = {"python": "3.10", "platform": "linux", "gpu": "NVIDIA GPU"}
+    old = judge("conda install pytorch torchvision -c pytorch", "2022-06-01", **gpu)
+    asked = judge("conda install pytorch pytorch-cuda=12.1 -c pytorch", "2024-03-01", **gpu)
+    forge = judge("conda install pytorch -c pytorch -c conda-forge", "2024-03-01", **gpu)
+    for result in (old, asked, forge):
+        assert "names no nvidia channel" not in text_of(result), text_of(result)
+
+
+def test_pytorch_s_rocm_wheels_see_no_gpu_under_wsl2():
+    """https://github.com/ROCm/hip/issues/3710 (2024-12-23, WSL2, AMD Radeon): the rocm6.2 index
+    line installs, then torch.cuda.is_available() fails with hipErrorNoDevice; AMD's
+    repo.radeon.com wheels with the WSL libhsa-runtime64 run (ROCm/legacy-rocm-build#4473)."""
+    line = "pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm6.2"
+    amd = {"python": "3.10", "platform": "linux", "gpu": "AMD Radeon", "gpu_vendor": "amd"}
+    wsl = judge(line, "2024-12-23", wsl2="true", **amd)
+    assert wsl.outcome == FAIL and checks(wsl, FAIL) == {"accelerator"}, text_of(wsl)
+    assert "under WSL2" in text_of(wsl) and "repo.radeon.com" in text_of(wsl)
+    native = judge(line, "2024-12-23", **amd)
+    assert "accelerator" not in checks(native, FAIL), text_of(native)
+    # A CUDA build under WSL2 is judged as before (no ROCm runtime involved).
+    cuda = judge("pip install torch", "2024-12-23", wsl2="true", python="3.10", platform="linux")
+    assert "under WSL2" not in text_of(cuda)

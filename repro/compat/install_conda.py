@@ -16,7 +16,7 @@ from repro.compat.facts import Facts
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
 from repro.compat.install_runs import run_reasons
-from repro.compat.predictions import version
+from repro.compat.predictions import gpus_of, version
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import Host
 
@@ -166,6 +166,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
         reasons += _mkl_break(conda, release, host, extra)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
+    unlinked = _no_nvidia_channel(line, host_props, host, facts, extra, releases[-1], python_reason)
+    if unlinked is not None:
+        return unlinked
     wanted = _fuzzy_cuda(conda.cuda, _conda_cuda(facts, releases[-1], host.platform))
     # conda maximises the pytorch version first, then prefers a CUDA build of it; a version
     # without a build for the asked CUDA comes as its CPU build (pytorch#69202, conda/conda#11001).
@@ -237,6 +240,60 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         else:
             fix = f"{conda.tool} install pytorch=={release} cpuonly -c pytorch"
     return LineResult(line, host, str(release), runtime, prediction, fix)
+
+
+def _no_nvidia_channel(
+    line, host_props, host: Host, facts: Facts, extra: Facts, release: Version, python_reason
+) -> LineResult | None:
+    """The pytorch channel from 1.13 on (compat-extra ``conda_pytorch_cuda``): a CUDA build of
+    pytorch needs the ``pytorch-cuda`` meta-package, whose CUDA libraries (cuda-runtime,
+    libcublas, ...) are on the nvidia channel. A line that asks for no CUDA and names neither
+    nvidia nor a channel with those libraries gets the CPU build (pytorch-mutex cpu):
+    open-mmlab/mmpose#3238 (the docs' ``conda install pytorch torchvision -c pytorch``, a GPU
+    host: 'the cuda-toolkit is not installed'), bioimage-io/core-bioimage-io-python#307 (an
+    unpinned cudatoolkit beside -c pytorch -c conda-forge: py3.9_cpu_0). conda-forge has the
+    CUDA 12 libraries (not 11.x): with it, a release whose pytorch-cuda builds include 12.x is
+    left as before. None when the rule does not apply."""
+    conda = line.conda
+    minor = f"{release.major}.{release.minor}"
+    table = extra.get("conda_pytorch_cuda")
+    if (
+        conda.cuda is not None
+        or conda.cuda_package is not None
+        or not isinstance(table, Mapping)
+        or facts.get("torch_variants", minor, "conda", "package") != "pytorch-cuda"
+    ):
+        return None
+    builds = _conda_cuda(facts, release, host.platform)
+    providers = {str(c) for c in table.get("cuda_channels") or ()}
+    cuda12 = {str(c) for c in table.get("cuda12_channels") or ()}
+    if providers & set(conda.channels):
+        return None
+    if cuda12 & set(conda.channels) and any(b.startswith("12") for b in builds):
+        return None
+    gpu = any(g.vendor == "nvidia" for g in gpus_of(host_props) or [])
+    text = (
+        f"the pytorch channel's CUDA builds of pytorch {release} need pytorch-cuda, whose CUDA "
+        f"libraries are on the nvidia channel; the line asks for no CUDA and names no nvidia "
+        f"channel ({', '.join(conda.channels)}): {conda.tool} installs the CPU build "
+        "(pytorch-mutex cpu)"
+    )
+    fact = "compat-extra:conda_pytorch_cuda"
+    reasons = [*python_reason, Reason("install", PASS, text, fact)]
+    if gpu:
+        reasons.append(
+            Reason("accelerator", FAIL, "a CPU-only build: the host's NVIDIA GPU stays unused "
+                   "(torch.cuda.is_available() is False)", fact)
+        )  # fmt: skip
+    else:
+        reasons += run_reasons(host_props, str(release), "cpu", facts, host)
+    fix = None
+    if builds:
+        fix = (
+            f"{conda.tool} install pytorch=={release} pytorch-cuda={builds[-1]} "
+            "-c pytorch -c nvidia"
+        )
+    return LineResult(line, host, str(release), "cpu", combine(reasons), fix)
 
 
 def _conda_run_reasons(

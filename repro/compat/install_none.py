@@ -47,6 +47,44 @@ def _platform_fact(host: Host) -> str:
     return "wheel_index.pypi_note"
 
 
+def _glibc_reason(
+    line: InstallLine, all_offers: list, matching: list, facts: Facts, extra: Facts, host: Host
+) -> tuple[list[Reason], str | None, list[str]] | None:
+    """The newest matching build is a manylinux_2_28 wheel and the host's glibc is older
+    (compat-extra ``manylinux_glibc``; pytorch/pytorch#156215, Ubuntu 18.04 and torch 2.7.0):
+    pip and uv skip it. The line that works: the newest release of the same build whose wheel
+    this glibc takes."""
+    newest = max(matching, key=lambda o: o.version)
+    floor = src.glibc_short(extra, Version(newest.version.public), newest.runtime, host)
+    if floor is None:
+        return None
+    older = [
+        o
+        for o in all_offers
+        if (o.source == "PyPI" if newest.source == "PyPI" else o.runtime == newest.runtime)
+        and o.fits is not False
+        and not src.glibc_short(extra, Version(o.version.public), o.runtime, host)
+    ]
+    near = max(older, key=lambda o: o.version) if older else None
+    text = (
+        f"torch {newest.version.public}'s Linux wheels are manylinux_2_28 (glibc >= {floor}) and "
+        f"this host's glibc is {host.glibc}: pip and uv skip them (no matching distribution)"
+    )
+    fix = None
+    if near is not None:
+        release = Version(near.version.public)
+        build = "release" if near.source == "PyPI" else f"{near.runtime} build"
+        text += f"; the newest {build} this glibc takes is torch {release}"
+        if near.source == "PyPI" or not near.version.local:
+            fix = pypi_fix_line(facts, release, line)
+        else:
+            fix = fix_line(
+                facts, release, near.version.local, line, companion_pins(facts, release, line)
+            )
+    reason = Reason("platform", FAIL, text, "compat-extra:manylinux_glibc")
+    return [reason], fix, [str(near.version)] if near is not None else []
+
+
 def why_none(
     line: InstallLine,
     groups: list,
@@ -255,6 +293,9 @@ def why_none(
     # Something matches, but no wheel fits this interpreter.
     releases_matching = sorted({o.version for o in matching})
     best = releases_matching[-1]
+    glibc = _glibc_reason(line, all_offers, matching, facts, extra, host)
+    if glibc is not None:
+        return glibc
     pythons = src.pypi_pythons(facts, Version(best.public), host) or []
     plat = host.wheel_platform
     if not pythons:

@@ -89,7 +89,8 @@ def host_of(
     (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``,
     ``--python-bits 32``), else the fingerprint's ``host.python``, ``host.os`` (``Windows`` ->
     windows, ``macOS``/``Darwin`` -> macos, anything else linux) and ``host.arch`` (``uname -m``;
-    x86_64 when absent); a 64-bit interpreter unless told otherwise."""
+    x86_64 when absent); a 64-bit interpreter unless told otherwise; the fingerprint's
+    ``host.glibc`` for a Linux interpreter (manylinux tags)."""
     if python is None:
         parts = version(host_props.get(property_names.HOST_PYTHON))
         python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
@@ -107,4 +108,5 @@ def host_of(
         platform,
         machine_of(machine or host_props.get(property_names.HOST_ARCH), platform),
         bits or 64,
+        (host_props.get(property_names.HOST_GLIBC) or None) if platform == "linux" else None,
     )

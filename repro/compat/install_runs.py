@@ -16,7 +16,7 @@ from repro.compat import install_xpu
 from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.predictions import gpus_of, key_for_release, predict
-from repro.compat.results import NOTE, PASS, UNKNOWN, Reason
+from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host
 
 
@@ -172,9 +172,20 @@ def run_reasons_on(
 ) -> list[Reason]:
     """:func:`run_reasons` with the kernel list of the host's CPU architecture: on Linux aarch64
     download.pytorch.org's CUDA builds are sbsa builds with their own sm_XY list (compat-extra
-    ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them)."""
+    ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them); a ROCm build
+    under WSL2 sees no GPU (compat-extra ``rocm_wsl``)."""
     if runtime == "xpu":
         return install_xpu.run_reasons(Version(Version(torch).public), host_props, host, extra)
+    wsl2 = (host_props.get(property_names.WSL2) or "").strip().lower() == "true"
+    if wsl2 and runtime and runtime.startswith("rocm") and extra.get("rocm_wsl", "wheels"):
+        # ROCm/hip#3710: PyTorch's ROCm wheels bundle a ROCm runtime without WSL support.
+        text = (
+            f"a PyTorch {runtime} wheel under WSL2: its bundled ROCm runtime (libhsa-runtime64) "
+            "has no WSL support, so it sees no GPU (hipErrorNoDevice; torch.cuda.is_available() "
+            f"is False); under WSL2 AMD's wheels from {extra.get('rocm_wsl', 'wheels')} with the "
+            "WSL runtime library run"
+        )
+        return [Reason("accelerator", FAIL, text, "compat-extra:rocm_wsl")]
     if host.wheel_platform == "linux-aarch64" and runtime and runtime.startswith("cu"):
         arch = src.aarch64_arch(extra, runtime)
         if arch:

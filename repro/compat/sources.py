@@ -46,12 +46,14 @@ class Host:
     """The interpreter a line is installed into: ``python`` "3.10" (None: unknown),
     ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``,
     ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
-    ``win_amd64``/``linux_x86_64``, whatever the CPU)."""
+    ``win_amd64``/``linux_x86_64``, whatever the CPU), ``glibc`` "2.27" on Linux (None: unknown;
+    pip's manylinux tags: a wheel for a newer glibc is skipped)."""
 
     python: str | None
     platform: str
     machine: str = "x86_64"
     bits: int = 64
+    glibc: str | None = None
 
     @property
     def wheel_platform(self) -> str:
@@ -219,6 +221,30 @@ def _fits(facts: Facts, release: Version, host: Host) -> bool | None:
     return host.python in pythons
 
 
+def glibc_floor(extra: Facts, release: Version, runtime: str | None, host: Host) -> str | None:
+    """The glibc a Linux wheel of ``release`` (any ``runtime`` build: the facts know the switch
+    per release only) needs when it is above manylinux2014's 2.17 (compat-extra
+    ``manylinux_glibc``: manylinux_2_28 wheels); None on Windows/macOS, for earlier releases, or
+    when the facts lack the table."""
+    table = extra.get("manylinux_glibc")
+    if host.platform != "linux" or not isinstance(table, Mapping) or not table.get("floor"):
+        return None
+    first = table.get("from")
+    if first and Version(release.public) >= Version(str(first)):
+        return str(table["floor"])
+    return None
+
+
+def glibc_short(extra: Facts, release: Version, runtime: str | None, host: Host) -> str | None:
+    """The glibc floor of ``release``'s Linux wheel when the host's glibc is below it (pip and
+    uv skip such a wheel: pytorch/pytorch#156215); None when it fits or either is unknown."""
+    have = parse_version(host.glibc) if host.glibc else None
+    floor = glibc_floor(extra, release, runtime, host)
+    if have is None or floor is None:
+        return None
+    return floor if have < Version(floor) else None
+
+
 def pypi_offers(facts: Facts, extra: Facts, host: Host) -> list[Offer]:
     out = []
     for release in releases(facts, extra):
@@ -227,7 +253,7 @@ def pypi_offers(facts: Facts, extra: Facts, host: Host) -> list[Offer]:
         runtime, fact, unverified = pypi_runtime(facts, extra, release, host)
         pythons = pypi_pythons(facts, release, host)
         fits = None if pythons is None or host.python is None else host.python in pythons
-        if pythons == []:
+        if pythons == [] or glibc_short(extra, release, runtime, host):
             fits = False
         out.append(Offer(release, runtime, "PyPI", fits, unverified, fact))
     return out
@@ -270,7 +296,8 @@ def index_offers(
                 if tag == "xpu"
                 else Facts.name("torch_variants", _minor_of(release), "variants")
             )
-            out.append(Offer(version, tag, url, _fits(facts, release, host), unverified, fact))
+            fits = False if glibc_short(extra, release, tag, host) else _fits(facts, release, host)
+            out.append(Offer(version, tag, url, fits, unverified, fact))
         if stable_page and _windows_unlabelled(facts, release, host):
             # The page's unlabelled Windows wheel of the release's default build
             # (find_links_pages.windows_unlabelled; pytorch/pytorch#54172, #31243).
