@@ -14,7 +14,7 @@ default 20 % threshold):
 - every plain run against every slowed run (N x N pairs): each case without a counted drop is a
   miss.
 
-With ``--repeat N`` each run is ``repro run --repeat N``: every case measured in N rounds, each
+With ``--rounds N`` each run is ``repro run --rounds N``: every case measured in N rounds, each
 in its own process, combined into the run's figure (``repro.runner.repeat``), so one run
 carries the spread between processes. With ``--per-side K`` a side is K consecutive runs of one kind pooled (``repro compare BASE
 --base-run ... --cand-run ...``, ``repro.report.sides.pool``), so the spread between runs is
@@ -24,7 +24,7 @@ Prints each run's figures per case (median ±spread over 5 windows per round), t
 each run, both counts, and how far each figure moved between runs of the same build and with
 the planted slowdown. Exit status 1 on a false alarm or a miss.
 
-    python benchmarks/metric_stability.py [--runs 5] [--repeat 1] [--per-side 1] [--slowdown 2]
+    python benchmarks/metric_stability.py [--runs 5] [--rounds 1] [--per-side 1] [--slowdown 2]
         [-k PATTERN ...] [--keep DIR [--reuse]]
 """
 
@@ -54,11 +54,11 @@ CPU_METRIC = "steady_it_per_cpu_s"
 
 
 def run(
-    results: Path, config: str, patterns: list[str], slowdown: int, repeat: int = 1
+    results: Path, config: str, patterns: list[str], slowdown: int, rounds: int = 1
 ) -> tuple[float, float]:
     """One ``repro run`` into ``results``: ``(wall seconds, CPU seconds of its process tree)``."""
     argv = [sys.executable, "-m", "repro", "run", "--no-doctor", "--config", config]
-    argv += ["--results-dir", str(results), "--repeat", str(repeat)]
+    argv += ["--results-dir", str(results), "--rounds", str(rounds)]
     for pattern in patterns:
         argv += ["-k", pattern]
     env = dict(os.environ)
@@ -116,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         "--per-side", type=int, default=1, help="runs pooled into one side (default: 1)"
     )
     parser.add_argument(
-        "--repeat",
+        "--rounds",
         type=int,
         default=1,
-        help="repro run --repeat N: each run measures every case N times (default: 1)",
+        help="repro run --rounds N: each run measures every case N times (default: 1)",
     )
     parser.add_argument("--threshold", type=float, default=compare_mod.DEFAULT_THRESHOLD * 100)
     parser.add_argument("--keep", metavar="DIR", help="keep the result trees under DIR")
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                     wall = cpu = float("nan")
                 else:
                     results.mkdir(parents=True)
-                    wall, cpu = run(results, args.config, patterns, factor, args.repeat)
+                    wall, cpu = run(results, args.config, patterns, factor, args.rounds)
                 into.append(results)
                 cpu_figures = figures(results, CPU_METRIC)
                 shown = "  ".join(

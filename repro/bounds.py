@@ -97,8 +97,8 @@ CPUS_PER_TASK = count("a whole number of CPUs", 1, 4096)
 JOBS = count("a whole number", 1, 256)
 #: ``repro run --rerun-failures``: a hung case costs its whole timeout on every rerun.
 RERUNS = count("a whole number", 0, 10)
-#: ``repro run --repeat``: rounds of the measuring cases (each about 5 s on a 2-core host).
-REPEATS = count("a whole number", 1, 20)
+#: ``repro run --rounds``: rounds of the measuring cases (each about 5 s on a 2-core host).
+ROUNDS = count("a whole number", 1, 20)
 #: ``repro compare --threshold`` (percent).
 THRESHOLD_PCT = Bound("a percentage between 0 and 100", 0.0, 100.0, low_open=True, high_open=True)
 #: A number used as a case parameter or an ``env:`` value: it must print the same everywhere.

@@ -184,10 +184,10 @@ FIRST_OUTCOME = f"{_REPRO}first_outcome"
 FIRST_SIGNATURE = f"{_REPRO}first_signature"
 FIRST_MESSAGE = f"{_REPRO}first_message"
 FIRST_LOG = f"{_REPRO}first_log"
-#: ``repro run --repeat N`` (issue 29): how many rounds measured the case's figures, and the
-#: log of each later round (``repro.repeat_logs``: space-separated, relative to the run).
-REPEATS = f"{_REPRO}repeats"
-REPEAT_LOGS = f"{_REPRO}repeat_logs"
+#: ``repro run --rounds N`` (issue 29): how many rounds measured the case's figures, and the
+#: log of each later round (``repro.round_logs``: space-separated, relative to the run).
+ROUNDS = f"{_REPRO}rounds"
+ROUND_LOGS = f"{_REPRO}round_logs"
 
 #: A testcase's ``classname`` is ``repro.<scenario>``.
 _CLASSNAME = _REPRO

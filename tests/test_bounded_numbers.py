@@ -142,7 +142,7 @@ def test_every_malformed_number_is_exit_2_one_line_naming_file_and_key(
         (["run", "--list", "-j", "0"], "-j/--jobs"),
         (["run", "--list", "--rerun-failures", "-1"], "--rerun-failures"),
         (["run", "--list", "--rerun-failures", "1" + "0" * 400], "--rerun-failures"),
-        (["run", "--list", "--repeat", "1" + "0" * 400], "--repeat"),
+        (["run", "--list", "--rounds", "1" + "0" * 400], "--rounds"),
         (["docker-run", "--variant", "cpu-*", "--timeout", "nan"], "--timeout"),
         (["docker-run", "--variant", "cpu-*", "--timeout", "1e400"], "--timeout"),
         (["docker-run", "--variant", "cpu-*", "--timeout", "-5"], "--timeout"),

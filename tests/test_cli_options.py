@@ -343,3 +343,15 @@ def test_classify_json_of_a_clean_log_validates_with_no_signature(tmp_path, caps
     assert main(["classify", str(clean), "--json"]) == 0
     data = _validate("classify", capsys.readouterr().out)
     assert data["logs"][0]["signature"] is None
+
+
+def test_the_flag_table_refuses_two_entries_with_one_name():
+    """A dict keeps the last of two entries silently: `repro run --repeat` once took `repro
+    bisect --repeat`'s meaning and default (2 rounds for every run)."""
+    from repro.cli import options
+
+    entry = options.OPTIONS["rounds"]
+    with pytest.raises(ValueError, match="two entries named 'rounds'"):
+        options._by_dest((entry, entry))
+    assert options.OPTIONS["rounds"].flags == ("--rounds",)
+    assert options.OPTIONS["repeat"].flags == ("--repeat",)

@@ -211,7 +211,7 @@ def test_compare_a_flaky_candidate_alone_does_not_fail(tmp_path):
     assert compare_mod.exit_code(result) == 0
 
 
-# ---- repro run --repeat (issue 29): rounds of the cases that record a rate -------------------
+# ---- repro run --rounds (issue 29): rounds of the cases that record a rate -------------------
 
 RATE_MATRIX = """\
 planted:
@@ -222,43 +222,43 @@ planted:
 
 
 @pytest.mark.slow
-def test_repeat_measures_rate_cases_in_rounds_and_combines_them(project):
+def test_rounds_measures_rate_cases_in_rounds_and_combines_them(project):
     write_matrix(project, RATE_MATRIX)
     state = project / "state"
     state.mkdir()
     done = run_repro(
-        "run", "--no-doctor", "--repeat", "3", cwd=project, env={"REPRO_PLANTED_STATE": str(state)}
+        "run", "--no-doctor", "--rounds", "3", cwd=project, env={"REPRO_PLANTED_STATE": str(state)}
     )  # fmt: skip
     assert done.returncode == 1, done.stderr  # rate_red_later failed in round 2
-    assert "repeat round 2/3: 2 cases that record a rate" in done.stderr
-    assert "repeat round 3/3: 1 case that records a rate" in done.stderr
+    assert "round 2/3: 2 cases that record a rate" in done.stderr
+    assert "round 3/3: 1 case that records a rate" in done.stderr
     run_dir = only_run_dir(project / "results")
     cases = cases_by_name(run_dir / "junit.xml")
 
     _case, rate = cases["planted[kind=rate]"]
     # rounds' samples 10-14, 20-24, 30-34: medians 12, 22, 32; the spread between the rounds
     # (their interquartile range, 10) is larger than any round's own (2)
-    assert (rate["repro.outcome"], rate["repro.repeats"]) == ("passed", "3")
+    assert (rate["repro.outcome"], rate["repro.rounds"]) == ("passed", "3")
     assert float(rate["metric.planted_it_per_s"]) == 22.0
     assert float(rate["metric.planted_it_per_s.spread"]) == 10.0
     assert float(rate["metric.planted_it_per_s.n"]) == 15.0
     assert float(rate["metric.planted_metric_s"]) == 0.25  # a single figure: the rounds' median
-    logs = rate["repro.repeat_logs"].split()
+    logs = rate["repro.round_logs"].split()
     assert len(logs) == 2 and rate["repro.log"] not in logs
     assert all((run_dir / log).is_file() for log in [rate["repro.log"], *logs])
 
     _case, red = cases["planted[kind=rate_red_later]"]
-    assert (red["repro.outcome"], red["repro.repeats"]) == ("failed", "2")
+    assert (red["repro.outcome"], red["repro.rounds"]) == ("failed", "2")
     assert (state / "rate_red_later.attempts").read_text() == "xx"  # not measured again
 
     _case, plain = cases["planted[kind=pass]"]
-    assert "repro.repeats" not in plain  # records no rate: run once
+    assert "repro.rounds" not in plain  # records no rate: run once
 
 
 @pytest.mark.parametrize("value", ["0", "21"])
-def test_repeat_out_of_range_is_a_one_line_error(project, value):
+def test_rounds_out_of_range_is_a_one_line_error(project, value):
     write_matrix(project, RATE_MATRIX)
-    done = run_repro("run", "--repeat", value, cwd=project, env={})
+    done = run_repro("run", "--rounds", value, cwd=project, env={})
     assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0 and "--repeat" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "--rounds" in done.stderr
     assert "Traceback" not in done.stderr

@@ -58,8 +58,8 @@ def test_only_the_codec_spells_the_suffixes():
     assert spelled_outside(r"""["']\.(spread|n)["']""", codec) == []
 
 
-def test_repeat_rounds_combine_into_one_result():
-    """repro run --repeat (issue 29): each measurement over the rounds, single figures their
+def test_rounds_rounds_combine_into_one_result():
+    """repro run --rounds (issue 29): each measurement over the rounds, single figures their
     median, a round without a figure leaves it out, the worst round decides the outcome."""
     from repro.outcomes import CaseResult, Outcome
     from repro.runner.repeat import combine_rounds, is_measuring
@@ -78,7 +78,7 @@ def test_repeat_rounds_combine_into_one_result():
     # medians 102, 61, 91 -> 91; their IQR (inclusive quartiles) 20.5 beats each round's 1-2
     assert (got.median, got.spread, got.n) == (91, 20.5, 9)
     assert one.metrics["first_batch_s"] == 0.7 and one.duration_s == 6.0
-    assert one.properties == {"repro.repeats": "3", "repro.repeat_logs": "b.log c.log"}
+    assert one.properties == {"repro.rounds": "3", "repro.round_logs": "b.log c.log"}
     assert one.outcome is Outcome.PASSED and one.log_path == "a.log"
 
     red = CaseResult("dataloader", "dl[x]", Outcome.CRASHED, 1.0, signature="worker_killed",
@@ -87,7 +87,7 @@ def test_repeat_rounds_combine_into_one_result():
     assert (worst.outcome, worst.signature, worst.log_path) == (
         Outcome.CRASHED, "worker_killed", "d.log",
     )  # fmt: skip
-    assert worst.properties["repro.repeats"] == "2"
+    assert worst.properties["repro.rounds"] == "2"
     assert not is_measuring(red)
     assert not is_measuring(CaseResult("losses", "l[x]", Outcome.PASSED, metrics={"loss": 1.0}))
     with pytest.raises(ValueError):

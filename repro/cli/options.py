@@ -135,9 +135,20 @@ def _scenario_names(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> l
 
 _OVERRIDE_SOURCE = "command line > $%s > matrix.yaml"
 
-OPTIONS: Mapping[str, Option] = {
-    o.dest: o
-    for o in (
+
+def _by_dest(options: tuple[Option, ...]) -> dict[str, Option]:
+    """The table keyed by ``dest``; ValueError when two entries share one (a dict would keep
+    the last silently: ``repro run --repeat`` once took ``repro bisect --repeat``'s meaning)."""
+    table: dict[str, Option] = {}
+    for option in options:
+        if option.dest in table:
+            raise ValueError(f"repro.cli.options: two entries named {option.dest!r}")
+        table[option.dest] = option
+    return table
+
+
+OPTIONS: Mapping[str, Option] = _by_dest(
+    (
         # -- shared: one meaning in every command ---------------------------------------------
         Option(
             "config",
@@ -322,14 +333,14 @@ OPTIONS: Mapping[str, Option] = {
             default=0,
         ),
         Option(
-            "repeat",
-            ("--repeat",),
+            "rounds",
+            ("--rounds",),
             "measure each case that records a rate (dataloader's steady it/s) N times, in N "
             "rounds each in a new process, the later rounds after the other cases; its figures "
             "are then the median of the rounds with the spread between them, what repro compare "
             "weighs a drop against (as asv runs each benchmark in several processes) (default: 1)",
             metavar="N",
-            type=bounded(bounds.REPEATS),
+            type=bounded(bounds.ROUNDS),
             default=1,
         ),
         Option(
@@ -837,7 +848,7 @@ OPTIONS: Mapping[str, Option] = {
             choices=("bash", "zsh", "fish"),
         ),
     )
-}
+)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,10 +62,10 @@ def _by_name(cls: type[_T], args: argparse.Namespace, **derived: Any) -> _T:
 
 def run(args: argparse.Namespace) -> ResolvedRun:
     """``repro run``'s options; ConfigError for a ``--log-cap-mib``, ``--rerun-failures``,
-    ``--repeat`` or ``-j`` out of range (``repro.bounds``)."""
+    ``--rounds`` or ``-j`` out of range (``repro.bounds``)."""
     cap = bounds.log_cap_mib(MIN_CAP_BYTES).check(args.log_cap_mib, "--log-cap-mib")
     bounds.RERUNS.check(args.rerun_failures, "--rerun-failures")
-    bounds.REPEATS.check(args.repeat, "--repeat")
+    bounds.ROUNDS.check(args.rounds, "--rounds")
     if args.jobs is not None:
         bounds.JOBS.check(args.jobs, "-j/--jobs")
     return _by_name(ResolvedRun, args, doctor=not args.no_doctor, log_cap_bytes=int(cap * _MIB))

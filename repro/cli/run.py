@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "no_doctor",
         "expect_accelerator",
         "rerun_failures",
-        "repeat",
+        "rounds",
         "properties",
         "isolation",
     )

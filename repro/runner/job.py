@@ -52,8 +52,8 @@ class ResolvedRun:
     directory; ``python`` the interpreter under test; ``timeout_scale`` multiplier of every case
     timeout (None = matrix.yaml's); ``fingerprint`` the host's fingerprint.json (inside an
     image); ``properties`` ``NAME=VALUE`` strings; ``isolation`` ``fresh | zygote | auto``;
-    ``rerun_failures`` reruns of each red case (issue 11); ``repeat`` rounds of each case that
-    records a rate (``repro.runner.run_all.repeat_rounds``, issue 29); ``jobs`` cases at once (None:
+    ``rerun_failures`` reruns of each red case (issue 11); ``rounds`` rounds of each case that
+    records a rate (``repro.runner.repeat``, issue 29); ``jobs`` cases at once (None:
     :func:`default_jobs`); ``allow_variant_mismatch`` records results as ``as_variant`` even when
     the interpreter's torch build is not its pin; ``expect_accelerator`` False makes a
     ``--as-variant`` run's cuda/rocm cases skip when torch sees no device instead of failing
@@ -75,7 +75,7 @@ class ResolvedRun:
     log_cap_bytes: int = DEFAULT_CAP_BYTES
     isolation: str = "auto"  # context.ISOLATIONS: fresh | zygote | auto
     rerun_failures: int = 0
-    repeat: int = 1
+    rounds: int = 1
     jobs: int | None = None  # None: default_jobs()
     allow_variant_mismatch: bool = False
     expect_accelerator: bool = True
@@ -373,6 +373,6 @@ def run_job(options: ResolvedRun, say: Say, reporter: Reporter | None = None) ->
         preflight=preflight,
         rerun_failures=options.rerun_failures,
         jobs=jobs,
-        repeat=options.repeat,
+        rounds=options.rounds,
     )
     return RunSummary(run_id, run_dir, results)

@@ -231,11 +231,11 @@ class Progress(Reporter):
                 flush=True,
             )
 
-    def repeat_round(self, round_no: int, rounds: int, cases: int) -> None:
+    def round_started(self, round_no: int, rounds: int, cases: int) -> None:
         if self.tty:
             self.stream.write("\r\033[K")
         print(
-            f"repeat round {round_no}/{rounds}: "
+            f"round {round_no}/{rounds}: "
             f"{'1 case that records' if cases == 1 else f'{cases} cases that record'} a rate, "
             "each in a new process",
             file=self.stream,

@@ -1,10 +1,10 @@
-"""``repro run --repeat N``: the rounds of a case whose figures people compare, as one result.
+"""``repro run --rounds N``: the rounds of a case whose figures people compare, as one result.
 
 A rate measured in one process is one draw of the host's state: on the shared 2-core VM one
 build's steady it per CPU second moved up to 41 % between runs while its windows inside a run
 agreed within 1-5 % (benchmarks/metric_stability.py, issue 29), so the spread a single run
 records cannot tell noise from a regression. asv runs every benchmark in several processes for
-the same reason (its ``processes`` setting, default 2). With ``--repeat N`` the runner measures
+the same reason (its ``processes`` setting, default 2). With ``--rounds N`` the runner measures
 each case that recorded a rate (:func:`is_measuring`) N times, each round in its own process
 and the later rounds after the other cases (``repro.runner.run_all``), and
 :func:`combine_rounds` turns the rounds into the one testcase junit.xml keeps: each
@@ -40,7 +40,7 @@ def combine_rounds(rounds: Sequence[CaseResult]) -> CaseResult:
     ``.n`` companion) combined over the rounds that recorded it, each other figure the median
     of the rounds' values, ``duration_s`` their sum. A round that did not pass: that round's
     result (the first such), so a case red in any round is red. Both carry
-    ``repro.repeats`` (how many rounds) and ``repro.repeat_logs`` (the later rounds' logs).
+    ``repro.rounds`` (how many rounds) and ``repro.round_logs`` (the later rounds' logs).
     Raises ValueError for no round."""
     if not rounds:
         raise ValueError("no round to combine")
@@ -48,8 +48,8 @@ def combine_rounds(rounds: Sequence[CaseResult]) -> CaseResult:
     first = rounds[0]
     props = {
         **(red or first).properties,
-        property_names.REPEATS: str(len(rounds)),
-        property_names.REPEAT_LOGS: " ".join(r.log_path for r in rounds[1:] if r.log_path),
+        property_names.ROUNDS: str(len(rounds)),
+        property_names.ROUND_LOGS: " ".join(r.log_path for r in rounds[1:] if r.log_path),
     }
     if red is not None:
         return dataclasses.replace(red, properties=props)

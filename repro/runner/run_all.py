@@ -49,7 +49,7 @@ class Reporter:
     def case_started(self, index: int, total: int, case: Case) -> None: ...
     def case_tick(self, elapsed_s: float) -> None: ...
     def case_rerun(self, attempt: int, reruns: int, first: CaseResult) -> None: ...
-    def repeat_round(self, round_no: int, rounds: int, cases: int) -> None: ...
+    def round_started(self, round_no: int, rounds: int, cases: int) -> None: ...
     def case_finished(self, index: int, total: int, result: CaseResult) -> None: ...
     def run_finished(self, results: Sequence[CaseResult], run_dir: Path) -> None: ...
 
@@ -61,7 +61,7 @@ def run_all(
     preflight: Sequence[CaseResult] = (),
     rerun_failures: int = 0,
     jobs: int = 1,
-    repeat: int = 1,
+    rounds: int = 1,
 ) -> list[CaseResult]:
     """Run ``cases`` and return their results in catalogue order (``preflight`` first).
 
@@ -71,7 +71,7 @@ def run_all(
     ``rerun_failures``: each red case (failed, error, crashed, hung) is run again, each time in
     a fresh process, up to this many times or until it passes (:func:`rerun_red_case`).
 
-    ``repeat``: after every case ran, rounds 2..``repeat`` of each case that recorded a rate
+    ``rounds``: after every case ran, rounds 2..``rounds`` of each case that recorded a rate
     (``repro.runner.repeat``), one after another, each alone in a new process; each round
     rewrites the case's result with the rounds combined so far.
 
@@ -91,7 +91,7 @@ def run_all(
         with _ctrl_c_cancels(ctx) as ctrl_c:
             try:
                 return _run_all(
-                    ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs, repeat
+                    ctx, cases, reporter or Reporter(), preflight, rerun_failures, jobs, rounds
                 )
             except CaseCancelled:
                 if not ctrl_c.is_set():
@@ -248,7 +248,7 @@ def _run_all(
     preflight: Sequence[CaseResult],
     rerun_failures: int,
     jobs: int,
-    repeat: int = 1,
+    rounds: int = 1,
 ) -> list[CaseResult]:
     results = _Results(ctx, preflight, len(cases))
     total = len(cases)
@@ -264,31 +264,31 @@ def _run_all(
             )
             results.add(index, result)
             reporter.case_finished(index, total, result)
-    _repeat_rounds(ctx, cases, reporter, results, repeat)
+    _more_rounds(ctx, cases, reporter, results, rounds)
     return results.close()
 
 
-def _repeat_rounds(
+def _more_rounds(
     ctx: RunContext,
     cases: Sequence[Case],
     reporter: Reporter,
     results: _Results,
-    repeat: int,
+    rounds: int,
 ) -> None:
-    """Rounds 2..``repeat`` of the cases whose first round recorded a rate (``repro run
-    --repeat``, :mod:`repro.runner.repeat`): round after round, each case alone (they measure
+    """Rounds 2..``rounds`` of the cases whose first round recorded a rate (``repro run
+    --rounds``, :mod:`repro.runner.repeat`): round after round, each case alone (they measure
     time), its result rewritten after each round with the rounds so far combined, so a run
     stopped halfway keeps every round that finished. A case red in a round is red and is not
     measured again."""
     chosen = [i for i in sorted(results.finished) if is_measuring(results.finished[i])]
-    rounds = {i: [results.finished[i]] for i in chosen}
+    measured = {i: [results.finished[i]] for i in chosen}
     total = len(cases)
-    for round_no in range(2, repeat + 1):
+    for round_no in range(2, rounds + 1):
         # A case red in an earlier round stays red: nothing more to measure.
         chosen = [i for i in chosen if results.finished[i].outcome is Outcome.PASSED]
         if not chosen:
             return
-        reporter.repeat_round(round_no, repeat, len(chosen))
+        reporter.round_started(round_no, rounds, len(chosen))
         for index in chosen:
             case = cases[index - 1]
             if ctx.state.cancel.is_set():
@@ -296,8 +296,8 @@ def _repeat_rounds(
             reporter.case_started(index, total, case)
             prepare_zygote(ctx, case)
             this_round = run_case(ctx, case, on_tick=reporter.case_tick)
-            rounds[index].append(this_round)
-            combined = combine_rounds(rounds[index])
+            measured[index].append(this_round)
+            combined = combine_rounds(measured[index])
             results.add(index, combined)
             # The line shows this round's time and the combined verdict.
             reporter.case_finished(
