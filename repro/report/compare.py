@@ -23,7 +23,10 @@ BASE and CAND are matrix.json files or results directories (merged in memory wit
 ``repro.report.merge.build_report``); ``--base-run``/``--cand-run`` pool more runs of the same
 build into a side (``repro.report.sides.pool``: worst outcome per case, every run's rates, so the spread between
 runs is weighed: on the quiet 2-core VM one run per side flagged false drops in 27 of 45 pairs
-of one build, two runs per side in 2 of 10, benchmarks/metric_stability.py). A matrix.json is read as a stream
+of one build, two runs per side in 2 of 10, benchmarks/metric_stability.py); ``repro run --rounds
+3`` measures each rate in three processes within one run (``repro.runner.repeat``): one such run
+per side, 0 false drops in 10 pairs and the planted 2x slowdown in 175 of 175 case-pairs, against
+14 false drops and 158 with one round, back to back on the same quiet host. A matrix.json is read as a stream
 (``repro.report.stream``) straight into the compact index compare works on (``repro.report.sides.Side``),
 never as a whole dict: memory grows with the cases kept (about 0.5 KB each, at most
 ``repro.report.stream.MAX_MATRIX_CASES`` per side, else one-line ConfigError), not with the
