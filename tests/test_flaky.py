@@ -94,12 +94,15 @@ def test_without_reruns_the_flaky_case_is_just_red(project):
     assert props["repro.outcome"] == "failed" and "repro.flaky" not in props
 
 
-@pytest.mark.parametrize("value", ["-1", "11"])
-def test_rerun_failures_out_of_range_is_a_one_line_error(project, value):
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--rerun-failures", "-1"), ("--rerun-failures", "11"), ("--rounds", "0"), ("--rounds", "21")],
+)
+def test_rerun_failures_and_rounds_out_of_range_are_a_one_line_error(project, flag, value):
     write_matrix(project, PLANTED_MATRIX)
-    done = run_repro("run", "--rerun-failures", value, cwd=project, env={})
+    done = run_repro("run", flag, value, cwd=project, env={})
     assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0 and "--rerun-failures" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and flag in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -253,12 +256,3 @@ def test_rounds_measures_rate_cases_in_rounds_and_combines_them(project):
 
     _case, plain = cases["planted[kind=pass]"]
     assert "repro.rounds" not in plain  # records no rate: run once
-
-
-@pytest.mark.parametrize("value", ["0", "21"])
-def test_rounds_out_of_range_is_a_one_line_error(project, value):
-    write_matrix(project, RATE_MATRIX)
-    done = run_repro("run", "--rounds", value, cwd=project, env={})
-    assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0 and "--rounds" in done.stderr
-    assert "Traceback" not in done.stderr
