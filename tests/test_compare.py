@@ -511,18 +511,19 @@ def test_pool_keeps_every_cell_the_newest_stamp_and_counts_runs():
 
 
 @pytest.mark.slow
-def test_two_real_runs_of_one_build_are_judged_by_the_documented_rule(tmp_path):
-    """Issue 29: two real runs of the CPU dataloader cases (in-process, fork with 2 workers with
-    and without persistence, spawn with 2 persistent workers) of one build: no regression, every
-    case carries both steady figures with their spread and host_busy, and every rate past the
-    threshold is judged by the documented rule (a counted drop is past the threshold and the two
-    spreads, its CPU-time twin dropped too; what is not counted says why and its figures agree).
+def test_two_real_runs_of_one_build_in_three_rounds_report_no_drop(tmp_path):
+    """Issue 29 acceptance: two real runs (``repro run --rounds 3``) of the CPU dataloader cases
+    (in-process, fork with 2 workers with and without persistence, spawn with 2 persistent
+    workers) of one build: ``repro compare`` reports no regression and no throughput drop, every
+    case carries both steady figures over its three rounds with their spread and host_busy, and
+    every rate that still moved past the threshold is listed as noise with the documented reason
+    (within the spread, or measured while the run got less CPU or the host was busy).
 
-    Whether two single runs of one build show *no* drop at all is a property of the host, not
-    of this code: on this project's 2-core VM one build's it per CPU second moves up to 41 %
-    between quiet runs, and benchmarks/metric_stability.py found false drops in 27 of 45 such
-    pairs (two runs pooled per side: 2 of 10). So that figure is measured there, not asserted
-    here (it failed two CI runs when it was): speed is measured in benchmarks/."""
+    Why three rounds: one process is one draw of the host's state. On this project's 2-core VM
+    one build's rates moved up to 42 % between single-round runs (14 false drops in 10 pairs of
+    the 7 CPU cases, benchmarks/metric_stability.py); with ``--rounds 3`` up to 17 % and no false
+    drop in 10 pairs (175 case-pairs), because the spread then holds the between-process noise.
+    This test runs that claim once per CI run on real processes."""
     from conftest import run_cli, write_matrix
 
     write_matrix(tmp_path, "dataloader: {params: {device: [cpu]}}\n")
@@ -531,24 +532,24 @@ def test_two_real_runs_of_one_build_are_judged_by_the_documented_rule(tmp_path):
         "-k", "dataloader[device=cpu,start_method=spawn,workers=2,persistent=1*",
     ]  # fmt: skip
     for name in ("base", "cand"):
-        done = run_cli("run", "--no-doctor", "--results-dir", name, *selected, cwd=tmp_path)
+        done = run_cli(
+            "run", "--no-doctor", "--rounds", "3", "--results-dir", name, *selected, cwd=tmp_path
+        )
         assert done.returncode == 0, done.stderr[-3000:]
     done = run_cli("compare", "base", "cand", "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
+    noise = [
+        (e["case"], e["metric"], round(e["change"], 3), e["basis"])
+        for e in result["throughput_noise"]
+    ]
+    assert result["throughput_drops"] == [], (result["throughput_drops"], noise)
     assert result["summary"]["regressions"] == 0 and result["regressions"] == []
+    assert done.returncode == 0, done.stderr[-2000:]
     assert (result["base"]["runs"], result["cand"]["runs"]) == (1, 1)
-    counted = {(d["case"], d["metric"]) for d in result["throughput_drops"]}
-    for entry in result["throughput_drops"] + result["throughput_noise"]:
+    for entry in result["throughput_noise"]:
         assert entry["change"] < -result["threshold"]
-        assert (entry["base_runs"], entry["cand_runs"], entry["base_samples"]) == (1, 1, 5)
-        past_spread = entry["base"] - entry["cand"] > entry["spread"]
-        if (entry["case"], entry["metric"]) in counted:
-            assert entry["basis"] == compare_mod.PAST_BOTH and past_spread
-            if entry["metric"] == "steady_it_per_s":
-                assert (entry["case"], "steady_it_per_cpu_s") in counted
-        elif entry["basis"] == compare_mod.WITHIN_SPREAD:
-            assert not past_spread
+        if entry["basis"] == compare_mod.WITHIN_SPREAD:
+            assert entry["base"] - entry["cand"] <= entry["spread"]
         else:
             assert entry["basis"].startswith(("the run got less CPU", "the host was busy"))
     merged = build_report([tmp_path / "base"], predict=False)
@@ -556,5 +557,5 @@ def test_two_real_runs_of_one_build_are_judged_by_the_documented_rule(tmp_path):
     assert len(cases) == 4
     for case in cases:
         for metric in ("steady_it_per_s", "steady_it_per_cpu_s"):
-            assert case.metrics[f"{metric}.n"] == 5 and case.metrics[f"{metric}.spread"] >= 0
-        assert 0 <= case.metrics["host_busy"] <= 1 and case.metrics["host_busy.n"] == 5
+            assert case.metrics[f"{metric}.n"] == 15 and case.metrics[f"{metric}.spread"] >= 0
+        assert 0 <= case.metrics["host_busy"] <= 1 and case.metrics["host_busy.n"] == 15
