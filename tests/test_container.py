@@ -7,6 +7,7 @@ import dataclasses
 import shlex
 import shutil
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,9 @@ RESOLVED_FIELDS = {
     "network": "network",
     "timeout_scale": "timeout_scale",
     "keep": "keep_container",
+    "rerun_failures": "rerun_failures",
+    "rounds": "rounds",
+    "jobs": "jobs",
 }
 
 
@@ -190,6 +194,25 @@ def test_least_privilege_holds_for_every_host_kind(host_name, accelerator):
     assert command[command.index("--as-variant") + 1] == "cu128-torch2.8"
     assert command[command.index("-k") + 1] == "dataloader"
     assert "variant.image=sha256:abc" in command
+
+
+def test_run_options_reach_the_run_inside_and_widen_the_container_timeout():
+    """``docker-run --rerun-failures/--rounds/-j`` are ``repro run``'s options inside (issue 29:
+    a downgrade check on the container lane measures in rounds too), only when given, and the
+    default container timeout covers the most starts of one case."""
+    plain = spec_for("cpu", "cpu").kwargs["command"]
+    for flag in ("--rerun-failures", "--rounds", "--jobs"):
+        assert flag not in plain
+    command = spec_for("cpu", "cpu", rerun_failures=2, rounds=5, jobs=1).kwargs["command"]
+    assert command[command.index("--rerun-failures") + 1] == "2"
+    assert command[command.index("--rounds") + 1] == "5"
+    assert command[command.index("--jobs") + 1] == "1"
+    cases = [types.SimpleNamespace(timeout_s=60.0), types.SimpleNamespace(timeout_s=30.0)]
+    once = job.container_timeout(cases, 2.0)
+    assert once == 2 * (60 + 30) + 2 * 5 + job.TIMEOUT_MARGIN_S
+    thrice = job.container_timeout(cases, 2.0, ResolvedDockerRun(rounds=3).attempts)
+    assert thrice - job.TIMEOUT_MARGIN_S == 3 * (once - job.TIMEOUT_MARGIN_S)
+    assert ResolvedDockerRun(rounds=2, rerun_failures=3).attempts == 4
 
 
 def test_command_line_is_the_same_run_as_the_sdk_kwargs():

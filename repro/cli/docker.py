@@ -84,6 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         run, "dry_run", "json", "no_build", "builder", "timeout", "timeout_scale", "shm_size", "ipc"
     )
     options.add(run, "network", "gpus", "gpu_mode", "user", "fixture")
+    options.add(run, "rerun_failures", "rounds", "jobs")
     _add_overrides(run)
     run.set_defaults(handler=cmd_docker_run)
 

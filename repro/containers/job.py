@@ -82,9 +82,13 @@ def container_user(uid: int, gid: int) -> str:
     return f"{uid}:{gid}"
 
 
-def container_timeout(cases: Sequence[Any], scale: float) -> float:
-    """Seconds for a whole container: the cases' timeouts scaled, 5 s each, and a margin."""
-    return sum(c.timeout_s for c in cases) * scale + 5.0 * len(cases) + TIMEOUT_MARGIN_S
+def container_timeout(cases: Sequence[Any], scale: float, attempts: int = 1) -> float:
+    """Seconds for a whole container: each case's timeout scaled plus 5 s, times ``attempts``
+    (the most times the run inside starts one case: ``ResolvedDockerRun.attempts``), and a
+    margin."""
+    return (
+        sum(c.timeout_s for c in cases) * scale + 5.0 * len(cases)
+    ) * attempts + TIMEOUT_MARGIN_S
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +130,7 @@ def docker_run(
     all_settings = [part.settings for part in opts.variants]
     script_entries.check_container_lane(cases, opts.config)
     preflight(host, all_settings, opts.gpu_mode, out, dry_run=opts.dry_run)
-    timeout = opts.timeout or container_timeout(cases, opts.scale)
+    timeout = opts.timeout or container_timeout(cases, opts.scale, opts.attempts)
     too_old = {s.variant.id: start_failure.driver_check(host, s.variant) for s in all_settings}
     # No client (and no daemon) is needed when no variant will start a container.
     needs_docker = not opts.dry_run and (opts.shell or not all(too_old.values()))

@@ -49,6 +49,9 @@ class ResolvedDockerRun:
     ``auto | toolkit | cdi | wsl``. ``builder``: ``repro.containers.builder.BUILDERS``
     (``--builder`` > ``$REPRO_BUILDER`` > auto). ``output_dir``: refresh the matrix there
     afterwards. ``variants``: one :class:`VariantRun` per selected variant, in order.
+    ``rerun_failures``, ``rounds``, ``jobs``: ``repro run``'s options of those names, passed to
+    the run inside (``repro.runner.job.ResolvedRun``); they also widen the default ``timeout``
+    (:func:`repro.containers.job.container_timeout`).
     """
 
     config: Path = Path(DEFAULT_FILE)
@@ -67,3 +70,12 @@ class ResolvedDockerRun:
     shell: bool = False
     output_dir: str | None = None
     variants: tuple[VariantRun, ...] = ()
+    rerun_failures: int = 0
+    rounds: int = 1
+    jobs: int | None = None
+
+    @property
+    def attempts(self) -> int:
+        """The most times the run inside starts one case: each case is either red (its first
+        try and up to ``rerun_failures`` reruns) or passed and measured (``rounds`` rounds)."""
+        return max(self.rounds, 1 + self.rerun_failures)

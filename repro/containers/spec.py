@@ -261,8 +261,15 @@ def docker_run_spec(host: host_mod.Host, accelerator: str, options: ContainerRun
         ]
         for pattern in options.resolved.patterns:
             command += ["-k", pattern]
-        if options.resolved.timeout_scale:
-            command += ["--timeout-scale", f"{options.resolved.timeout_scale:g}"]
+        resolved = options.resolved
+        if resolved.timeout_scale:
+            command += ["--timeout-scale", f"{resolved.timeout_scale:g}"]
+        if resolved.rerun_failures:
+            command += ["--rerun-failures", str(resolved.rerun_failures)]
+        if resolved.rounds != 1:
+            command += ["--rounds", str(resolved.rounds)]
+        if resolved.jobs is not None:
+            command += ["--jobs", str(resolved.jobs)]
         for name, value in options.properties:
             command += ["--property", f"{name}={value}"]
 
