@@ -669,6 +669,55 @@ SINGLE_LINES = [
         "nan_detected",
         "WARNING: The grad norm is nan. Skipping updating the model.",
     ),  # espnet/espnet#3237 (espnet2/train/trainer.py)
+    # Issue 30, round eight: rows broadened by family from the studied seventh test set.
+    (
+        "container_gpu_setup",
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+    ),  # NVIDIA/nvidia-docker#1071 (an NGC image started without --gpus)
+    (
+        "oom",
+        "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1513368888240/work/torch/lib/THC/generic"
+        "/THCStorage.c line=82 error=2 : out of memory",
+    ),  # Cadene/vqa.pytorch#47
+    (
+        "cuda_device_side_assert",
+        "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [1,0,0], thread:"
+        ' [121,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && "index out of bounds"`'
+        " failed.",
+    ),  # huggingface/accelerate#2539
+    (
+        "cuda_device_side_assert",
+        "C:\\actions-runner\\_work\\pytorch\\pytorch\\builder\\windows\\pytorch\\aten\\src\\ATen"
+        "\\native\\cuda\\IndexKernel.cu:91: block: [26,0,0], thread: [32,0,0] Assertion `index >="
+        ' -sizes[i] && index < sizes[i] && "index out of bounds"` failed.',
+    ),  # kousw/stable-diffusion-webui-daam#4 (a Windows build: no "operator():")
+    (
+        "segfault",
+        "subprocess.CalledProcessError: Command '['C:\\\\Python3_10_11\\\\python.exe',"
+        " 'sdxl_train_network.py']' returned non-zero exit status 3221225477.",
+    ),  # kohya-ss/sd-scripts#1737 (0xC0000005, an access violation)
+    (
+        "segfault",
+        "Process finished with exit code -1073741819 (0xC0000005)",
+    ),  # alterzero/RBPN-PyTorch#58 (PyCharm)
+    (
+        "nccl_init_failure",
+        "SGES-DT279:22220:22220 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface found",
+    ),  # ultralytics/ultralytics#7038
+    ("nccl_init_failure", "Bootstrap : no socket interface found"),  # MambaTree#14 (Last error:)
+    (
+        "shm_bus_error",
+        "[2023-07-20 08:33:01,122] [INFO] [launch.py:428:main] Process 1045 exits with return code"
+        " = -7",
+    ),  # deepspeedai/DeepSpeed#4002
+    (
+        "shm_bus_error",
+        "Bus error (core dumped) when evaluate the result",
+    ),  # GuanxingLu/ManiGaussian#16 (a title; docker, fixed by --shm-size)
+    (
+        "driver_too_old",
+        "**error info:** NVIDIA driver on your system is too old (found version 6000)....",
+    ),  # pytorch/pytorch#920
 ]
 
 
@@ -1855,6 +1904,19 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+def test_bitsandbytes_missing_libcuda_is_the_wsl2_loader_path_only_on_wsl2() -> None:
+    # lxe/simple-llm-finetuner#13 (the studied seventh test set): WSL2 in the title only;
+    # bitsandbytes-foundation/bitsandbytes#243 and #449 (WSL2), its PR #337 (the loader path).
+    line = (
+        "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you"
+        " are on a cluster, make sure you are on a CUDA machine!\n"
+    )
+    assert classify("(WSL2) - No GPU / Cuda detected....\n" + line).name == "wsl_libcuda_missing"
+    assert classify(line, HostFacts(wsl2=True)).name == "wsl_libcuda_missing"
+    # Elsewhere bitsandbytes' warning is no verdict of its own (the run goes on, on the CPU).
+    assert classify(line, HostFacts(wsl2=False)).name != "wsl_libcuda_missing"
 
 
 def test_the_persons_words_are_read_at_the_head_of_a_log_only() -> None:
