@@ -1820,11 +1820,50 @@ DESCRIBED_FAILURES = [
     # NVIDIA/nccl#1126 without its NCCL lines: a hang in a log that is no NCCL job's (rule 6
     # does not apply), still no clean run.
     ("Training is stuck at epoch 3, nothing printed for an hour.\nEpoch 3/10\n", "a hang"),
+    # Round eight, from the studied seventh test set and sources of the same families:
+    # PKU-YuanGroup/Open-Sora-Plan#333 and Xu3XiWang/CACViT-AAAI24#9 (NaN in either case),
+    # ultralytics/yolov5#4538 ("are nan"), sgrvinod/a-PyTorch-Tutorial-to-Object-Detection#43 (an
+    # infinite loss), MIC-DKFZ/nnUNet#842 (a run that never ends), pytorch/pytorch#28195 (the
+    # driver message in the person's words), open-mmlab/mmdetection#392 (an exit without a
+    # traceback), daswer123/xtts-finetune-webui#45 (a title).
+    (
+        "Nan loss after 20k+ steps of training.\nHi, have you ever seen this happened?\n",
+        "NaN in training",
+    ),
+    (
+        "About the loss value is Nan\nWhen I am training, the loss always becomes Nan after a period"
+        " of time.\n",
+        "NaN in training",
+    ),
+    (
+        "when use gpu, datas(box, obj, cls) are nan, while the Labels, P, R, mAP are all zero.\n",
+        "NaN in training",
+    ),
+    ("MultiBox loss goes to infinity\nWhile training, in the first steps ...\n", "NaN in training"),
+    (
+        "Now, I have finished the training of a 2d nnUNet (all 1000 epoch), but the program does not"
+        " stop and the GPU memory is still occupied.\n",
+        "a hang",
+    ),
+    (
+        "after i update pythorch to version1.2\nwhen i run my program，the msg is that my Nvidia"
+        " version is too old.\n",
+        "a driver too old",
+    ),
+    (
+        "The training process exit without any Traceback\nloading annotations into memory...\n",
+        "a failure",
+    ),
+    ("Errors during the training!\nEpoch 3/10\n", "an error"),
 ]
 
 
 #: The described kinds that name a row; the others stay unknown with a coarse family.
-DESCRIBED_ROWS = {"killed": "host_oom_killed_hint", "NaN in training": "nan_detected"}
+DESCRIBED_ROWS = {
+    "killed": "host_oom_killed_hint",
+    "NaN in training": "nan_detected",
+    "a driver too old": "driver_too_old",
+}
 
 
 @pytest.mark.parametrize(("text", "kind"), DESCRIBED_FAILURES)
@@ -1853,6 +1892,17 @@ def test_a_process_the_person_says_was_killed_is_the_hosts_kill_only_without_an_
     # An error line the log shows decides, whatever the person says.
     shown = "My run was killed.\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB\n"
     assert classify(shown).name == "oom"
+
+
+def test_words_near_a_failure_s_words_that_say_none_stay_clean() -> None:
+    # Round eight's broader words keep their negatives: a NaN denied, a GPU (not a driver) too
+    # old, a loss that does not decrease, a failure to open a device the run does not need.
+    for text in (
+        "The loss is not nan, it just does not decrease.\nEpoch 3/10\n",
+        "It might also be that your GPU is too old.\nEpoch 3/10\n",
+        "NCCL WARN Call to ibv_open_device failed\nEpoch 3/10 loss 0.412\n",
+    ):
+        assert classify(text).clean, text
 
 
 def test_log_lines_that_say_failed_or_cannot_in_a_working_run_stay_clean() -> None:
@@ -1904,6 +1954,43 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+# unslothai/unsloth#1175 (the studied seventh test set): dynamo's warning dumps a traceback, the
+# excerpt ends before its exception.
+UNSLOTH_1175 = """Hi thanks for the lib! When trying torch_compile=True for trainer for llama3.2 1B, I see:
+
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009] Traceback (most recent call last):
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]   File "/opt/conda/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py", line 948, in __call__
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]     result = self._inner_convert(
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]              ^^^^^^^^^^^^^^^^^^^^
+"""  # noqa: E501
+
+
+def test_a_traceback_cut_before_its_exception_is_an_unknown_failure() -> None:
+    """Rule 7b: frames with no exception after them show a failure no line names."""
+    result = classify(UNSLOTH_1175)
+    assert result.name == UNKNOWN and not result.clean
+    assert result.line_no == 3
+    assert result.coarse.startswith("a Python traceback cut before its exception")
+    # A traceback that ends in its exception is not cut (that exception decides, as before).
+    ended = UNSLOTH_1175 + (
+        "[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]"
+        " ValueError: bad shape\n"
+    )
+    assert not classify(ended).coarse.startswith("a Python traceback cut")
+    # Ctrl-C's traceback ends in KeyboardInterrupt: not cut (a pasted stack, as before).
+    ctrl_c = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    time.sleep(1)\nKeyboardInterrupt\n"
+    )
+    assert not classify(ctrl_c).coarse.startswith("a Python traceback cut")
+    # The person's words after the frames close it for rule 7b (the paste ended, not the
+    # traceback; what the scanner makes of the open traceback is as before).
+    worded = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nAny idea?\n'
+    )
+    assert not classify(worded).coarse.startswith("a Python traceback cut")
 
 
 def test_bitsandbytes_missing_libcuda_is_the_wsl2_loader_path_only_on_wsl2() -> None:
