@@ -1993,6 +1993,18 @@ def test_a_traceback_cut_before_its_exception_is_an_unknown_failure() -> None:
     assert not classify(worded).coarse.startswith("a Python traceback cut")
 
 
+def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> None:
+    # stepfun-ai/Step1X-3D#12 (the studied seventh test set): torchrun in the command the person
+    # typed shows a distributed job, not that NCCL is where it hangs.
+    text = (
+        "mutli gpu training will hung\nThe multi gpu training for the diffusion model will hung on"
+        " the first gpu initialization according to the command\n\ntorchrun train.py --config"
+        " configs/x.yaml --train --gpu 0,1,2,3,4,5,6,7\nIt seems that it did not initialize\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN and result.coarse.startswith("a hang")
+
+
 def test_bitsandbytes_missing_libcuda_is_the_wsl2_loader_path_only_on_wsl2() -> None:
     # lxe/simple-llm-finetuner#13 (the studied seventh test set): WSL2 in the title only;
     # bitsandbytes-foundation/bitsandbytes#243 and #449 (WSL2), its PR #337 (the loader path).

@@ -53,14 +53,17 @@ _HANG_NEEDLES = (
     "ang", "ung", "tuck", "ead", "reez", "rozen", "卡住", "卡死",
 )  # fmt: skip
 #: What shows the hung job is a distributed one on NCCL: NCCL's own log lines, the process group,
-#: the launchers (torchrun, torch.multiprocessing's spawn, which DDP examples start ranks with).
+#: torch.multiprocessing's spawn in a stack (which DDP examples start ranks with). Not the word
+#: torchrun in a command the person typed (issue 30, round eight: stepfun-ai/Step1X-3D#12 "will
+#: hung on the first gpu initialization" under torchrun shows no NCCL line; the job may hang
+#: anywhere before NCCL).
 _DISTRIBUTED = re.compile(
     r"NCCL (?:INFO|version)|ProcessGroupNCCL|torch\.distributed|DistributedDataParallel"
-    r"|init_process_group|torchrun|torch/multiprocessing/spawn\.py|backend=['\"]?nccl"
+    r"|init_process_group|torch/multiprocessing/spawn\.py|backend=['\"]?nccl"
 )
 _DISTRIBUTED_NEEDLES = (
     "NCCL ", "ProcessGroupNCCL", "torch.distributed", "DistributedDataParallel",
-    "init_process_group", "torchrun", "multiprocessing/spawn.py", "backend=",
+    "init_process_group", "multiprocessing/spawn.py", "backend=",
 )  # fmt: skip
 _INTERRUPTED = re.compile(r"^\^C|^KeyboardInterrupt\s*$", re.MULTILINE)
 #: A failure in the person's own words, in a log whose lines show none (rule 7, issue 30, round
