@@ -1993,6 +1993,26 @@ def test_a_traceback_cut_before_its_exception_is_an_unknown_failure() -> None:
     assert not classify(worded).coarse.startswith("a Python traceback cut")
 
 
+# pytorch/pytorch#2567 (the studied sixth test set): frames pasted without their header, an error
+# no row names, then the C++ abort it caused.
+PYTORCH_2567 = """I keep having this error during the training using recent pytorch version.
+  File "/home/ubuntu/anaconda3/lib/python3.6/site-packages/torch/_utils.py", line 66, in _cuda
+    return new_type(self.size()).copy_(self, async)
+RuntimeError: cuda runtime error (4) : unspecified launch failure at /home/ubuntu/pytorch/torch/lib/THC/THCTensorCopy.cu:85
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  cuda runtime error (4) : unspecified launch failure at /home/ubuntu/pytorch/torch/lib/THC/generic/THCStorage.c:182
+"""  # noqa: E501
+
+
+def test_frames_without_their_header_end_in_an_exception_like_a_traceback() -> None:
+    """Rule 4c: the exception after header-less frames beats the secondary row after it."""
+    result = classify(PYTORCH_2567)
+    assert result.name == UNKNOWN
+    assert result.message.startswith("RuntimeError: cuda runtime error (4) : unspecified launch")
+    # Without the frames the abort is all the log shows.
+    assert classify(PYTORCH_2567.split("\n", 4)[4]).name == "cpp_terminate"
+
+
 def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> None:
     # stepfun-ai/Step1X-3D#12 (the studied seventh test set): torchrun in the command the person
     # typed shows a distributed job, not that NCCL is where it hangs.
