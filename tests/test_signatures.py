@@ -2025,6 +2025,25 @@ def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> Non
     assert result.name == UNKNOWN and result.coarse.startswith("a hang")
 
 
+def test_cuda_gdb_on_a_running_nccl_kernel_is_an_nccl_hang() -> None:
+    # k2-fsa/snowfall#71 (the studied fifth test set), NVIDIA/cuda-gdb#18.
+    listing = (
+        "This is what I got:\n(cuda-gdb) info cuda kernels\n"
+        "  Kernel Parent Dev Grid Status   SMs Mask GridDim BlockDim Invocation\n"
+        "*      0      -   0 52162520 Active 0x00000001 (1,1,1) (64,1,1)"
+        " ncclReduceRingLLKernel_sum_f64()\n"
+    )
+    assert classify(listing).name == "hang.nccl"
+    focus = (
+        "[Switching focus to CUDA kernel 0, grid 11534, block (0,0,0), thread (0,0,0), device 1]\n"
+        "ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t () at /data/nccl/src/collectives/device/"
+        "./prims_simple.h:128\n"
+    )
+    assert classify(focus).name == "hang.nccl"
+    # The kernel's name alone, in no debugger's output, is no hang.
+    assert classify("Launching ncclKernel_AllReduce_RING_LL_Sum_float\n").name != "hang.nccl"
+
+
 def test_bitsandbytes_missing_libcuda_is_the_wsl2_loader_path_only_on_wsl2() -> None:
     # lxe/simple-llm-finetuner#13 (the studied seventh test set): WSL2 in the title only;
     # bitsandbytes-foundation/bitsandbytes#243 and #449 (WSL2), its PR #337 (the loader path).

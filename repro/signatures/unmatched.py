@@ -28,7 +28,8 @@ _STACK_DUMP = re.compile(
     r"#\d+[ \t]+(?:0x[0-9a-fA-F]+ in )?\S"
     r"|Thread \d+ \(Thread 0x[0-9a-fA-F]+"
     r"|Thread (?:0x)?[0-9a-fA-F]+ \((?:idle|active)\b"
-    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt)"
+    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt|info cuda (?:kernels|threads))"
+    r"|\[Switching focus to CUDA kernel"  # cuda-gdb attached to a live kernel (issue 30, round 8)
     r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
     r"|Attaching to process \d+"  # gdb -p: a debugger attached to a live (stuck) process
     r"|\^C"
@@ -37,7 +38,7 @@ _STACK_DUMP = re.compile(
 )
 _STACK_NEEDLES = (
     "#", "Thread ", "gdb) ", "most recent call first", "^C", "KeyboardInterrupt",
-    "Attaching to process",
+    "Attaching to process", "Switching focus",
 )  # fmt: skip
 _KEYBOARD_INTERRUPT = re.compile(r"^(?:[\w.]+\.)?KeyboardInterrupt\b")
 #: A hang in the person's own words (rule 6, issue 30, round five): "the code ran stuck"
