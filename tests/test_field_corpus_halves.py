@@ -3,9 +3,9 @@
 tests/fixtures/field-logs-train/, tests/fixtures/field-logs-test/ and
 tests/fixtures/field-logs-test2/ hold real logs from public issues, none in the "seen" corpus
 (tests/fixtures/field-logs/), split by issue URL in two rounds into a train half (rows may be
-written from it) and two frozen test sets; rounds three to seven added a frozen set each, whole
-(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/). Frozen sets are measured
-(``benchmarks/classify_corpus.py --split test7``); those a later round studied list their misses
+written from it) and two frozen test sets; rounds three to eight added a frozen set each, whole
+(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/). Frozen sets are
+measured (``benchmarks/classify_corpus.py --split test8``); those a later round studied list their misses
 with ``--misses --studied``. This module checks the split and the indexes, gates the train half,
 and tests each family issue 30 added with train-half texts and their URLs (or public texts); it
 never asserts a test-set verdict.
@@ -28,10 +28,12 @@ from repro.signatures import engine, table
 from repro.signatures.engine import classify, findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7 = (
+SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8 = (
     load_split(name)
-    for name in ("seen", "train", "test", "test2", "test3", "test4", "test5", "test6", "test7")
-)
+    for name in (
+        "seen", "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
+    )
+)  # fmt: skip
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -65,18 +67,20 @@ def test_both_halves_are_big_sourced_and_new():
     assert len(TEST5) >= 60  # round five, frozen whole
     assert len(TEST6) >= 60  # round six, frozen whole
     assert len(TEST7) >= 60  # round seven, frozen whole by a collector who writes no rows
-    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7):
+    assert len(TEST8) >= 60  # round eight, frozen whole by a collector who writes no rows
+    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8):
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
             assert entry.url not in seen_urls, entry.url
         assert len({entry.file for entry in half}) == len(half)
     issues = [
-        _issue(e.url) for e in (*TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7)
+        _issue(e.url)
+        for e in (*TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8)
     ]
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
     assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
-    for name in ("train", "test", "test2", "test3", "test4", "test5", "test6", "test7"):
+    for name in ("train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"):
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
         assert on_disk == listed  # no log without provenance, no entry without its log
@@ -101,7 +105,7 @@ def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
 
 def test_misses_of_a_frozen_set_are_refused(capsys):
     """Rows are not written from a test set's misses: the benchmark will not list them."""
-    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7"} == FROZEN
+    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"} == FROZEN
     for split in sorted(FROZEN):
         with pytest.raises(SystemExit) as done:
             main(["--split", "train", "--split", split, "--misses"])
@@ -110,15 +114,16 @@ def test_misses_of_a_frozen_set_are_refused(capsys):
 
 
 def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
-    """Round seven studies test, test2, test3, test4, test5 and test6 (``--misses --studied``);
-    test7 is measured only, studied or not, and a studied set beside it does not open it."""
-    assert {"test", "test2", "test3", "test4", "test5", "test6"} == STUDIED
-    assert {"test7"} == FROZEN - STUDIED
-    for argv in (["--split", "test7"], ["--split", "test6", "--split", "test7"]):
+    """Round eight studies test, test2, test3, test4, test5, test6 and test7 (``--misses
+    --studied``); test8 is measured only, studied or not, and a studied set beside it does not open
+    it."""
+    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7"} == STUDIED
+    assert {"test8"} == FROZEN - STUDIED
+    for argv in (["--split", "test8"], ["--split", "test7", "--split", "test8"]):
         with pytest.raises(SystemExit) as done:
             main([*argv, "--misses", "--studied"])
         assert done.value.code == 2
-        assert "--misses refuses the frozen set(s) test7" in capsys.readouterr().err
+        assert "--misses refuses the frozen set(s) test8" in capsys.readouterr().err
     assert main(["--split", "test2", "--misses", "--studied"]) == 0
     printed = capsys.readouterr().out
     assert "corpus: test2" in printed
@@ -554,11 +559,11 @@ def test_round_two_spellings_of_known_failures(name, expected):
 def test_reasons_are_printed_for_studied_sets_and_refused_for_the_newest(capsys):
     """``--reasons`` (issue 30, round six): per log, the winning row, its kind and rule, the
     decisive line and the other rows; refused like ``--misses`` on the frozen sets not studied."""
-    for argv in (["--split", "test7", "--reasons"], ["--split", "test7", "--reasons", "--studied"]):
+    for argv in (["--split", "test8", "--reasons"], ["--split", "test8", "--reasons", "--studied"]):
         with pytest.raises(SystemExit) as done:
             main(argv)
         assert done.value.code == 2
-        assert "--reasons refuses the frozen set(s) test7" in capsys.readouterr().err
+        assert "--reasons refuses the frozen set(s) test8" in capsys.readouterr().err
     assert main(["--split", "test4", "--reasons", "--studied"]) == 0
     why = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  why: ")]
     assert len(why) == len(load_split("test4"))

@@ -669,6 +669,55 @@ SINGLE_LINES = [
         "nan_detected",
         "WARNING: The grad norm is nan. Skipping updating the model.",
     ),  # espnet/espnet#3237 (espnet2/train/trainer.py)
+    # Issue 30, round eight: rows broadened by family from the studied seventh test set.
+    (
+        "container_gpu_setup",
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+    ),  # NVIDIA/nvidia-docker#1071 (an NGC image started without --gpus)
+    (
+        "oom",
+        "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1513368888240/work/torch/lib/THC/generic"
+        "/THCStorage.c line=82 error=2 : out of memory",
+    ),  # Cadene/vqa.pytorch#47
+    (
+        "cuda_device_side_assert",
+        "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [1,0,0], thread:"
+        ' [121,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && "index out of bounds"`'
+        " failed.",
+    ),  # huggingface/accelerate#2539
+    (
+        "cuda_device_side_assert",
+        "C:\\actions-runner\\_work\\pytorch\\pytorch\\builder\\windows\\pytorch\\aten\\src\\ATen"
+        "\\native\\cuda\\IndexKernel.cu:91: block: [26,0,0], thread: [32,0,0] Assertion `index >="
+        ' -sizes[i] && index < sizes[i] && "index out of bounds"` failed.',
+    ),  # kousw/stable-diffusion-webui-daam#4 (a Windows build: no "operator():")
+    (
+        "segfault",
+        "subprocess.CalledProcessError: Command '['C:\\\\Python3_10_11\\\\python.exe',"
+        " 'sdxl_train_network.py']' returned non-zero exit status 3221225477.",
+    ),  # kohya-ss/sd-scripts#1737 (0xC0000005, an access violation)
+    (
+        "segfault",
+        "Process finished with exit code -1073741819 (0xC0000005)",
+    ),  # alterzero/RBPN-PyTorch#58 (PyCharm)
+    (
+        "nccl_init_failure",
+        "SGES-DT279:22220:22220 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface found",
+    ),  # ultralytics/ultralytics#7038
+    ("nccl_init_failure", "Bootstrap : no socket interface found"),  # MambaTree#14 (Last error:)
+    (
+        "shm_bus_error",
+        "[2023-07-20 08:33:01,122] [INFO] [launch.py:428:main] Process 1045 exits with return code"
+        " = -7",
+    ),  # deepspeedai/DeepSpeed#4002
+    (
+        "shm_bus_error",
+        "Bus error (core dumped) when evaluate the result",
+    ),  # GuanxingLu/ManiGaussian#16 (a title; docker, fixed by --shm-size)
+    (
+        "driver_too_old",
+        "**error info:** NVIDIA driver on your system is too old (found version 6000)....",
+    ),  # pytorch/pytorch#920
 ]
 
 
@@ -1771,11 +1820,50 @@ DESCRIBED_FAILURES = [
     # NVIDIA/nccl#1126 without its NCCL lines: a hang in a log that is no NCCL job's (rule 6
     # does not apply), still no clean run.
     ("Training is stuck at epoch 3, nothing printed for an hour.\nEpoch 3/10\n", "a hang"),
+    # Round eight, from the studied seventh test set and sources of the same families:
+    # PKU-YuanGroup/Open-Sora-Plan#333 and Xu3XiWang/CACViT-AAAI24#9 (NaN in either case),
+    # ultralytics/yolov5#4538 ("are nan"), sgrvinod/a-PyTorch-Tutorial-to-Object-Detection#43 (an
+    # infinite loss), MIC-DKFZ/nnUNet#842 (a run that never ends), pytorch/pytorch#28195 (the
+    # driver message in the person's words), open-mmlab/mmdetection#392 (an exit without a
+    # traceback), daswer123/xtts-finetune-webui#45 (a title).
+    (
+        "Nan loss after 20k+ steps of training.\nHi, have you ever seen this happened?\n",
+        "NaN in training",
+    ),
+    (
+        "About the loss value is Nan\nWhen I am training, the loss always becomes Nan after a period"
+        " of time.\n",
+        "NaN in training",
+    ),
+    (
+        "when use gpu, datas(box, obj, cls) are nan, while the Labels, P, R, mAP are all zero.\n",
+        "NaN in training",
+    ),
+    ("MultiBox loss goes to infinity\nWhile training, in the first steps ...\n", "NaN in training"),
+    (
+        "Now, I have finished the training of a 2d nnUNet (all 1000 epoch), but the program does not"
+        " stop and the GPU memory is still occupied.\n",
+        "a hang",
+    ),
+    (
+        "after i update pythorch to version1.2\nwhen i run my program，the msg is that my Nvidia"
+        " version is too old.\n",
+        "a driver too old",
+    ),
+    (
+        "The training process exit without any Traceback\nloading annotations into memory...\n",
+        "a failure",
+    ),
+    ("Errors during the training!\nEpoch 3/10\n", "an error"),
 ]
 
 
 #: The described kinds that name a row; the others stay unknown with a coarse family.
-DESCRIBED_ROWS = {"killed": "host_oom_killed_hint", "NaN in training": "nan_detected"}
+DESCRIBED_ROWS = {
+    "killed": "host_oom_killed_hint",
+    "NaN in training": "nan_detected",
+    "a driver too old": "driver_too_old",
+}
 
 
 @pytest.mark.parametrize(("text", "kind"), DESCRIBED_FAILURES)
@@ -1804,6 +1892,17 @@ def test_a_process_the_person_says_was_killed_is_the_hosts_kill_only_without_an_
     # An error line the log shows decides, whatever the person says.
     shown = "My run was killed.\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB\n"
     assert classify(shown).name == "oom"
+
+
+def test_words_near_a_failure_s_words_that_say_none_stay_clean() -> None:
+    # Round eight's broader words keep their negatives: a NaN denied, a GPU (not a driver) too
+    # old, a loss that does not decrease, a failure to open a device the run does not need.
+    for text in (
+        "The loss is not nan, it just does not decrease.\nEpoch 3/10\n",
+        "It might also be that your GPU is too old.\nEpoch 3/10\n",
+        "NCCL WARN Call to ibv_open_device failed\nEpoch 3/10 loss 0.412\n",
+    ):
+        assert classify(text).clean, text
 
 
 def test_log_lines_that_say_failed_or_cannot_in_a_working_run_stay_clean() -> None:
@@ -1855,6 +1954,107 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+# unslothai/unsloth#1175 (the studied seventh test set): dynamo's warning dumps a traceback, the
+# excerpt ends before its exception.
+UNSLOTH_1175 = """Hi thanks for the lib! When trying torch_compile=True for trainer for llama3.2 1B, I see:
+
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009] Traceback (most recent call last):
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]   File "/opt/conda/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py", line 948, in __call__
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]     result = self._inner_convert(
+[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]              ^^^^^^^^^^^^^^^^^^^^
+"""  # noqa: E501
+
+
+def test_a_traceback_cut_before_its_exception_is_an_unknown_failure() -> None:
+    """Rule 7b: frames with no exception after them show a failure no line names."""
+    result = classify(UNSLOTH_1175)
+    assert result.name == UNKNOWN and not result.clean
+    assert result.line_no == 3
+    assert result.coarse.startswith("a Python traceback cut before its exception")
+    # A traceback that ends in its exception is not cut (that exception decides, as before).
+    ended = UNSLOTH_1175 + (
+        "[01:17:10.938]: W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009]"
+        " ValueError: bad shape\n"
+    )
+    assert not classify(ended).coarse.startswith("a Python traceback cut")
+    # Ctrl-C's traceback ends in KeyboardInterrupt: not cut (a pasted stack, as before).
+    ctrl_c = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    time.sleep(1)\nKeyboardInterrupt\n"
+    )
+    assert not classify(ctrl_c).coarse.startswith("a Python traceback cut")
+    # The person's words after the frames close it for rule 7b (the paste ended, not the
+    # traceback; what the scanner makes of the open traceback is as before).
+    worded = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nAny idea?\n'
+    )
+    assert not classify(worded).coarse.startswith("a Python traceback cut")
+
+
+# pytorch/pytorch#2567 (the studied sixth test set): frames pasted without their header, an error
+# no row names, then the C++ abort it caused.
+PYTORCH_2567 = """I keep having this error during the training using recent pytorch version.
+  File "/home/ubuntu/anaconda3/lib/python3.6/site-packages/torch/_utils.py", line 66, in _cuda
+    return new_type(self.size()).copy_(self, async)
+RuntimeError: cuda runtime error (4) : unspecified launch failure at /home/ubuntu/pytorch/torch/lib/THC/THCTensorCopy.cu:85
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  cuda runtime error (4) : unspecified launch failure at /home/ubuntu/pytorch/torch/lib/THC/generic/THCStorage.c:182
+"""  # noqa: E501
+
+
+def test_frames_without_their_header_end_in_an_exception_like_a_traceback() -> None:
+    """Rule 4c: the exception after header-less frames beats the secondary row after it."""
+    result = classify(PYTORCH_2567)
+    assert result.name == UNKNOWN
+    assert result.message.startswith("RuntimeError: cuda runtime error (4) : unspecified launch")
+    # Without the frames the abort is all the log shows.
+    assert classify(PYTORCH_2567.split("\n", 4)[4]).name == "cpp_terminate"
+
+
+def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> None:
+    # stepfun-ai/Step1X-3D#12 (the studied seventh test set): torchrun in the command the person
+    # typed shows a distributed job, not that NCCL is where it hangs.
+    text = (
+        "mutli gpu training will hung\nThe multi gpu training for the diffusion model will hung on"
+        " the first gpu initialization according to the command\n\ntorchrun train.py --config"
+        " configs/x.yaml --train --gpu 0,1,2,3,4,5,6,7\nIt seems that it did not initialize\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN and result.coarse.startswith("a hang")
+
+
+def test_cuda_gdb_on_a_running_nccl_kernel_is_an_nccl_hang() -> None:
+    # k2-fsa/snowfall#71 (the studied fifth test set), NVIDIA/cuda-gdb#18.
+    listing = (
+        "This is what I got:\n(cuda-gdb) info cuda kernels\n"
+        "  Kernel Parent Dev Grid Status   SMs Mask GridDim BlockDim Invocation\n"
+        "*      0      -   0 52162520 Active 0x00000001 (1,1,1) (64,1,1)"
+        " ncclReduceRingLLKernel_sum_f64()\n"
+    )
+    assert classify(listing).name == "hang.nccl"
+    focus = (
+        "[Switching focus to CUDA kernel 0, grid 11534, block (0,0,0), thread (0,0,0), device 1]\n"
+        "ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t () at /data/nccl/src/collectives/device/"
+        "./prims_simple.h:128\n"
+    )
+    assert classify(focus).name == "hang.nccl"
+    # The kernel's name alone, in no debugger's output, is no hang.
+    assert classify("Launching ncclKernel_AllReduce_RING_LL_Sum_float\n").name != "hang.nccl"
+
+
+def test_bitsandbytes_missing_libcuda_is_the_wsl2_loader_path_only_on_wsl2() -> None:
+    # lxe/simple-llm-finetuner#13 (the studied seventh test set): WSL2 in the title only;
+    # bitsandbytes-foundation/bitsandbytes#243 and #449 (WSL2), its PR #337 (the loader path).
+    line = (
+        "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you"
+        " are on a cluster, make sure you are on a CUDA machine!\n"
+    )
+    assert classify("(WSL2) - No GPU / Cuda detected....\n" + line).name == "wsl_libcuda_missing"
+    assert classify(line, HostFacts(wsl2=True)).name == "wsl_libcuda_missing"
+    # Elsewhere bitsandbytes' warning is no verdict of its own (the run goes on, on the CPU).
+    assert classify(line, HostFacts(wsl2=False)).name != "wsl_libcuda_missing"
 
 
 def test_the_persons_words_are_read_at_the_head_of_a_log_only() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 from typing import Any
 
 from repro.signatures import prefilter
@@ -61,6 +62,8 @@ from repro.signatures.unmatched import (
     uninformative,
 )
 
+#: A Python frame line anywhere in a block (rule 4c).
+_FRAME_ANYWHERE = re.compile(r'^[ \t]*File "[^"]*", line \d+', re.MULTILINE)
 #: The row rule 6 names: a hang the person describes (stuck, hangs, deadlock) in a log whose own
 #: lines show a distributed job on NCCL (issue 30, round five).
 _DESCRIBED_HANG = "hang.nccl"
@@ -147,6 +150,9 @@ class _Scanner:
         # ("header", is_first, line_no) or ("dice", line_no, line, index of the row that held it).
         self._waiting: list[tuple] = []
         self._first_header: str = "none"  # none | waiting | done
+        # Rule 4c: frames pasted before any traceback header (the header cut off) end in an
+        # exception like a traceback's; read once per log.
+        self._headerless = False
         self._first_exception: str | None = None
         self._first_line: str | None = None
         self._under_frame = False
@@ -191,6 +197,8 @@ class _Scanner:
                 for waiter in waiting:
                     self._resolve(waiter, exception, self.lines + 1 + index)
         self._match(block, present)
+        if not self._headerless and self._first_header == "none" and 'File "' in quiet:
+            self._headerless_frames(quiet, present["headers"])
         line_no, counted_to = self.lines + 1, 0
         for start, end in present["headers"]:
             line_no += quiet.count("\n", counted_to, start)
@@ -204,6 +212,21 @@ class _Scanner:
         self._scan_decisive(quiet, quiet_present)
         self._issue30.feed(quiet, quiet_present, self.lines + 1)
         self.lines += present["newlines"]
+
+    def _headerless_frames(self, quiet: str, headers: list[tuple[int, int]]) -> None:
+        """Rule 4c (issue 30, round eight): Python frames pasted with their traceback header cut
+        off (pytorch/pytorch#2567: the person's sentence, then ``File "..."`` lines, then
+        ``RuntimeError: cuda runtime error (4) : unspecified launch failure``) end in an
+        exception as a traceback does; it counts among the log's exceptions (an exception no
+        row names still beats a secondary row after it: rule 4b). Only frames before the log's
+        first header, once per log."""
+        frame = _FRAME_ANYWHERE.search(quiet)
+        if frame is None or (headers and headers[0][0] < frame.start()):
+            self._headerless = bool(headers)
+            return
+        self._headerless = True
+        line_no = self.lines + 1 + quiet.count("\n", 0, frame.start())
+        self._wait_or_resolve(("header", False, line_no), quiet, frame.start() - 1, line_no - 1)
 
     def _scan_decisive(self, block: str, present: dict[object, Any]) -> None:
         """Remember the first compiler ``error:`` line and torchrun's root-cause exception."""
