@@ -1121,3 +1121,56 @@ def test_pytorch_s_rocm_wheels_see_no_gpu_under_wsl2():
     # A CUDA build under WSL2 is judged as before (no ROCm runtime involved).
     cuda = judge("pip install torch", "2024-12-23", wsl2="true", python="3.10", platform="linux")
     assert "under WSL2" not in text_of(cuda)
+
+
+# ------------------------------------------------------------------------------------------
+# Round eight (issue 30; families from the studied files, test-half-7.yaml included, and public
+# sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # https://github.com/pytorch/audio/issues/258 (2019-08-28, Windows, Python 3.7): "Could
+        # not find a version that satisfies the requirement torchaudio (from versions: none)".
+        (
+            "pip install torchaudio -f https://download.pytorch.org/whl/torch_stable.html",
+            "2019-08-28",
+            {"python": "3.7", "platform": "windows"},
+        ),
+        # https://github.com/pytorch/pytorch/issues/54104 (2021-03-16, AArch64, torch 1.8.0):
+        # "pip install torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html Fails".
+        (
+            "pip install torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html",
+            "2021-03-16",
+            {"python": "3.8", "platform": "linux", "arch": "aarch64"},
+        ),
+        # The same report's expected line, torch beside torchaudio: torch installs, torchaudio not.
+        (
+            "pip install torch torchvision torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html",
+            "2021-03-16",
+            {"python": "3.8", "platform": "linux", "arch": "aarch64"},
+        ),
+    ],
+    ids=["audio-258-windows", "pytorch-54104-aarch64", "pytorch-54104-with-torch"],
+)
+def test_torchaudio_had_no_wheel_for_windows_before_0_6_nor_for_aarch64_through_0_12(
+    line, day, host
+):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and "platform" in checks(result, FAIL), text_of(result)
+    assert "torchaudio had no wheel for" in text_of(result)
+
+
+def test_torchaudio_s_platform_gap_ends_where_the_facts_end():
+    """Windows from torchaudio 0.6.0 (pytorch/audio#563: 'As of torchaudio 0.6, torchaudio can be
+    installed in windows'); aarch64 after 0.12.0 not read (unknown); today's facts: no gap."""
+    line = "pip install torchaudio -f https://download.pytorch.org/whl/torch_stable.html"
+    windows = judge(line, "2020-09-17", python="3.8", platform="windows")
+    later_arm = judge(
+        "pip3 install torchaudio", "2023-06-01", python="3.10", platform="linux", arch="aarch64"
+    )
+    today = judge("pip3 install torchaudio", None, python="3.9", platform="linux", arch="aarch64")
+    for result in (windows, later_arm, today):
+        assert "torchaudio had no wheel for" not in text_of(result), text_of(result)
+    assert today.outcome == UNKNOWN

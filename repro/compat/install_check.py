@@ -37,7 +37,7 @@ from repro.compat import install_index, install_line, install_nightly, install_x
 from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
-from repro.compat.install_companions import companion_reasons, spec_of
+from repro.compat.install_companions import companion_reasons, companions_only, spec_of
 from repro.compat.install_conda import check_conda
 from repro.compat.install_fix import companion_pins, fix_line, install_form, pypi_fix_line
 from repro.compat.install_line import InstallLine
@@ -347,6 +347,9 @@ def _check_line(
     spec, notes = spec_of(line, facts)
     reasons += notes
     if line.torch is None and not notes:
+        gaps = companions_only(line, facts, extra, host)
+        if gaps:
+            return LineResult(line, host, None, None, combine(gaps))
         text = "the line pins torchvision/torchaudio only, to a version the facts do not pair with torch"
         return LineResult(
             line, host, None, None, combine([Reason("install", UNKNOWN, text, "companions")])
@@ -437,7 +440,7 @@ def _check_line(
                 "python", PASS, text, fact, not own or facts.unverified("pypi_python", str(release))
             )
         )
-    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra))
+    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra), extra)
     asked = _asked_gpu(line, spec)
     wanted_runtime = (
         (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None
