@@ -1174,3 +1174,35 @@ def test_torchaudio_s_platform_gap_ends_where_the_facts_end():
     for result in (windows, later_arm, today):
         assert "torchaudio had no wheel for" not in text_of(result), text_of(result)
     assert today.outcome == UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/pytorch/audio/issues/2562 (2022-07-21, Raspberry Pi 4, channels
+        # pytorch/linux-aarch64 and conda-forge/linux-aarch64): PackagesNotFoundError: torchaudio
+        ("conda install pytorch torchvision torchaudio cpuonly -c pytorch", "2022-07-21"),
+        # https://github.com/nadermx/backgroundremover/issues/162 (2024-12-28, linux/arm64 docker,
+        # channels pytorch/linux-aarch64 and pkgs/main/linux-aarch64): the same error
+        ("conda install pytorch torchvision torchaudio cpuonly -c pytorch", "2024-12-28"),
+    ],
+    ids=["audio-2562", "backgroundremover-162"],
+)
+def test_no_conda_channel_read_had_a_linux_aarch64_torchaudio(line, day):
+    result = judge(line, day, python="3.10", platform="linux", arch="aarch64")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "torchaudio has no linux-aarch64 conda package" in text_of(result)
+    # conda-forge was read to lack one through 2022-07-29 only: a later line naming it is not
+    # judged by this rule; neither is a line without torchaudio.
+    forge = judge(
+        line + " -c conda-forge", "2024-06-14", python="3.10", platform="linux", arch="aarch64"
+    )
+    bare = judge(
+        "conda install pytorch cpuonly -c pytorch",
+        day,
+        python="3.10",
+        platform="linux",
+        arch="aarch64",
+    )
+    for result in (forge, bare):
+        assert "torchaudio has no" not in text_of(result), text_of(result)

@@ -51,8 +51,10 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         )
         fact = "compat-extra:conda_nightly_channel.package"
         return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
-    reason = _macos_cuda_reason(conda, host, extra) or _platform_reason(
-        conda, host, facts, extra, channel
+    reason = (
+        _macos_cuda_reason(conda, host, extra)
+        or _companion_platform(conda, host, extra)
+        or _platform_reason(conda, host, facts, extra, channel)
     )
     if reason is not None:
         return LineResult(line, host, None, None, combine([reason]))
@@ -355,6 +357,36 @@ def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
             check = "platform" if package == "pytorch" else "companion"
             fact = f"compat-extra:conda_default_channels.missing.{host.platform}.{package}"
             return Reason(check, FAIL, text, fact)
+    return None
+
+
+def _companion_platform(conda, host: Host, extra: Facts) -> Reason | None:
+    """A companion (torchaudio) the line asks conda for where none of its channels had a
+    package for the host's conda platform through the line's day (compat-extra
+    ``companion_platforms.<name>.conda.<platform>``: channel -> the last day read without one;
+    sources ``torchaudio_platforms``): PackagesNotFoundError. The default channels stand for a
+    line with no -c. None where a channel was not read, or the day is later."""
+    day = src.as_of(extra) or "9999-12-31"
+    for name in conda.companions:
+        table = extra.get("companion_platforms", name, "conda", host.wheel_platform) or {}
+        if not table:
+            continue
+        names = [c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels] or ["defaults"]
+        if "defaults" not in names and "main" not in names:
+            names.append("defaults")  # conda also searches the default channels
+        until = [str(table.get(c) or "") for c in names]
+        if not all(until) or day > min(until):
+            continue
+        where = ", ".join(dict.fromkeys(names))
+        text = (
+            f"{name} has no {host.wheel_platform} conda package on {where}: conda stops with "
+            f"PackagesNotFoundError: {name} (PyTorch builds no {name} for {host.wheel_platform} "
+            "on its channel)"
+        )
+        fact = "compat-extra:" + Facts.name(
+            "companion_platforms", name, "conda", host.wheel_platform
+        )
+        return Reason("platform", FAIL, text, fact)
     return None
 
 
