@@ -30,6 +30,7 @@ from repro.compat import install_line
 from repro.compat.install_check import check_line
 from repro.compat.install_result import host_of
 from repro.compat.results import FAIL, PASS, UNKNOWN
+from repro.errors import ConfigError
 
 CU = "https://download.pytorch.org/whl"
 
@@ -1206,3 +1207,30 @@ def test_no_conda_channel_read_had_a_linux_aarch64_torchaudio(line, day):
     )
     for result in (forge, bare):
         assert "torchaudio has no" not in text_of(result), text_of(result)
+
+
+def test_a_conda_line_of_a_cuda_toolkit_package_alone_is_judged():
+    """https://github.com/YuliangXiu/ECON/issues/92 (2023-09-27): ResolvePackageNotFound:
+    pytorch-cuda=11.3, a version pytorch-cuda never had (11.6 ... 12.4); an existing version
+    installs no pytorch (unknown); https://github.com/isayevlab/pKa-ANI/issues/3 (2022-07-26,
+    macOS): cudatoolkit=11.2 is not available from conda-forge/osx-64."""
+    never = judge(
+        "conda install pytorch-cuda=11.3 -c nvidia", "2023-09-27", python="3.8", platform="windows"
+    )
+    assert never.outcome == FAIL and checks(never, FAIL) == {"install"}, text_of(never)
+    assert "pytorch-cuda=11.3 was never built" in text_of(never) and "11.8" in text_of(never)
+    known = judge(
+        "conda install pytorch-cuda=11.8 -c pytorch -c nvidia",
+        "2023-09-27",
+        python="3.10",
+        platform="linux",
+    )
+    assert known.outcome == UNKNOWN and "no pytorch" in text_of(known), text_of(known)
+    mac = judge(
+        "conda install -c conda-forge torchani=2.2.0 cudatoolkit=11.2", "2022-07-26",
+        python="3.8", platform="macos",
+    )  # fmt: skip
+    assert mac.outcome == FAIL and checks(mac, FAIL) == {"platform"}, text_of(mac)
+    # A conda line of neither torch nor a CUDA toolkit package is still no install line.
+    with pytest.raises(ConfigError, match="installs no torch"):
+        install_line.parse("conda install -c conda-forge ffmpeg")
