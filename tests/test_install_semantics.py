@@ -1234,3 +1234,29 @@ def test_a_conda_line_of_a_cuda_toolkit_package_alone_is_judged():
     # A conda line of neither torch nor a CUDA toolkit package is still no install line.
     with pytest.raises(ConfigError, match="installs no torch"):
         install_line.parse("conda install -c conda-forge ffmpeg")
+
+
+def test_amd_s_own_index_had_no_windows_python_3_14_wheels():
+    """https://github.com/amd/playbooks/issues/315 (2026-05-28, Windows, Python 3.14): 'from
+    versions: none' on repo.amd.com/rocm/whl/gfx1151/; amd/playbooks#428 read the page: Windows
+    cp310-cp313, Linux cp310-cp314."""
+    line = (
+        "python -m pip install --force-reinstall --no-cache-dir --index-url "
+        "https://repo.amd.com/rocm/whl/gfx1151/ torch torchvision torchaudio"
+    )
+    amd = {"gpu": "AMD Radeon 8060S", "gpu_vendor": "amd", "gfx": "gfx1151"}
+    py314 = judge(line, "2026-05-28", python="3.14", platform="windows", **amd)
+    assert py314.outcome == FAIL and checks(py314, FAIL) == {"python"}, text_of(py314)
+    assert "AMD's own wheel index" in text_of(py314)
+    # Python 3.13 on Windows, 3.14 on Linux, a day after the read and PyPI beside it: unknown.
+    others = [
+        judge(line, "2026-05-28", python="3.13", platform="windows", **amd),
+        judge(line, "2026-05-28", python="3.14", platform="linux", **amd),
+        judge(line, "2026-09-01", python="3.14", platform="windows", **amd),
+        judge(
+            "pip install torch --extra-index-url https://repo.amd.com/rocm/whl/gfx1151/",
+            "2026-05-28", python="3.14", platform="windows", **amd,
+        ),
+    ]  # fmt: skip
+    for result in others:
+        assert "AMD's own wheel index" not in text_of(result), text_of(result)

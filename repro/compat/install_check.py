@@ -370,6 +370,7 @@ def _check_line(
         return LineResult(line, host, None, "jetson", combine(reasons + why))
     blocked = (
         install_xpu.intel_page_platform(found.unknown, spec, host, extra)
+        or install_index.amd_index_python(line, found, host, extra)
         or install_index.labelled_build_elsewhere(found, spec, facts, extra, host)
         or install_index.unknown_index(line, found)
     )

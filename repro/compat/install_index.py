@@ -68,6 +68,44 @@ def unknown_index(line: InstallLine, found: Sources) -> Reason | None:
     return Reason("install", UNKNOWN, text, _EXTRA + "pypi_hosts")
 
 
+def amd_index_python(line: InstallLine, found: Sources, host: Host, extra: Facts) -> Reason | None:
+    """A fail where ``--index-url`` points at AMD's own wheel index (compat-extra
+    ``amd_wheel_indexes.hosts``), every index and page of the line is one, and a Windows host's
+    Python is none of the Windows wheels' Pythons read there (``windows_pythons``, on
+    ``read_day``; sources ``amd_wheel_indexes``), judged on or before that day: pip finds no
+    torch ('from versions: none'). None otherwise (AMD's builds stay unknown)."""
+    table = extra.get("amd_wheel_indexes") or {}
+    hosts = [str(h).rstrip("/") + "/" for h in table.get("hosts") or ()]
+    pythons = [str(v) for v in table.get("windows_pythons") or ()]
+    read_day = str(table.get("read_day") or "")
+    day = src.as_of(extra)
+    every = (*line.indexes, *line.extra_indexes, *line.find_links)
+    if (
+        not hosts
+        or not line.indexes
+        or host.wheel_platform != "windows"
+        or host.python is None
+        or host.python in pythons
+        or day is None
+        or day > read_day
+    ):
+        return None
+
+    def amd(url: str) -> bool:
+        bare = url.split("://", 1)[-1].rstrip("/") + "/"
+        return any(bare.startswith(h) for h in hosts)
+
+    if not all(amd(u) for u in every) or not found.unknown:
+        return None
+    text = (
+        f"{', '.join(line.indexes)} (AMD's own wheel index) had Windows torch wheels for Python "
+        f"{', '.join(pythons)} (read {read_day}), none for Python {host.python}: --index-url "
+        "replaces PyPI, so pip finds no torch (from versions: none)"
+    )
+    fact = _EXTRA + "amd_wheel_indexes.windows_pythons"
+    return Reason("python", FAIL, text, fact)
+
+
 def labelled_build_elsewhere(
     found: Sources, spec: SpecifierSet, facts: Facts, extra: Facts, host: Host
 ) -> Reason | None:
