@@ -1260,3 +1260,14 @@ def test_amd_s_own_index_had_no_windows_python_3_14_wheels():
     ]  # fmt: skip
     for result in others:
         assert "AMD's own wheel index" not in text_of(result), text_of(result)
+
+
+def test_nightlies_after_2_2_have_no_intel_mac_wheels():
+    """https://github.com/pytorch/executorch/issues/7772 (2025-01-20, an x86_64 macOS Python):
+    the 2.6 nightly pin is not among 'versions: 1.11.0, ..., 2.2.2'; on Apple silicon it is."""
+    line = "pip install torch==2.6.0.dev20250104 --extra-index-url https://download.pytorch.org/whl/nightly/cpu"
+    intel = judge(line, "2025-01-20", python="3.10", platform="macos")
+    assert intel.outcome == FAIL and checks(intel, FAIL) == {"platform"}, text_of(intel)
+    assert "no macOS x86_64 wheels" in text_of(intel)
+    arm = judge(line, "2025-01-20", python="3.10", platform="macos", arch="arm64")
+    assert "platform" not in checks(arm, FAIL), text_of(arm)
