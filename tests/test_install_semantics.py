@@ -1271,3 +1271,55 @@ def test_nightlies_after_2_2_have_no_intel_mac_wheels():
     assert "no macOS x86_64 wheels" in text_of(intel)
     arm = judge(line, "2025-01-20", python="3.10", platform="macos", arch="arm64")
     assert "platform" not in checks(arm, FAIL), text_of(arm)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "gfx", "ok"),
+    [
+        # https://github.com/pytorch/pytorch/issues/96964 (2023-03-16, RX 7900 XTX): rocBLAS
+        # "Cannot read ... TensileLibrary.dat": 2.0.0's ROCm wheels were built for
+        # gfx900;gfx906;gfx908;gfx90a;gfx1030 (pytorch/builder release/2.0 build_docker.sh).
+        (
+            "pip install torch==2.0.0 --index-url https://download.pytorch.org/whl/rocm5.4.2",
+            "2023-03-16",
+            "gfx1100",
+            False,
+        ),
+        (
+            "pip install torch==2.0.0 --index-url https://download.pytorch.org/whl/rocm5.4.2",
+            "2023-03-16",
+            "gfx1030",
+            True,
+        ),
+        # https://github.com/louity/MQGeometry/issues/2 (2024-01-11): "this works with ROCm 5.7 and
+        # AMD MI210 GPU" (gfx90a); 2.1 added gfx1100 (release/2.1).
+        (
+            "pip3 install torch --index-url https://download.pytorch.org/whl/rocm5.6",
+            "2024-01-11",
+            "gfx90a",
+            True,
+        ),
+        (
+            "pip3 install torch --index-url https://download.pytorch.org/whl/rocm5.6",
+            "2024-01-11",
+            "gfx1100",
+            True,
+        ),
+        # release/2.3: gfx942 only in the ROCm 6.0 build.
+        (
+            "pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/rocm6.0",
+            "2024-05-01",
+            "gfx942",
+            True,
+        ),
+    ],
+    ids=["2.0-gfx1100", "2.0-gfx1030", "2.1-gfx90a", "2.1-gfx1100", "2.3-rocm6.0-gfx942"],
+)
+def test_the_rocm_wheels_before_2_4_have_their_builder_gfx_lists(line, day, gfx, ok):
+    result = judge(
+        line, day, python="3.10", platform="linux", gpu="AMD GPU", gpu_vendor="amd", gfx=gfx
+    )
+    assert ("gfx" in checks(result, PASS)) is ok and ("gfx" in checks(result, FAIL)) is not ok, (
+        text_of(result)
+    )
+    assert "gfx" not in checks(result, UNKNOWN)
