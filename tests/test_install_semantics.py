@@ -1323,3 +1323,39 @@ def test_the_rocm_wheels_before_2_4_have_their_builder_gfx_lists(line, day, gfx,
         text_of(result)
     )
     assert "gfx" not in checks(result, UNKNOWN)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "when"),
+    [
+        # https://github.com/conda/conda/issues/11054 (2021-11-20, an M1, channels pytorch,
+        # conda-forge and pkgs/main osx-arm64): PackagesNotFoundError: torchaudio
+        (
+            "conda install pytorch torchvision torchaudio -c pytorch",
+            "2021-11-20",
+            "through 2021-11-20",
+        ),
+        # https://github.com/pytorch/pytorch/issues/83384 (soumith, 2022-08-14): "torchaudio isn't
+        # published for M1 ARM64 binaries" on the nightly channel
+        (
+            "conda install pytorch torchvision torchaudio -c pytorch-nightly",
+            "2022-08-14",
+            "through 2022-08-14",
+        ),
+    ],
+    ids=["conda-11054", "pytorch-83384"],
+)
+def test_apple_silicon_had_no_conda_torchaudio_on_the_channels_read(line, day, when):
+    result = judge(line, day, python="3.8", platform="macos", arch="arm64")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "torchaudio has no macos-arm64 conda package" in text_of(result) and when in text_of(
+        result
+    )
+
+
+def test_the_pytorch_channel_s_1_12_torchaudio_for_apple_silicon_is_not_denied():
+    """https://github.com/pytorch/pytorch/issues/82428 (atalman, 2022-07-28): the pytorch channel's
+    1.12 plan installs torchaudio on osx-arm64; the facts know no day between, so no fail."""
+    line = "conda install pytorch torchvision torchaudio -c pytorch"
+    result = judge(line, "2022-07-28", python="3.8", platform="macos", arch="arm64")
+    assert "torchaudio has no" not in text_of(result), text_of(result)

@@ -418,10 +418,11 @@ def _companion_platform(conda, host: Host, extra: Facts) -> Reason | None:
         if not all(until) or day > min(until):
             continue
         where = ", ".join(dict.fromkeys(names))
+        last = min(until)
+        when = "ever" if last.startswith("9999") else f"through {last}"
         text = (
-            f"{name} has no {host.wheel_platform} conda package on {where}: conda stops with "
-            f"PackagesNotFoundError: {name} (PyTorch builds no {name} for {host.wheel_platform} "
-            "on its channel)"
+            f"{name} has no {host.wheel_platform} conda package on {where} (none there {when}, "
+            f"as read): conda stops with PackagesNotFoundError: {name}"
         )
         fact = "compat-extra:" + Facts.name(
             "companion_platforms", name, "conda", host.wheel_platform
