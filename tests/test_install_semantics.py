@@ -1359,3 +1359,26 @@ def test_the_pytorch_channel_s_1_12_torchaudio_for_apple_silicon_is_not_denied()
     line = "conda install pytorch torchvision torchaudio -c pytorch"
     result = judge(line, "2022-07-28", python="3.8", platform="macos", arch="arm64")
     assert "torchaudio has no" not in text_of(result), text_of(result)
+
+
+def test_numpy_2_beside_a_torch_built_against_numpy_1():
+    """https://github.com/securefederatedai/openfederatedlearning/issues/999 (2024-07-09): torch<2.3
+    (2.2.2+cpu) with NumPy 2: 'RuntimeError: Numpy is not available'; pytorch/pytorch#107302:
+    2.3.0 works with numpy 2.0.0rc1 (Linux); https://github.com/neuromorphs/tonic/issues/317:
+    2.3.0 on Windows still fails with NumPy 2."""
+    linux = {"python": "3.10", "platform": "linux"}
+    old = judge("pip install 'torch<2.3' numpy", "2024-07-09", **linux)
+    assert old.outcome == FAIL and checks(old, FAIL) == {"companion"}, text_of(old)
+    assert "built against NumPy 1.x" in text_of(old)
+    windows = judge(
+        "pip install torch==2.3.0 numpy", "2024-07-09", python="3.10", platform="windows"
+    )
+    assert windows.outcome == FAIL and "on Windows" in text_of(windows), text_of(windows)
+    for result in (
+        judge("pip install torch==2.3.0 numpy", "2024-07-09", **linux),  # built against 2.0
+        judge("pip install 'torch<2.3' 'numpy<2'", "2024-07-09", **linux),  # NumPy 1.26
+        judge("pip install 'torch<2.3' numpy", "2024-06-01", **linux),  # before NumPy 2.0.0
+        judge("pip install 'torch<2.3' numpy", "2024-07-09", python="3.8", platform="linux"),
+        judge("pip install 'torch<2.3'", "2024-07-09", **linux),  # no numpy on the line
+    ):
+        assert "NumPy 1.x" not in text_of(result), text_of(result)

@@ -37,7 +37,12 @@ from repro.compat import install_index, install_line, install_nightly, install_x
 from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
-from repro.compat.install_companions import companion_reasons, companions_only, spec_of
+from repro.compat.install_companions import (
+    companion_reasons,
+    companions_only,
+    numpy_abi,
+    spec_of,
+)
 from repro.compat.install_conda import check_conda
 from repro.compat.install_fix import companion_pins, fix_line, install_form, pypi_fix_line
 from repro.compat.install_line import InstallLine
@@ -442,6 +447,7 @@ def _check_line(
             )
         )
     reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra), extra)
+    reasons += [r for r in [numpy_abi(line, release, host, extra)] if r is not None]
     asked = _asked_gpu(line, spec)
     wanted_runtime = (
         (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None

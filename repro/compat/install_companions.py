@@ -123,6 +123,37 @@ def companions_only(line: InstallLine, facts: Facts, extra: Facts, host: Host) -
     return [g for g in gaps if g is not None]
 
 
+def numpy_abi(line: InstallLine, torch: Version, host: Host, extra: Facts) -> Reason | None:
+    """A fail where the line names numpy with a specifier that admits NumPy 2, pip takes NumPy 2
+    (judged on or after ``numpy2_abi.numpy2_from``, today when undated, for Python >= 3.9), and
+    ``torch`` was built against NumPy 1.x (before ``numpy1_builds_before``; on Windows before
+    ``numpy1_builds_before_windows``; compat-extra ``numpy2_abi``, sources ``numpy2_abi``):
+    import torch warns and torch's NumPy interop fails. None otherwise (no numpy on the line: pip
+    installs none with torch, whatever the environment already has is not in the line)."""
+    table = extra.get("numpy2_abi") or {}
+    if line.numpy is None or not table or host.python is None:
+        return None
+    day = src.as_of(extra) or "9999-12-31"
+    if day < str(table.get("numpy2_from") or "9999") or Version(host.python) < Version(
+        str(table.get("numpy2_min_python") or "99")
+    ):
+        return None
+    if not any(line.numpy.specifier.contains(v) for v in ("2.0.0", "2.0.2", "2.1.0", "2.2.0")):
+        return None
+    key = "numpy1_builds_before_windows" if host.platform == "windows" else "numpy1_builds_before"
+    before = str(table.get(key) or "0")
+    if Version(torch.public) >= Version(before):
+        return None
+    asked = str(line.numpy) if len(line.numpy.specifier) else "numpy (unpinned)"
+    text = (
+        f"{asked} gives NumPy 2, and torch {torch.public} was built against NumPy 1.x (before "
+        f"{before}{' on Windows' if host.platform == 'windows' else ''}): import torch warns 'A "
+        "module that was compiled using NumPy 1.x cannot be run in NumPy 2' and torch's NumPy "
+        "interop fails ('RuntimeError: Numpy is not available'); pin numpy<2 or take a newer torch"
+    )
+    return Reason("companion", FAIL, text, "compat-extra:" + Facts.name("numpy2_abi", key))
+
+
 def companion_reasons(
     line: InstallLine,
     facts: Facts,

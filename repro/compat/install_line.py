@@ -114,6 +114,8 @@ class InstallLine:
     declares (uv's universal resolution) before it installs for this one. ``pypi_pytorch``: a
     pip/uv requirement on the name ``pytorch``, which on PyPI is not torch but a placeholder
     project (conda's ``pytorch`` is torch; compat-extra ``pypi_pytorch_placeholder``).
+    ``numpy``: a pip/uv requirement on numpy beside torch (which numpy pip takes decides whether
+    a torch built against NumPy 1.x works: compat-extra ``numpy2_abi``), else None.
     """
 
     text: str
@@ -133,6 +135,7 @@ class InstallLine:
     python: str | None = None
     universal: bool = False
     pypi_pytorch: Requirement | None = None
+    numpy: Requirement | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -501,6 +504,8 @@ def _pip_args(
             acc["pypi_pytorch"] = requirement
         elif name in COMPANIONS:
             acc["companions"][name] = requirement
+        elif name == "numpy":
+            acc["numpy"] = requirement
 
 
 def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> InstallLine:
@@ -585,6 +590,7 @@ def _empty() -> dict:
         "python": None,
         "universal": False,
         "pypi_pytorch": None,
+        "numpy": None,
     }
 
 
@@ -607,6 +613,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         python=acc["python"],
         universal=acc["universal"],
         pypi_pytorch=acc["pypi_pytorch"],
+        numpy=acc["numpy"],
     )
 
 
