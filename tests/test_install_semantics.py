@@ -1382,3 +1382,21 @@ def test_numpy_2_beside_a_torch_built_against_numpy_1():
         judge("pip install 'torch<2.3'", "2024-07-09", **linux),  # no numpy on the line
     ):
         assert "NumPy 1.x" not in text_of(result), text_of(result)
+
+
+def test_uv_add_locks_torch_2_5_1_on_python_3_8_by_its_requires_python():
+    """https://github.com/astral-sh/uv/issues/14836 (2025-07-23, Python 3.8): `uv add torch` ->
+    "Distribution torch==2.5.1 ... can't be installed because it doesn't have a source
+    distribution or wheel for the current platform" (its metadata says >=3.8.0, its wheels start
+    at cp39); "uv pip install torch" takes 2.4.1. astral-sh/uv#15932 (open 2025-09-18) would fix it."""
+    py38 = {"python": "3.8", "platform": "linux"}
+    add = judge("uv add torch", "2025-07-23", **py38)
+    assert add.outcome == FAIL and checks(add, FAIL) == {"python"}, text_of(add)
+    assert "locks 2.5.1" in text_of(add) and add.fix == 'uv add "torch<2.5"'
+    for result in (
+        judge("uv pip install torch", "2025-07-23", **py38),
+        judge(add.fix, "2025-07-23", **py38),
+        judge("uv add torch", "2024-10-01", **py38),  # before 2.5.0
+        judge("uv add torch", "2025-07-23", python="3.9", platform="linux"),
+    ):
+        assert result.outcome == PASS and "Requires-Python" not in text_of(result), text_of(result)

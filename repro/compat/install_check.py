@@ -388,6 +388,9 @@ def _check_line(
     )
     if nightly_result is not None:
         return nightly_result
+    lie = install_index.uv_requires_python(line, spec, host, facts, extra)
+    if lie is not None:
+        return LineResult(line, host, None, None, combine([*reasons, lie[0]]), lie[1])
     if line.universal:
         # uv add: the lock's pick (for any platform, Linux x86_64 standing for the widest) and
         # whether this host has a wheel of it.
