@@ -30,6 +30,7 @@ from repro.compat import install_line
 from repro.compat.install_check import check_line
 from repro.compat.install_result import host_of
 from repro.compat.results import FAIL, PASS, UNKNOWN
+from repro.errors import ConfigError
 
 CU = "https://download.pytorch.org/whl"
 
@@ -1121,3 +1122,281 @@ def test_pytorch_s_rocm_wheels_see_no_gpu_under_wsl2():
     # A CUDA build under WSL2 is judged as before (no ROCm runtime involved).
     cuda = judge("pip install torch", "2024-12-23", wsl2="true", python="3.10", platform="linux")
     assert "under WSL2" not in text_of(cuda)
+
+
+# ------------------------------------------------------------------------------------------
+# Round eight (issue 30; families from the studied files, test-half-7.yaml included, and public
+# sources)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # https://github.com/pytorch/audio/issues/258 (2019-08-28, Windows, Python 3.7): "Could
+        # not find a version that satisfies the requirement torchaudio (from versions: none)".
+        (
+            "pip install torchaudio -f https://download.pytorch.org/whl/torch_stable.html",
+            "2019-08-28",
+            {"python": "3.7", "platform": "windows"},
+        ),
+        # https://github.com/pytorch/pytorch/issues/54104 (2021-03-16, AArch64, torch 1.8.0):
+        # "pip install torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html Fails".
+        (
+            "pip install torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html",
+            "2021-03-16",
+            {"python": "3.8", "platform": "linux", "arch": "aarch64"},
+        ),
+        # The same report's expected line, torch beside torchaudio: torch installs, torchaudio not.
+        (
+            "pip install torch torchvision torchaudio -f https://download.pytorch.org/whl/cpu/torch_stable.html",
+            "2021-03-16",
+            {"python": "3.8", "platform": "linux", "arch": "aarch64"},
+        ),
+    ],
+    ids=["audio-258-windows", "pytorch-54104-aarch64", "pytorch-54104-with-torch"],
+)
+def test_torchaudio_had_no_wheel_for_windows_before_0_6_nor_for_aarch64_through_0_12(
+    line, day, host
+):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and "platform" in checks(result, FAIL), text_of(result)
+    assert "torchaudio had no wheel for" in text_of(result)
+
+
+def test_torchaudio_s_platform_gap_ends_where_the_facts_end():
+    """Windows from torchaudio 0.6.0 (pytorch/audio#563: 'As of torchaudio 0.6, torchaudio can be
+    installed in windows'); aarch64 after 0.12.0 not read (unknown); today's facts: no gap."""
+    line = "pip install torchaudio -f https://download.pytorch.org/whl/torch_stable.html"
+    windows = judge(line, "2020-09-17", python="3.8", platform="windows")
+    later_arm = judge(
+        "pip3 install torchaudio", "2023-06-01", python="3.10", platform="linux", arch="aarch64"
+    )
+    today = judge("pip3 install torchaudio", None, python="3.9", platform="linux", arch="aarch64")
+    for result in (windows, later_arm, today):
+        assert "torchaudio had no wheel for" not in text_of(result), text_of(result)
+    assert today.outcome == UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        # https://github.com/pytorch/audio/issues/2562 (2022-07-21, Raspberry Pi 4, channels
+        # pytorch/linux-aarch64 and conda-forge/linux-aarch64): PackagesNotFoundError: torchaudio
+        ("conda install pytorch torchvision torchaudio cpuonly -c pytorch", "2022-07-21"),
+        # https://github.com/nadermx/backgroundremover/issues/162 (2024-12-28, linux/arm64 docker,
+        # channels pytorch/linux-aarch64 and pkgs/main/linux-aarch64): the same error
+        ("conda install pytorch torchvision torchaudio cpuonly -c pytorch", "2024-12-28"),
+    ],
+    ids=["audio-2562", "backgroundremover-162"],
+)
+def test_no_conda_channel_read_had_a_linux_aarch64_torchaudio(line, day):
+    result = judge(line, day, python="3.10", platform="linux", arch="aarch64")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "torchaudio has no linux-aarch64 conda package" in text_of(result)
+    # conda-forge was read to lack one through 2022-07-29 only: a later line naming it is not
+    # judged by this rule; neither is a line without torchaudio.
+    forge = judge(
+        line + " -c conda-forge", "2024-06-14", python="3.10", platform="linux", arch="aarch64"
+    )
+    bare = judge(
+        "conda install pytorch cpuonly -c pytorch",
+        day,
+        python="3.10",
+        platform="linux",
+        arch="aarch64",
+    )
+    for result in (forge, bare):
+        assert "torchaudio has no" not in text_of(result), text_of(result)
+
+
+def test_a_conda_line_of_a_cuda_toolkit_package_alone_is_judged():
+    """https://github.com/YuliangXiu/ECON/issues/92 (2023-09-27): ResolvePackageNotFound:
+    pytorch-cuda=11.3, a version pytorch-cuda never had (11.6 ... 12.4); an existing version
+    installs no pytorch (unknown); https://github.com/isayevlab/pKa-ANI/issues/3 (2022-07-26,
+    macOS): cudatoolkit=11.2 is not available from conda-forge/osx-64."""
+    never = judge(
+        "conda install pytorch-cuda=11.3 -c nvidia", "2023-09-27", python="3.8", platform="windows"
+    )
+    assert never.outcome == FAIL and checks(never, FAIL) == {"install"}, text_of(never)
+    assert "pytorch-cuda=11.3 was never built" in text_of(never) and "11.8" in text_of(never)
+    known = judge(
+        "conda install pytorch-cuda=11.8 -c pytorch -c nvidia",
+        "2023-09-27",
+        python="3.10",
+        platform="linux",
+    )
+    assert known.outcome == UNKNOWN and "no pytorch" in text_of(known), text_of(known)
+    mac = judge(
+        "conda install -c conda-forge torchani=2.2.0 cudatoolkit=11.2", "2022-07-26",
+        python="3.8", platform="macos",
+    )  # fmt: skip
+    assert mac.outcome == FAIL and checks(mac, FAIL) == {"platform"}, text_of(mac)
+    # A conda line of neither torch nor a CUDA toolkit package is still no install line.
+    with pytest.raises(ConfigError, match="installs no torch"):
+        install_line.parse("conda install -c conda-forge ffmpeg")
+
+
+def test_amd_s_own_index_had_no_windows_python_3_14_wheels():
+    """https://github.com/amd/playbooks/issues/315 (2026-05-28, Windows, Python 3.14): 'from
+    versions: none' on repo.amd.com/rocm/whl/gfx1151/; amd/playbooks#428 read the page: Windows
+    cp310-cp313, Linux cp310-cp314."""
+    line = (
+        "python -m pip install --force-reinstall --no-cache-dir --index-url "
+        "https://repo.amd.com/rocm/whl/gfx1151/ torch torchvision torchaudio"
+    )
+    amd = {"gpu": "AMD Radeon 8060S", "gpu_vendor": "amd", "gfx": "gfx1151"}
+    py314 = judge(line, "2026-05-28", python="3.14", platform="windows", **amd)
+    assert py314.outcome == FAIL and checks(py314, FAIL) == {"python"}, text_of(py314)
+    assert "AMD's own wheel index" in text_of(py314)
+    # Python 3.13 on Windows, 3.14 on Linux, a day after the read and PyPI beside it: unknown.
+    others = [
+        judge(line, "2026-05-28", python="3.13", platform="windows", **amd),
+        judge(line, "2026-05-28", python="3.14", platform="linux", **amd),
+        judge(line, "2026-09-01", python="3.14", platform="windows", **amd),
+        judge(
+            "pip install torch --extra-index-url https://repo.amd.com/rocm/whl/gfx1151/",
+            "2026-05-28", python="3.14", platform="windows", **amd,
+        ),
+    ]  # fmt: skip
+    for result in others:
+        assert "AMD's own wheel index" not in text_of(result), text_of(result)
+
+
+def test_nightlies_after_2_2_have_no_intel_mac_wheels():
+    """https://github.com/pytorch/executorch/issues/7772 (2025-01-20, an x86_64 macOS Python):
+    the 2.6 nightly pin is not among 'versions: 1.11.0, ..., 2.2.2'; on Apple silicon it is."""
+    line = "pip install torch==2.6.0.dev20250104 --extra-index-url https://download.pytorch.org/whl/nightly/cpu"
+    intel = judge(line, "2025-01-20", python="3.10", platform="macos")
+    assert intel.outcome == FAIL and checks(intel, FAIL) == {"platform"}, text_of(intel)
+    assert "no macOS x86_64 wheels" in text_of(intel)
+    arm = judge(line, "2025-01-20", python="3.10", platform="macos", arch="arm64")
+    assert "platform" not in checks(arm, FAIL), text_of(arm)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "gfx", "ok"),
+    [
+        # https://github.com/pytorch/pytorch/issues/96964 (2023-03-16, RX 7900 XTX): rocBLAS
+        # "Cannot read ... TensileLibrary.dat": 2.0.0's ROCm wheels were built for
+        # gfx900;gfx906;gfx908;gfx90a;gfx1030 (pytorch/builder release/2.0 build_docker.sh).
+        (
+            "pip install torch==2.0.0 --index-url https://download.pytorch.org/whl/rocm5.4.2",
+            "2023-03-16",
+            "gfx1100",
+            False,
+        ),
+        (
+            "pip install torch==2.0.0 --index-url https://download.pytorch.org/whl/rocm5.4.2",
+            "2023-03-16",
+            "gfx1030",
+            True,
+        ),
+        # https://github.com/louity/MQGeometry/issues/2 (2024-01-11): "this works with ROCm 5.7 and
+        # AMD MI210 GPU" (gfx90a); 2.1 added gfx1100 (release/2.1).
+        (
+            "pip3 install torch --index-url https://download.pytorch.org/whl/rocm5.6",
+            "2024-01-11",
+            "gfx90a",
+            True,
+        ),
+        (
+            "pip3 install torch --index-url https://download.pytorch.org/whl/rocm5.6",
+            "2024-01-11",
+            "gfx1100",
+            True,
+        ),
+        # release/2.3: gfx942 only in the ROCm 6.0 build.
+        (
+            "pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/rocm6.0",
+            "2024-05-01",
+            "gfx942",
+            True,
+        ),
+    ],
+    ids=["2.0-gfx1100", "2.0-gfx1030", "2.1-gfx90a", "2.1-gfx1100", "2.3-rocm6.0-gfx942"],
+)
+def test_the_rocm_wheels_before_2_4_have_their_builder_gfx_lists(line, day, gfx, ok):
+    result = judge(
+        line, day, python="3.10", platform="linux", gpu="AMD GPU", gpu_vendor="amd", gfx=gfx
+    )
+    assert ("gfx" in checks(result, PASS)) is ok and ("gfx" in checks(result, FAIL)) is not ok, (
+        text_of(result)
+    )
+    assert "gfx" not in checks(result, UNKNOWN)
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "when"),
+    [
+        # https://github.com/conda/conda/issues/11054 (2021-11-20, an M1, channels pytorch,
+        # conda-forge and pkgs/main osx-arm64): PackagesNotFoundError: torchaudio
+        (
+            "conda install pytorch torchvision torchaudio -c pytorch",
+            "2021-11-20",
+            "through 2021-11-20",
+        ),
+        # https://github.com/pytorch/pytorch/issues/83384 (soumith, 2022-08-14): "torchaudio isn't
+        # published for M1 ARM64 binaries" on the nightly channel
+        (
+            "conda install pytorch torchvision torchaudio -c pytorch-nightly",
+            "2022-08-14",
+            "through 2022-08-14",
+        ),
+    ],
+    ids=["conda-11054", "pytorch-83384"],
+)
+def test_apple_silicon_had_no_conda_torchaudio_on_the_channels_read(line, day, when):
+    result = judge(line, day, python="3.8", platform="macos", arch="arm64")
+    assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+    assert "torchaudio has no macos-arm64 conda package" in text_of(result) and when in text_of(
+        result
+    )
+
+
+def test_the_pytorch_channel_s_1_12_torchaudio_for_apple_silicon_is_not_denied():
+    """https://github.com/pytorch/pytorch/issues/82428 (atalman, 2022-07-28): the pytorch channel's
+    1.12 plan installs torchaudio on osx-arm64; the facts know no day between, so no fail."""
+    line = "conda install pytorch torchvision torchaudio -c pytorch"
+    result = judge(line, "2022-07-28", python="3.8", platform="macos", arch="arm64")
+    assert "torchaudio has no" not in text_of(result), text_of(result)
+
+
+def test_numpy_2_beside_a_torch_built_against_numpy_1():
+    """https://github.com/securefederatedai/openfederatedlearning/issues/999 (2024-07-09): torch<2.3
+    (2.2.2+cpu) with NumPy 2: 'RuntimeError: Numpy is not available'; pytorch/pytorch#107302:
+    2.3.0 works with numpy 2.0.0rc1 (Linux); https://github.com/neuromorphs/tonic/issues/317:
+    2.3.0 on Windows still fails with NumPy 2."""
+    linux = {"python": "3.10", "platform": "linux"}
+    old = judge("pip install 'torch<2.3' numpy", "2024-07-09", **linux)
+    assert old.outcome == FAIL and checks(old, FAIL) == {"companion"}, text_of(old)
+    assert "built against NumPy 1.x" in text_of(old)
+    windows = judge(
+        "pip install torch==2.3.0 numpy", "2024-07-09", python="3.10", platform="windows"
+    )
+    assert windows.outcome == FAIL and "on Windows" in text_of(windows), text_of(windows)
+    for result in (
+        judge("pip install torch==2.3.0 numpy", "2024-07-09", **linux),  # built against 2.0
+        judge("pip install 'torch<2.3' 'numpy<2'", "2024-07-09", **linux),  # NumPy 1.26
+        judge("pip install 'torch<2.3' numpy", "2024-06-01", **linux),  # before NumPy 2.0.0
+        judge("pip install 'torch<2.3' numpy", "2024-07-09", python="3.8", platform="linux"),
+        judge("pip install 'torch<2.3'", "2024-07-09", **linux),  # no numpy on the line
+    ):
+        assert "NumPy 1.x" not in text_of(result), text_of(result)
+
+
+def test_uv_add_locks_torch_2_5_1_on_python_3_8_by_its_requires_python():
+    """https://github.com/astral-sh/uv/issues/14836 (2025-07-23, Python 3.8): `uv add torch` ->
+    "Distribution torch==2.5.1 ... can't be installed because it doesn't have a source
+    distribution or wheel for the current platform" (its metadata says >=3.8.0, its wheels start
+    at cp39); "uv pip install torch" takes 2.4.1. astral-sh/uv#15932 (open 2025-09-18) would fix it."""
+    py38 = {"python": "3.8", "platform": "linux"}
+    add = judge("uv add torch", "2025-07-23", **py38)
+    assert add.outcome == FAIL and checks(add, FAIL) == {"python"}, text_of(add)
+    assert "locks 2.5.1" in text_of(add) and add.fix == 'uv add "torch<2.5"'
+    for result in (
+        judge("uv pip install torch", "2025-07-23", **py38),
+        judge(add.fix, "2025-07-23", **py38),
+        judge("uv add torch", "2024-10-01", **py38),  # before 2.5.0
+        judge("uv add torch", "2025-07-23", python="3.9", platform="linux"),
+    ):
+        assert result.outcome == PASS and "Requires-Python" not in text_of(result), text_of(result)

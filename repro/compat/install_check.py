@@ -37,7 +37,12 @@ from repro.compat import install_index, install_line, install_nightly, install_x
 from repro.compat import install_offers as picks
 from repro.compat import sources as src
 from repro.compat.facts import Facts, default_facts, extra_facts
-from repro.compat.install_companions import companion_reasons, spec_of
+from repro.compat.install_companions import (
+    companion_reasons,
+    companions_only,
+    numpy_abi,
+    spec_of,
+)
 from repro.compat.install_conda import check_conda
 from repro.compat.install_fix import companion_pins, fix_line, install_form, pypi_fix_line
 from repro.compat.install_line import InstallLine
@@ -347,6 +352,9 @@ def _check_line(
     spec, notes = spec_of(line, facts)
     reasons += notes
     if line.torch is None and not notes:
+        gaps = companions_only(line, facts, extra, host)
+        if gaps:
+            return LineResult(line, host, None, None, combine(gaps))
         text = "the line pins torchvision/torchaudio only, to a version the facts do not pair with torch"
         return LineResult(
             line, host, None, None, combine([Reason("install", UNKNOWN, text, "companions")])
@@ -367,6 +375,7 @@ def _check_line(
         return LineResult(line, host, None, "jetson", combine(reasons + why))
     blocked = (
         install_xpu.intel_page_platform(found.unknown, spec, host, extra)
+        or install_index.amd_index_python(line, found, host, extra)
         or install_index.labelled_build_elsewhere(found, spec, facts, extra, host)
         or install_index.unknown_index(line, found)
     )
@@ -379,6 +388,9 @@ def _check_line(
     )
     if nightly_result is not None:
         return nightly_result
+    lie = install_index.uv_requires_python(line, spec, host, facts, extra)
+    if lie is not None:
+        return LineResult(line, host, None, None, combine([*reasons, lie[0]]), lie[1])
     if line.universal:
         # uv add: the lock's pick (for any platform, Linux x86_64 standing for the widest) and
         # whether this host has a wheel of it.
@@ -437,7 +449,8 @@ def _check_line(
                 "python", PASS, text, fact, not own or facts.unverified("pypi_python", str(release))
             )
         )
-    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra))
+    reasons += companion_reasons(line, facts, release, offer.runtime, host, src.as_of(extra), extra)
+    reasons += [r for r in [numpy_abi(line, release, host, extra)] if r is not None]
     asked = _asked_gpu(line, spec)
     wanted_runtime = (
         (src.runtime_from_url(asked) or src.runtime_tag(asked.lstrip("+"))) if asked else None

@@ -75,6 +75,85 @@ def python_gap(
     return Reason("companion", FAIL, text, Facts.name(*path), facts.unverified(*path))
 
 
+def platform_gap(extra: Facts, name: str, torch: Version, host: Host) -> Reason | None:
+    """A companion with no wheel for the host's platform beside ``torch`` (compat-extra
+    ``companion_platforms``: ``{none_through: T}``, no release of ``name`` paired with torch T or
+    older had one: torchaudio on Windows before 0.6.0, on Linux aarch64 through 0.12.0; sources
+    ``torchaudio_platforms``): pip finds no matching distribution. None otherwise (later releases
+    are either read to have wheels or not read)."""
+    plat = host.wheel_platform
+    last = extra.get("companion_platforms", name, plat, "none_through")
+    if not last or torch.public == "" or Version(torch.public) > Version(str(last)):
+        return None
+    text = (
+        f"{name} had no wheel for {plat} beside torch {torch.public}: none of its releases up to "
+        f"the one paired with torch {last} was built for {plat}; pip finds no matching "
+        f"distribution for {name}"
+    )
+    path = ("companion_platforms", name, plat)
+    return Reason("platform", FAIL, text, "compat-extra:" + Facts.name(*path))
+
+
+def newest_on(facts: Facts, extra: Facts) -> Version | None:
+    """The newest torch release out on the day a :func:`repro.compat.sources.dated` view stands
+    for (by its release day; an undated release, 1.8.2 LTS, is never taken); None for today's
+    facts or when no dated release is out."""
+    day = src.as_of(extra)
+    if day is None:
+        return None
+    out = [
+        r
+        for r in src.releases(facts, extra)
+        if (d := src.release_day(facts, extra, r)) is not None and d.isoformat() <= day
+    ]
+    return max(out) if out else None
+
+
+def companions_only(line: InstallLine, facts: Facts, extra: Facts, host: Host) -> list[Reason]:
+    """A line of unpinned companions and no torch, judged on a day: pip takes each companion's
+    newest release, paired with the newest torch of that day; the platform gaps of
+    :func:`platform_gap` for that torch (empty when none, when a companion is pinned, or for
+    today's facts)."""
+    if any(pinned_of(r) is not None or len(r.specifier) for r in line.companions.values()):
+        return []
+    torch = newest_on(facts, extra)
+    if torch is None:
+        return []
+    gaps = [platform_gap(extra, name, torch, host) for name in line.companions]
+    return [g for g in gaps if g is not None]
+
+
+def numpy_abi(line: InstallLine, torch: Version, host: Host, extra: Facts) -> Reason | None:
+    """A fail where the line names numpy with a specifier that admits NumPy 2, pip takes NumPy 2
+    (judged on or after ``numpy2_abi.numpy2_from``, today when undated, for Python >= 3.9), and
+    ``torch`` was built against NumPy 1.x (before ``numpy1_builds_before``; on Windows before
+    ``numpy1_builds_before_windows``; compat-extra ``numpy2_abi``, sources ``numpy2_abi``):
+    import torch warns and torch's NumPy interop fails. None otherwise (no numpy on the line: pip
+    installs none with torch, whatever the environment already has is not in the line)."""
+    table = extra.get("numpy2_abi") or {}
+    if line.numpy is None or not table or host.python is None:
+        return None
+    day = src.as_of(extra) or "9999-12-31"
+    if day < str(table.get("numpy2_from") or "9999") or Version(host.python) < Version(
+        str(table.get("numpy2_min_python") or "99")
+    ):
+        return None
+    if not any(line.numpy.specifier.contains(v) for v in ("2.0.0", "2.0.2", "2.1.0", "2.2.0")):
+        return None
+    key = "numpy1_builds_before_windows" if host.platform == "windows" else "numpy1_builds_before"
+    before = str(table.get(key) or "0")
+    if Version(torch.public) >= Version(before):
+        return None
+    asked = str(line.numpy) if len(line.numpy.specifier) else "numpy (unpinned)"
+    text = (
+        f"{asked} gives NumPy 2, and torch {torch.public} was built against NumPy 1.x (before "
+        f"{before}{' on Windows' if host.platform == 'windows' else ''}): import torch warns 'A "
+        "module that was compiled using NumPy 1.x cannot be run in NumPy 2' and torch's NumPy "
+        "interop fails ('RuntimeError: Numpy is not available'); pin numpy<2 or take a newer torch"
+    )
+    return Reason("companion", FAIL, text, "compat-extra:" + Facts.name("numpy2_abi", key))
+
+
 def companion_reasons(
     line: InstallLine,
     facts: Facts,
@@ -82,12 +161,18 @@ def companion_reasons(
     runtime: str | None,
     host: Host | None = None,
     day: str | None = None,
+    extra: Facts | None = None,
 ) -> list[Reason]:
     """torchvision/torchaudio beside torch: each release pins the torch it was built with
     (``companions`` facts), a local label must match torch's runtime, and (given the ``host``,
-    judged on ``day``) the release pip takes must have a wheel for its Python."""
+    judged on ``day``) the release pip takes must have a wheel for its Python and (given
+    ``extra``) its platform (:func:`platform_gap`)."""
     reasons = []
     for name, requirement in line.companions.items():
+        gap = platform_gap(extra, name, torch, host) if extra is not None and host else None
+        if gap is not None:
+            reasons.append(gap)
+            continue
         pinned = pinned_of(requirement)
         if pinned is None:
             paired = facts.get("companions", str(torch.public), name)

@@ -51,8 +51,13 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         )
         fact = "compat-extra:conda_nightly_channel.package"
         return LineResult(line, host, None, None, combine([Reason("install", FAIL, text, fact)]))
-    reason = _macos_cuda_reason(conda, host, extra) or _platform_reason(
-        conda, host, facts, extra, channel
+    if line.torch is None:
+        reason = _macos_cuda_reason(conda, host, extra) or _toolkit_only(conda, host, facts, extra)
+        return LineResult(line, host, None, None, combine([reason]))
+    reason = (
+        _macos_cuda_reason(conda, host, extra)
+        or _companion_platform(conda, host, extra)
+        or _platform_reason(conda, host, facts, extra, channel)
     )
     if reason is not None:
         return LineResult(line, host, None, None, combine([reason]))
@@ -242,6 +247,43 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
     return LineResult(line, host, str(release), runtime, prediction, fix)
 
 
+def pytorch_cuda_versions(facts: Facts) -> list[str]:
+    """The CUDA versions of the pytorch channel's ``pytorch-cuda`` meta-package (the GPU
+    selector of its builds from 1.13 on: every ``torch_variants.<minor>.conda`` whose package is
+    pytorch-cuda; source ``pytorch_cuda_versions``), oldest first."""
+    ever: set[str] = set()
+    for variants in (facts.get("torch_variants") or {}).values():
+        conda = variants.get("conda") if isinstance(variants, Mapping) else None
+        if isinstance(conda, Mapping) and conda.get("package") == "pytorch-cuda":
+            ever |= {str(c) for c in conda.get("cuda") or ()}
+    return sorted(ever, key=_cuda_key)
+
+
+def _toolkit_only(conda, host: Host, facts: Facts, extra: Facts) -> Reason:
+    """A conda line that installs a CUDA toolkit package and no pytorch (``conda install
+    pytorch-cuda=11.3 -c nvidia``): a fail where conda cannot find it (a pytorch-cuda version
+    never built, :func:`pytorch_cuda_versions`; a cudatoolkit 11.x on none of the line's
+    channels, :func:`_cudatoolkit_reason`), else unknown (the line installs no pytorch)."""
+    asked = conda.cuda
+    if conda.cuda_package == "pytorch-cuda" and asked:
+        ever = pytorch_cuda_versions(facts)
+        if ever and asked not in ever:
+            text = (
+                f"pytorch-cuda={asked} was never built: the pytorch channel's pytorch-cuda "
+                f"(its CUDA selector from pytorch 1.13 on) exists for CUDA {', '.join(ever)} "
+                f"only: conda stops with PackagesNotFoundError: pytorch-cuda={asked}"
+            )
+            return Reason("install", FAIL, text, "compat-extra:sources.pytorch_cuda_versions")
+    toolkit = _cudatoolkit_reason(conda, host, extra)
+    if toolkit is not None:
+        return toolkit
+    what = str(conda.cuda_package)
+    if asked and not what[4:].isdigit():  # cuda80 names its version
+        what += f"={asked}"
+    text = f"the line installs {what} and no pytorch: nothing more to check"
+    return Reason("install", UNKNOWN, text, "conda_channel")
+
+
 def _no_nvidia_channel(
     line, host_props, host: Host, facts: Facts, extra: Facts, release: Version, python_reason
 ) -> LineResult | None:
@@ -355,6 +397,37 @@ def _default_channels_missing(conda, host: Host, extra: Facts) -> Reason | None:
             check = "platform" if package == "pytorch" else "companion"
             fact = f"compat-extra:conda_default_channels.missing.{host.platform}.{package}"
             return Reason(check, FAIL, text, fact)
+    return None
+
+
+def _companion_platform(conda, host: Host, extra: Facts) -> Reason | None:
+    """A companion (torchaudio) the line asks conda for where none of its channels had a
+    package for the host's conda platform through the line's day (compat-extra
+    ``companion_platforms.<name>.conda.<platform>``: channel -> the last day read without one;
+    sources ``torchaudio_platforms``): PackagesNotFoundError. The default channels stand for a
+    line with no -c. None where a channel was not read, or the day is later."""
+    day = src.as_of(extra) or "9999-12-31"
+    for name in conda.companions:
+        table = extra.get("companion_platforms", name, "conda", host.wheel_platform) or {}
+        if not table:
+            continue
+        names = [c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels] or ["defaults"]
+        if "defaults" not in names and "main" not in names:
+            names.append("defaults")  # conda also searches the default channels
+        until = [str(table.get(c) or "") for c in names]
+        if not all(until) or day > min(until):
+            continue
+        where = ", ".join(dict.fromkeys(names))
+        last = min(until)
+        when = "ever" if last.startswith("9999") else f"through {last}"
+        text = (
+            f"{name} has no {host.wheel_platform} conda package on {where} (none there {when}, "
+            f"as read): conda stops with PackagesNotFoundError: {name}"
+        )
+        fact = "compat-extra:" + Facts.name(
+            "companion_platforms", name, "conda", host.wheel_platform
+        )
+        return Reason("platform", FAIL, text, fact)
     return None
 
 

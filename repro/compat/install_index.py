@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from repro.compat import sources as src
 from repro.compat.facts import Facts
@@ -66,6 +67,44 @@ def unknown_index(line: InstallLine, found: Sources) -> Reason | None:
         how = "pip merges it with the other indexes and takes the highest matching torch"
     text = f"the facts do not cover {names}: {how}"
     return Reason("install", UNKNOWN, text, _EXTRA + "pypi_hosts")
+
+
+def amd_index_python(line: InstallLine, found: Sources, host: Host, extra: Facts) -> Reason | None:
+    """A fail where ``--index-url`` points at AMD's own wheel index (compat-extra
+    ``amd_wheel_indexes.hosts``), every index and page of the line is one, and a Windows host's
+    Python is none of the Windows wheels' Pythons read there (``windows_pythons``, on
+    ``read_day``; sources ``amd_wheel_indexes``), judged on or before that day: pip finds no
+    torch ('from versions: none'). None otherwise (AMD's builds stay unknown)."""
+    table = extra.get("amd_wheel_indexes") or {}
+    hosts = [str(h).rstrip("/") + "/" for h in table.get("hosts") or ()]
+    pythons = [str(v) for v in table.get("windows_pythons") or ()]
+    read_day = str(table.get("read_day") or "")
+    day = src.as_of(extra)
+    every = (*line.indexes, *line.extra_indexes, *line.find_links)
+    if (
+        not hosts
+        or not line.indexes
+        or host.wheel_platform != "windows"
+        or host.python is None
+        or host.python in pythons
+        or day is None
+        or day > read_day
+    ):
+        return None
+
+    def amd(url: str) -> bool:
+        bare = url.split("://", 1)[-1].rstrip("/") + "/"
+        return any(bare.startswith(h) for h in hosts)
+
+    if not all(amd(u) for u in every) or not found.unknown:
+        return None
+    text = (
+        f"{', '.join(line.indexes)} (AMD's own wheel index) had Windows torch wheels for Python "
+        f"{', '.join(pythons)} (read {read_day}), none for Python {host.python}: --index-url "
+        "replaces PyPI, so pip finds no torch (from versions: none)"
+    )
+    fact = _EXTRA + "amd_wheel_indexes.windows_pythons"
+    return Reason("python", FAIL, text, fact)
 
 
 def labelled_build_elsewhere(
@@ -153,6 +192,43 @@ def jetson_index(
 
 # --------------------------------------------------------------------------------------------
 # uv add: one lock for every platform
+
+
+def uv_requires_python(
+    line: InstallLine, spec: SpecifierSet, host: Host, facts: Facts, extra: Facts
+) -> tuple[Reason, str] | None:
+    """A fail where ``uv add`` locks by Requires-Python a release with no wheel for the host's
+    Python (compat-extra ``uv_requires_python_gaps``: torch 2.5.x says >=3.8.0 but has no cp38
+    wheel; astral-sh/uv#14836): the newest release out on the line's day that the spec admits and
+    whose metadata admits that Python is one of them. Returns the reason and a line that works
+    (``uv add "torch<X.Y"``, X.Y the oldest such release). None for other lines and Pythons, for
+    today's facts or a day after ``seen_through`` (uv may have fixed it: astral-sh/uv#15932)."""
+    gaps = extra.get("uv_requires_python_gaps", host.python or "") or {}
+    day = src.as_of(extra)
+    if not line.universal or not gaps or day is None or day > str(gaps.get("seen_through") or ""):
+        return None
+    lying = {str(r) for r in gaps.get("releases") or ()}
+    linux = src.Host(host.python, "linux", "x86_64")
+    admitted = [
+        r
+        for r in src.releases(facts, extra)
+        if spec.contains(r, prereleases=True)
+        and (str(r) in lying or host.python in (src.pypi_pythons(facts, r, linux) or []))
+    ]
+    if not admitted or str(max(admitted)) not in lying:
+        return None
+    pick = max(admitted)
+    wheeled = [r for r in admitted if str(r) not in lying]
+    text = (
+        f"uv add locks by Requires-Python: torch {pick}'s metadata admits Python {host.python} "
+        f"but it has no cp{host.python.replace('.', '')} wheel, so uv locks {pick} and cannot "
+        "install it (\"can't be installed because it doesn't have a source distribution or wheel "
+        'for the current platform"; astral-sh/uv#14836)'
+        + (f"; uv pip install takes {max(wheeled)}" if wheeled else "")
+    )
+    fact = _EXTRA + Facts.name("uv_requires_python_gaps", host.python or "")
+    first = min(Version(r) for r in lying)
+    return Reason("python", FAIL, text, fact), f'uv add "torch<{first.major}.{first.minor}"'
 
 
 def universal_lock(

@@ -114,6 +114,8 @@ class InstallLine:
     declares (uv's universal resolution) before it installs for this one. ``pypi_pytorch``: a
     pip/uv requirement on the name ``pytorch``, which on PyPI is not torch but a placeholder
     project (conda's ``pytorch`` is torch; compat-extra ``pypi_pytorch_placeholder``).
+    ``numpy``: a pip/uv requirement on numpy beside torch (which numpy pip takes decides whether
+    a torch built against NumPy 1.x works: compat-extra ``numpy2_abi``), else None.
     """
 
     text: str
@@ -133,6 +135,7 @@ class InstallLine:
     python: str | None = None
     universal: bool = False
     pypi_pytorch: Requirement | None = None
+    numpy: Requirement | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -501,13 +504,18 @@ def _pip_args(
             acc["pypi_pytorch"] = requirement
         elif name in COMPANIONS:
             acc["companions"][name] = requirement
+        elif name == "numpy":
+            acc["numpy"] = requirement
 
 
 def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> InstallLine:
     """The install line in ``text``.
 
     ``read_file(name)`` returns a ``-r`` file's text, or None when it cannot be read (the file
-    is then listed in ``unread``); by default no file is read.
+    is then listed in ``unread``); by default no file is read. A conda install of a CUDA toolkit
+    package and no pytorch (``conda install pytorch-cuda=11.3 -c nvidia``), when no other command
+    installs torch, is a conda line whose ``torch`` is None (still a verdict: conda may not find
+    that package).
 
     Raises:
         ConfigError: text that is no install command (no pip/uv/conda install, no requirement
@@ -517,6 +525,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
     stripped = text.strip()
     commands = _words(stripped)
     env_python = None  # from an earlier `conda create -n x python=3.10`
+    toolkit_only = None  # a conda install of a CUDA toolkit package and no pytorch
     for words in commands:
         env_python = _venv_python(words) or env_python
         start = _tool_start(words)
@@ -528,6 +537,8 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
             conda = _conda_line(stripped, tool, args)
             if conda.torch is None and conda.conda and not conda.conda.cpu_only:
                 env_python = conda.python or env_python
+                if conda.conda.cuda_package:
+                    toolkit_only = replace(conda, python=conda.python or env_python)
                 continue  # an environment or another package: look at the next command
             return replace(conda, python=conda.python or env_python)
         acc = _empty()
@@ -542,6 +553,10 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
         acc["python"] = acc["python"] or env_python
         acc["universal"] = tool == "uv-add"
         return _line(stripped, "uv" if tool == "uv-add" else tool, acc)
+    if toolkit_only is not None:
+        # conda install pytorch-cuda=11.3 / cudatoolkit=11.2 with no pytorch: whether conda
+        # finds that toolkit package is still a verdict (install_conda.check_toolkit_only).
+        return toolkit_only
     # No install command: a wheel, requirement lines, or a requirements file's text.
     acc = _empty()
     for words in commands:
@@ -575,6 +590,7 @@ def _empty() -> dict:
         "python": None,
         "universal": False,
         "pypi_pytorch": None,
+        "numpy": None,
     }
 
 
@@ -597,6 +613,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         python=acc["python"],
         universal=acc["universal"],
         pypi_pytorch=acc["pypi_pytorch"],
+        numpy=acc["numpy"],
     )
 
 

@@ -10,6 +10,7 @@ from packaging.version import Version
 from repro.compat import sources as src
 from repro.compat.facts import Facts
 from repro.compat.install_fix import fix_line
+from repro.compat.install_index import platform_name
 from repro.compat.install_offers import (
     PLATFORM_NAMES,
     ever_published,
@@ -147,6 +148,17 @@ def check_nightly(
     )
     reasons.append(Reason("install", PASS, text, "wheel_index.nightly", True))
     fits = src._fits(facts, judged, host)
+    if src.pypi_pythons(facts, judged, host) == []:
+        # 2.3 and later have no macOS x86_64 wheels at all: nor do the nightlies that follow
+        # them (pytorch/executorch#7772: a 2.6 nightly pin on an x86_64 macOS Python, "from
+        # versions: 1.11.0, ..., 2.2.2"); the line's Python set does not make up for that.
+        text = (
+            f"nightlies follow {judged}, which has no {platform_name(host)} wheels for any "
+            "Python: pip finds no nightly here"
+        )
+        fact = Facts.name("pypi_python", str(judged), host.wheel_platform)
+        reasons.append(Reason("platform", FAIL, text, fact))
+        return LineResult(line, host, f"{nightly.line} nightly", runtime, combine(reasons))
     if line_pythons and host.python:
         fits = host.python in line_pythons
     if fits is False:
