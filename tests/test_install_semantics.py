@@ -1400,3 +1400,47 @@ def test_uv_add_locks_torch_2_5_1_on_python_3_8_by_its_requires_python():
         judge("uv add torch", "2025-07-23", python="3.9", platform="linux"),
     ):
         assert result.outcome == PASS and "Requires-Python" not in text_of(result), text_of(result)
+
+
+def _fingerprint_on(tmp_path: Path, arch: str) -> Path:
+    fp = tmp_path / f"{arch}.json"
+    host = {"os": "Linux", "python": "3.9.2", "arch": arch}
+    fp.write_text(json.dumps({"schema": 1, "host": host}))
+    return fp
+
+
+@pytest.mark.parametrize(
+    ("arch", "verdict", "says"),
+    [
+        # https://github.com/askrella/whatsapp-chatgpt/issues/106 (2023-02-24, a Raspberry Pi):
+        # "pip install torch" -> "Could not find a version ... (from versions: none)".
+        ("armv7l", FAIL, "a 32-bit ARM Python (linux_armv7l)"),
+        ("armv6l", FAIL, "a 32-bit ARM Python (linux_armv6l)"),
+        ("i686", FAIL, "a 32-bit Python (linux_i686)"),
+        ("ppc64le", UNKNOWN, "the facts cover x86_64 and aarch64 CPUs; this one is ppc64le"),
+        ("riscv64", UNKNOWN, "this one is riscv64"),
+    ],
+)
+def test_a_host_the_facts_do_not_cover_is_never_judged_as_x86_64(
+    tmp_path, capsys, arch, verdict, says
+):
+    """``uname -m`` other than x86_64/aarch64 (a 32-bit Raspberry Pi OS, IBM Power, RISC-V) was
+    read as x86_64, so ``repro check`` on a Pi answered for an x86_64 PC. A machine that runs only
+    32-bit Pythons fails as a 32-bit Python; any other is unknown, said plainly."""
+    argv = ["check", "pip install torch", "--fingerprint", str(_fingerprint_on(tmp_path, arch))]
+    cli_main.main([*argv, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["outcome"] == verdict, data
+    assert says in json.dumps(data), data
+    x86 = ["check", "pip install torch", "--fingerprint", str(_fingerprint_on(tmp_path, "x86_64"))]
+    cli_main.main([*x86, "--json"])
+    assert json.loads(capsys.readouterr().out)["outcome"] == PASS
+
+
+def test_machine_spellings():
+    from repro.compat.sources import machine_of
+
+    assert [machine_of(m, "linux") for m in ("AMD64", "x64", None, "arm64", "i386", "PPC64LE")] == [
+        "x86_64", "x86_64", "x86_64", "aarch64", "i686", "ppc64le",
+    ]  # fmt: skip
+    assert machine_of("aarch64", "macos") == "arm64"

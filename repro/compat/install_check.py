@@ -224,11 +224,26 @@ def _pypi_pytorch(line: InstallLine, extra: Facts) -> Reason:
 
 def _no_32bit(line: InstallLine, host: Host, extra: Facts) -> Reason:
     """A 32-bit interpreter: no torch after 0.1.2 has a 32-bit wheel (PyPI, download.pytorch.org)
-    or conda package (compat-extra ``python_32bit``), so every line fails on the platform check:
+    or conda package (compat-extra ``python_32bit``; 32-bit ARM, ``armv7l``: sources
+    ``python_32bit_arm``), so every line fails on the platform check:
     pip and uv see only PyPI's 0.1.2 sdists (pinned past them: no matching distribution; unpinned:
     the sdist's setup.py raises), conda finds no package, a wheel file is not for this tag."""
     last = str(extra.get("python_32bit", "last_release") or "0.1.2")
-    tag = str(extra.get("python_32bit", "tags", host.platform) or "32-bit")
+    arm = host.machine in src.THIRTY_TWO_BIT_MACHINES and host.machine != "i686"
+    if arm and line.conda is None and line.wheel is None:
+        # Sources python_32bit_arm: pip on a 32-bit ARM Python lists no torch at all.
+        text = (
+            f"a 32-bit ARM Python (linux_{host.machine}): PyTorch publishes no 32-bit ARM wheel "
+            "(PyPI, download.pytorch.org; piwheels has none either): pip says 'Could not find a "
+            f"version that satisfies the requirement torch (from versions: none)'. This "
+            f"{host.machine} system runs only 32-bit Pythons: install a 64-bit OS (aarch64)"
+        )
+        return Reason("platform", FAIL, text, "compat-extra:python_32bit")
+    tag = (
+        f"linux_{host.machine}"
+        if arm
+        else str(extra.get("python_32bit", "tags", host.platform) or "32-bit")
+    )
     where = f"a 32-bit Python ({tag})"
     if line.conda is not None:
         how = "conda's 32-bit platforms hold no pytorch package: PackagesNotFoundError"
@@ -239,9 +254,10 @@ def _no_32bit(line: InstallLine, host: Host, extra: Facts) -> Reason:
             f"pip/uv see only PyPI's torch {last} sdists: a pin past them finds no matching "
             f"distribution, an unpinned line builds {last}.post2, whose setup.py raises"
         )
-    text = (
-        f"{where}: no torch after {last} has a 32-bit wheel or conda package; {how}. "
-        "Install a 64-bit Python"
+    text = f"{where}: no torch after {last} has a 32-bit wheel or conda package; {how}. " + (
+        f"A {host.machine} system runs only 32-bit Pythons: install a 64-bit OS"
+        if host.machine in src.THIRTY_TWO_BIT_MACHINES
+        else "Install a 64-bit Python"
     )
     return Reason("platform", FAIL, text, "compat-extra:python_32bit")
 
@@ -339,6 +355,12 @@ def _check_line(
     host = host_of(host_props, python or line.python, platform, machine, bits)
     if host.bits == 32:
         return LineResult(line, host, None, None, combine([_no_32bit(line, host, extra)]))
+    if host.machine not in src.COVERED_MACHINES:
+        text = (
+            f"the facts cover x86_64 and aarch64 CPUs; this one is {host.machine} (uname -m): "
+            "which builds its indexes serve is not in them"
+        )
+        return LineResult(line, host, None, None, combine([Reason("platform", UNKNOWN, text, "-")]))
     if line.conda is not None:
         return check_conda(line, host_props, host, facts, extra)
     if line.wheel is not None:

@@ -12,7 +12,7 @@ from repro import properties as property_names
 from repro.compat.install_line import InstallLine
 from repro.compat.predictions import version
 from repro.compat.results import FAIL, PASS, UNKNOWN, Prediction
-from repro.compat.sources import Host, machine_of
+from repro.compat.sources import THIRTY_TWO_BIT_MACHINES, Host, machine_of
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,8 @@ def host_of(
     (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``,
     ``--python-bits 32``), else the fingerprint's ``host.python``, ``host.os`` (``Windows`` ->
     windows, ``macOS``/``Darwin`` -> macos, anything else linux) and ``host.arch`` (``uname -m``;
-    x86_64 when absent); a 64-bit interpreter unless told otherwise; the fingerprint's
+    x86_64 when absent); a 64-bit interpreter unless told otherwise or the machine runs only
+    32-bit ones (``armv7l``, ``i686``: ``sources.THIRTY_TWO_BIT_MACHINES``); the fingerprint's
     ``host.glibc`` for a Linux interpreter (manylinux tags)."""
     if python is None:
         parts = version(host_props.get(property_names.HOST_PYTHON))
@@ -103,10 +104,11 @@ def host_of(
             if "mac" in os_name or "darwin" in os_name
             else "linux"
         )
+    cpu = machine_of(machine or host_props.get(property_names.HOST_ARCH), platform)
     return Host(
         python,
         platform,
-        machine_of(machine or host_props.get(property_names.HOST_ARCH), platform),
-        bits or 64,
+        cpu,
+        bits or (32 if cpu in THIRTY_TWO_BIT_MACHINES else 64),
         (host_props.get(property_names.HOST_GLIBC) or None) if platform == "linux" else None,
     )

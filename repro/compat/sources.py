@@ -58,7 +58,9 @@ class Host:
     @property
     def wheel_platform(self) -> str:
         """The key of ``pypi_python``: linux, linux-aarch64, windows, windows-arm64, macos,
-        macos-arm64 (no release has a ``windows-arm64`` entry: PyPI has no win_arm64 torch)."""
+        macos-arm64 (no release has a ``windows-arm64`` entry: PyPI has no win_arm64 torch); a
+        machine the facts do not cover gives ``<platform>-<machine>`` (``linux-armv7l``), a key
+        no release has."""
         arm = self.machine in ("aarch64", "arm64")
         if self.platform == "linux" and arm:
             return "linux-aarch64"
@@ -66,18 +68,31 @@ class Host:
             return "macos-arm64"
         if self.platform == "windows" and arm:
             return "windows-arm64"
+        if self.machine not in COVERED_MACHINES:
+            return f"{self.platform}-{self.machine}"
         return self.platform
 
 
 #: ``uname -m`` / ``--machine`` spellings -> the machine names of :class:`Host`.
 MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "aarch64": "aarch64",
-            "arm64": "aarch64"}  # fmt: skip
+            "arm64": "aarch64", "i386": "i686", "i586": "i686", "i686": "i686", "x86": "i686",
+            "armv6l": "armv6l", "armv7l": "armv7l", "armv8l": "armv8l"}  # fmt: skip
+
+#: The machines the facts cover (PyPI's and download.pytorch.org's wheel platforms).
+COVERED_MACHINES = frozenset({"x86_64", "aarch64", "arm64"})
+
+#: Machines that run only a 32-bit Python: 32-bit x86 and 32-bit ARM userlands (a Raspberry Pi
+#: OS 32-bit reports armv7l, or armv8l on a 64-bit CPU; pip's tags linux_i686, linux_armv7l).
+THIRTY_TWO_BIT_MACHINES = frozenset({"i686", "armv6l", "armv7l", "armv8l"})
 
 
 def machine_of(text: str | None, platform: str) -> str:
     """The :class:`Host` machine for a ``uname -m``-style name on ``platform``: ``aarch64`` and
-    ``arm64`` are one architecture (``arm64`` on macOS); unknown names and None are x86_64."""
-    machine = MACHINES.get((text or "x86_64").lower(), "x86_64")
+    ``arm64`` are one architecture (``arm64`` on macOS), the 32-bit x86 spellings are ``i686``;
+    None is x86_64; any other name is kept as given, lower-cased (``ppc64le``, ``riscv64``:
+    machines the facts do not cover, :data:`COVERED_MACHINES`, never judged as x86_64)."""
+    name = (text or "x86_64").strip().lower()
+    machine = MACHINES.get(name, name)
     return "arm64" if machine == "aarch64" and platform == "macos" else machine
 
 
