@@ -1922,6 +1922,53 @@ def test_log_lines_that_say_failed_or_cannot_in_a_working_run_stay_clean() -> No
     assert result.message == "RuntimeError: CUDA error: unknown error"
 
 
+# Rule 7c (issue 30, round eight): the person's own words in a log no row, failure line or kind
+# of rule 7 reads. Texts from the studied sets' first-sight records: a slowdown told in the first
+# person (clovaai/voxceleb_trainer#110), a greeting over a log (MIC-DKFZ/nnUNet#1490), a question
+# (amdegroot/ssd.pytorch#539), a run that works on one node and not on two (NVIDIA/nccl#447).
+PERSONS_WORDS = [
+    "I saw a very strange behavior during training. The Training slows down after a few steps.\n"
+    "Python Version: 3.6.9\n",
+    "Hello, nnUNet community,\n\n2023-06-11 23:08:33.267476: Current learning rate: 0.01\n"
+    "using pin_memory on device 0\n",
+    "Why is training so slow and GPU utilization so low?\n",
+    "I am using GCP and created slurm cluster, using pytorch for training NCCL backend.\n"
+    "When using 1 nodes it works .\n",
+]
+
+
+@pytest.mark.parametrize("text", PERSONS_WORDS)
+def test_a_log_in_the_persons_words_that_no_row_reads_is_unknown_not_clean(text: str) -> None:
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert not result.clean
+    assert result.coarse.startswith("a problem in the person's words")
+    assert result.line_no is not None
+    assert result.message == text.splitlines()[result.line_no - 1].strip()
+
+
+def test_log_lines_that_read_like_words_are_not_the_persons_words() -> None:
+    # The clean corpora's log lines: tensorflow's "I" level (tensorflow/tensorflow#3891), the NGC
+    # banner (sgl-project/sglang#3226), a UserWarning's sentence (CompVis/latent-diffusion#281),
+    # bitsandbytes' question under its own prefix, a logged question.
+    for text in (
+        "I tensorflow/stream_executor/dso_loader.cc:108] successfully opened CUDA library"
+        " libcublas.so locally\nEpoch 3/10 loss 0.412\n",
+        "This container image and its contents are governed by the NVIDIA Deep Learning Container"
+        " License.\n",
+        "UserWarning: Grad strides do not match bucket view strides. This may indicate grad was"
+        " not created according to the gradient layout contract, or that the param's strides"
+        " changed since DDP was constructed.\n",
+        "CUDA SETUP: Do you have a CUDA driver installed?\n",
+        "[2024-05-01 10:00:00] Why is the loader slow? prefetch_factor=2\n",
+    ):
+        assert classify(text).clean, text
+    # A line the log shows decides, whatever the person wrote over it (junjie18/CMT#15's text
+    # with the out-of-memory line a row reads).
+    shown = "I tried to set sample per GPU=1.\nRuntimeError: CUDA out of memory.\n"
+    assert classify(shown).name == "oom"
+
+
 # facebookresearch/DeepSDF#40 (the studied fifth test set): the traceback pasted inside inline
 # code, an error no row names, then the C++ abort that error caused.
 DEEPSDF_40 = """when I'm running "train_deep_sdf.py" in epoch 26, the error occurs.

@@ -58,7 +58,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
    loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
    found": that line decides and :attr:`Classification.coarse` says the failure is only
-   described ("killed (in the person's words; ...)").
+   described ("killed (in the person's words; ...)"). 7c (issue 30, round eight): likewise when
+   the log holds the person's own words (a first-person line, a greeting or thanks, a question)
+   that no kind reads: a log pasted by someone who saw a problem the engine did not understand
+   is ``unknown`` ("a problem in the person's words"), not "no failure found".
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a
