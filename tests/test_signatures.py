@@ -1989,9 +1989,10 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
     assert result.name == UNKNOWN
     assert result.message == "RuntimeError: CUDA error: unspecified launch failure"
     assert result.coarse == "a CUDA error"
-    # With no Python exception before it the abort is all there is (gs-sdf's libtorch abort).
-    alone = DEEPSDF_40.split("terminate called", 1)[1]
-    assert classify("terminate called" + alone).name == "cpp_terminate"
+    # With no Python exception before it, the CUDA error in the abort's what() decides (rule 2d).
+    alone = classify("terminate called" + DEEPSDF_40.split("terminate called", 1)[1])
+    assert alone.name == UNKNOWN
+    assert alone.message.startswith("what():  CUDA error: unspecified launch failure")
     # A KeyboardInterrupt before the watchdog's timeout is no failure of its own.
     interrupted = (
         "Traceback (most recent call last):\n"
@@ -2001,6 +2002,40 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+def test_a_cpp_abort_over_a_gpu_error_no_row_reads_is_that_error_unknown() -> None:
+    """Rule 2d: "terminate called" whose what() carries a GPU runtime's error no row reads only
+    reports it (facebookresearch/DeepSDF#40's abort without its Python traceback;
+    pytorch/pytorch#2567's THC spelling): unknown, the what() line deciding."""
+    for what in (
+        "  what():  CUDA error: unspecified launch failure (insert_events at"
+        " THCCachingAllocator.cpp:470)",
+        "  what():  cuda runtime error (4) : unspecified launch failure at"
+        " /home/ubuntu/pytorch/torch/lib/THC/generic/THCStorage.c:32",
+    ):
+        text = (
+            "terminate called after throwing an instance of 'c10::Error'\n"
+            f"{what}\n"
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x45\n"
+        )
+        result = classify(text)
+        assert result.name == UNKNOWN
+        assert (result.line_no, result.message) == (2, what.strip())
+        assert result.coarse == "a CUDA error"
+    # A what() a row reads names that row (rule 2c); a what() that is no GPU error, and an abort
+    # with no what(), stay the C++ abort (hku-mars/GS-SDF#1's libtorch abort).
+    told = (
+        "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: {}\n"
+    )
+    assert classify(told.format("device-side assert triggered")).name == "cuda_device_side_assert"
+    assert classify(told.format("an illegal memory access was encountered")).name == (
+        "cuda_illegal_memory_access"
+    )
+    other = "terminate called after throwing an instance of 'std::runtime_error'\n  what():  {}\n"
+    assert classify(other.format("could not open file data.bin")).name == "cpp_terminate"
+    alone = "terminate called after throwing an instance of 'std::bad_alloc'\nAborted\n"
+    assert classify(alone).name == "cpp_terminate"
 
 
 # unslothai/unsloth#1175 (the studied seventh test set): dynamo's warning dumps a traceback, the
@@ -2056,8 +2091,12 @@ def test_frames_without_their_header_end_in_an_exception_like_a_traceback() -> N
     result = classify(PYTORCH_2567)
     assert result.name == UNKNOWN
     assert result.message.startswith("RuntimeError: cuda runtime error (4) : unspecified launch")
-    # Without the frames the abort is all the log shows.
-    assert classify(PYTORCH_2567.split("\n", 4)[4]).name == "cpp_terminate"
+    # Without the frames the abort is all the log shows, and its what() carries the CUDA error
+    # no row reads: that error decides (rule 2d).
+    alone = classify(PYTORCH_2567.split("\n", 4)[4])
+    assert alone.name == UNKNOWN
+    assert alone.message.startswith("what():  cuda runtime error (4) : unspecified launch failure")
+    assert alone.coarse == "a CUDA error"
 
 
 def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> None:

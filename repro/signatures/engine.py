@@ -36,7 +36,9 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    matching within a few lines after it names the report instead (issue 30, round three). When
    the winner only announces an exception whose message follows ("terminate called after
    throwing ..." then "what(): MSG"), a row of the same tier reading MSG names it, whatever its
-   family (issue 30, round five).
+   family (issue 30, round five); when no row reads MSG and MSG is a GPU runtime's error ("CUDA
+   error: unspecified launch failure"), that error is the failure: ``unknown``, the what() line
+   deciding (2d, issue 30, round eight).
 3. ``wrapper`` rows (``Caught X in DataLoader worker process N``, torchrun's ``ChildFailedError``
    summary) win only when nothing inside or beside them matched.
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and

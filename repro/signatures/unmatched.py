@@ -313,10 +313,13 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
             "CUBLAS_STATUS_",
             "CUDNN_STATUS_",
             "cuDNN error",
+            "cuda runtime error",
         ),  # fmt: skip
+        # THC's spelling too: "cuda runtime error (4) : unspecified launch failure"
+        # (pytorch/pytorch#2567).
         re.compile(
             r"CUDA (?:driver )?error|cudaError\w+|CUDA_ERROR_\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+"
-            r"|cuDNN error"
+            r"|cuDNN error|cuda runtime error \(\d+\)"
         ),
     ),
     (
