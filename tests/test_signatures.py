@@ -1947,6 +1947,19 @@ def test_a_log_in_the_persons_words_that_no_row_reads_is_unknown_not_clean(text:
     assert result.message == text.splitlines()[result.line_no - 1].strip()
 
 
+def test_the_persons_words_that_decide_are_not_a_greeting_when_there_are_others() -> None:
+    # MIC-DKFZ/nnUNet#1490: the greeting comes first, the sentence says what the person saw.
+    text = (
+        "Hello, nnUNet community,\nI am trying to run nnUNet on my dataset, and somehow, my"
+        " training is stopped here.\n\n2023-06-11 23:08:33.267476: Current learning rate: 0.01\n"
+        "Thanks\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert result.line_no == 2
+    assert result.message.startswith("I am trying to run nnUNet")
+
+
 def test_log_lines_that_read_like_words_are_not_the_persons_words() -> None:
     # The clean corpora's log lines: tensorflow's "I" level (tensorflow/tensorflow#3891), the NGC
     # banner (sgl-project/sglang#3226), a UserWarning's sentence (CompVis/latent-diffusion#281),

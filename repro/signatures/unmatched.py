@@ -181,7 +181,9 @@ _DESCRIBED_ROWS = {
 #: nnUNet#842, panopticseg#20, pytorch#28195, unsloth#1175), and 3 of the 6 clean logs
 #: (voxceleb_trainer#110, nnUNet#1490, ssd.pytorch#539: a slow run, a log file not updated). No
 #: clean log of the seen, train, test or test2 corpora holds them (tensorflow's "I tensorflow/..."
-#: lines, banners and warnings are log lines).
+#: lines, banners and warnings are log lines). A greeting or thanks (group ``polite``) decides only
+#: when the head holds no other words: "I am trying to run nnUNet ... my training is stopped
+#: here" says more than "Hello, nnUNet community," before it (issue 30, item 3).
 _PERSONS_WORDS = re.compile(
     r"(?m)^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[\w.]*(?:Warning|Error|Exception)\b"
     r"|[A-Z][A-Z_ ]+:))"
@@ -192,8 +194,8 @@ _PERSONS_WORDS = re.compile(
     r"|checked|start|started|launched|wonder|guess|suspect|believe|only|still|even|really))\b"
     r"|(?<![\w/.-])(?:[Mm]y|[Oo]ur) (?:\w+ ){0,2}?(?:training|model|code|program|job|run|script"
     r"|gpu|GPU|machine|server|dataset|data|computer|laptop|environment|process)\b"
-    r"|^[ \t]*(?:Hi|Hello|Hey|Dear)\b[ ,!]"
-    r"|(?i:\bthanks?(?: you)?\b[ ,.!]*(?:in advance|for)?)[ .!]*$"
+    r"|(?P<polite>^[ \t]*(?:Hi|Hello|Hey|Dear)\b[ ,!]"
+    r"|(?i:\bthanks?(?: you)?\b[ ,.!]*(?:in advance|for)?)[ .!]*$)"
     r"|^[ \t]*(?:Why|How|What|Is|Are|Does|Do|Did|Can|Could|Has|Have|Any|Anyone|Should)\b"
     r"[^\n]*\?[ \t]*$"
     r")"
@@ -400,7 +402,9 @@ class _Unmatched:
         # Rule 7: the first line where the person describes a failure, per kind; characters read.
         self._described: dict[str, tuple[int, str]] = {}
         self._described_read = 0
-        self._words: tuple[int, str] | None = None  # rule 7c: the first line in the person's words
+        # Rule 7c: the first line in the person's words (a greeting or thanks only when no other).
+        self._words: tuple[int, str] | None = None
+        self._polite: tuple[int, str] | None = None
         # Rule 7b: the last traceback header in the head (line, text, prefix length), whether no
         # line after it has closed it yet, and how many frames it holds.
         self._traceback: tuple[int, str, int] | None = None
@@ -481,10 +485,14 @@ class _Unmatched:
         if self._traceback_open or _TRACEBACK_HEADER in part:
             self._feed_cut_traceback(part, first_line_no)
         if self._words is None:
-            words = _PERSONS_WORDS.search(part)
-            if words is not None:
+            for words in _PERSONS_WORDS.finditer(part):
                 start, end = _line_bounds(part, words.start())
-                self._words = (first_line_no + part.count("\n", 0, start), part[start:end].strip())
+                said = (first_line_no + part.count("\n", 0, start), part[start:end].strip())
+                if words.group("polite") is None:
+                    self._words = said
+                    break
+                if self._polite is None:
+                    self._polite = said
         if not prefilter.present(present, part, _DESCRIBED_NEEDLES):
             return
         for kind, pattern in _DESCRIBED_FAILURE:
@@ -537,20 +545,23 @@ class _Unmatched:
         describes a failure (killed, hangs, stuck, NaN loss, crashed, "I got this error", ...;
         rule 7), or ``None``. The coarse family says the failure is only described: "killed (in
         the person's words)"; the row name is the row that kind names (:data:`_DESCRIBED_ROWS`),
-        ``""`` for the kinds that stay unknown."""
+        ``""`` for the kinds that stay unknown. With no kind: a traceback cut before its exception
+        (rule 7b), else the person's first line of words no kind reads (rule 7c, a greeting or
+        thanks only when there is no other), coarse "a problem in the person's words"."""
         if not self._described:
             cut = self.cut_traceback()
             if cut is not None:
                 coarse = "a Python traceback cut before its exception (the log shows no error line)"
                 return cut[0], cut[1], coarse, ""
-            if self._words is None:
+            words = self._words or self._polite
+            if words is None:
                 return None
             # Rule 7c: the person wrote about the log, and no row, failure line or kind of rule 7
             # reads what they wrote; said plainly rather than "no failure found".
             coarse = (
                 "a problem in the person's words (the log shows no error line; no row reads them)"
             )
-            return self._words[0], self._words[1], coarse, ""
+            return words[0], words[1], coarse, ""
         kind, (line_no, line) = min(self._described.items(), key=lambda item: item[1][0])
         coarse = f"{kind} (in the person's words; the log shows no error line)"
         return line_no, line, coarse, _DESCRIBED_ROWS.get(kind, "")
