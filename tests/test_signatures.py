@@ -1922,6 +1922,66 @@ def test_log_lines_that_say_failed_or_cannot_in_a_working_run_stay_clean() -> No
     assert result.message == "RuntimeError: CUDA error: unknown error"
 
 
+# Rule 7c (issue 30, round eight): the person's own words in a log no row, failure line or kind
+# of rule 7 reads. Texts from the studied sets' first-sight records: a slowdown told in the first
+# person (clovaai/voxceleb_trainer#110), a greeting over a log (MIC-DKFZ/nnUNet#1490), a question
+# (amdegroot/ssd.pytorch#539), a run that works on one node and not on two (NVIDIA/nccl#447).
+PERSONS_WORDS = [
+    "I saw a very strange behavior during training. The Training slows down after a few steps.\n"
+    "Python Version: 3.6.9\n",
+    "Hello, nnUNet community,\n\n2023-06-11 23:08:33.267476: Current learning rate: 0.01\n"
+    "using pin_memory on device 0\n",
+    "Why is training so slow and GPU utilization so low?\n",
+    "I am using GCP and created slurm cluster, using pytorch for training NCCL backend.\n"
+    "When using 1 nodes it works .\n",
+]
+
+
+@pytest.mark.parametrize("text", PERSONS_WORDS)
+def test_a_log_in_the_persons_words_that_no_row_reads_is_unknown_not_clean(text: str) -> None:
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert not result.clean
+    assert result.coarse.startswith("a problem in the person's words")
+    assert result.line_no is not None
+    assert result.message == text.splitlines()[result.line_no - 1].strip()
+
+
+def test_the_persons_words_that_decide_are_not_a_greeting_when_there_are_others() -> None:
+    # MIC-DKFZ/nnUNet#1490: the greeting comes first, the sentence says what the person saw.
+    text = (
+        "Hello, nnUNet community,\nI am trying to run nnUNet on my dataset, and somehow, my"
+        " training is stopped here.\n\n2023-06-11 23:08:33.267476: Current learning rate: 0.01\n"
+        "Thanks\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert result.line_no == 2
+    assert result.message.startswith("I am trying to run nnUNet")
+
+
+def test_log_lines_that_read_like_words_are_not_the_persons_words() -> None:
+    # The clean corpora's log lines: tensorflow's "I" level (tensorflow/tensorflow#3891), the NGC
+    # banner (sgl-project/sglang#3226), a UserWarning's sentence (CompVis/latent-diffusion#281),
+    # bitsandbytes' question under its own prefix, a logged question.
+    for text in (
+        "I tensorflow/stream_executor/dso_loader.cc:108] successfully opened CUDA library"
+        " libcublas.so locally\nEpoch 3/10 loss 0.412\n",
+        "This container image and its contents are governed by the NVIDIA Deep Learning Container"
+        " License.\n",
+        "UserWarning: Grad strides do not match bucket view strides. This may indicate grad was"
+        " not created according to the gradient layout contract, or that the param's strides"
+        " changed since DDP was constructed.\n",
+        "CUDA SETUP: Do you have a CUDA driver installed?\n",
+        "[2024-05-01 10:00:00] Why is the loader slow? prefetch_factor=2\n",
+    ):
+        assert classify(text).clean, text
+    # A line the log shows decides, whatever the person wrote over it (junjie18/CMT#15's text
+    # with the out-of-memory line a row reads).
+    shown = "I tried to set sample per GPU=1.\nRuntimeError: CUDA out of memory.\n"
+    assert classify(shown).name == "oom"
+
+
 # facebookresearch/DeepSDF#40 (the studied fifth test set): the traceback pasted inside inline
 # code, an error no row names, then the C++ abort that error caused.
 DEEPSDF_40 = """when I'm running "train_deep_sdf.py" in epoch 26, the error occurs.
@@ -1942,9 +2002,10 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
     assert result.name == UNKNOWN
     assert result.message == "RuntimeError: CUDA error: unspecified launch failure"
     assert result.coarse == "a CUDA error"
-    # With no Python exception before it the abort is all there is (gs-sdf's libtorch abort).
-    alone = DEEPSDF_40.split("terminate called", 1)[1]
-    assert classify("terminate called" + alone).name == "cpp_terminate"
+    # With no Python exception before it, the CUDA error in the abort's what() decides (rule 2d).
+    alone = classify("terminate called" + DEEPSDF_40.split("terminate called", 1)[1])
+    assert alone.name == UNKNOWN
+    assert alone.message.startswith("what():  CUDA error: unspecified launch failure")
     # A KeyboardInterrupt before the watchdog's timeout is no failure of its own.
     interrupted = (
         "Traceback (most recent call last):\n"
@@ -1954,6 +2015,40 @@ def test_a_secondary_row_loses_to_an_unnamed_exception_before_it() -> None:
         " OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n"
     )
     assert classify(interrupted).name == "nccl_timeout"
+
+
+def test_a_cpp_abort_over_a_gpu_error_no_row_reads_is_that_error_unknown() -> None:
+    """Rule 2d: "terminate called" whose what() carries a GPU runtime's error no row reads only
+    reports it (facebookresearch/DeepSDF#40's abort without its Python traceback;
+    pytorch/pytorch#2567's THC spelling): unknown, the what() line deciding."""
+    for what in (
+        "  what():  CUDA error: unspecified launch failure (insert_events at"
+        " THCCachingAllocator.cpp:470)",
+        "  what():  cuda runtime error (4) : unspecified launch failure at"
+        " /home/ubuntu/pytorch/torch/lib/THC/generic/THCStorage.c:32",
+    ):
+        text = (
+            "terminate called after throwing an instance of 'c10::Error'\n"
+            f"{what}\n"
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x45\n"
+        )
+        result = classify(text)
+        assert result.name == UNKNOWN
+        assert (result.line_no, result.message) == (2, what.strip())
+        assert result.coarse == "a CUDA error"
+    # A what() a row reads names that row (rule 2c); a what() that is no GPU error, and an abort
+    # with no what(), stay the C++ abort (hku-mars/GS-SDF#1's libtorch abort).
+    told = (
+        "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: {}\n"
+    )
+    assert classify(told.format("device-side assert triggered")).name == "cuda_device_side_assert"
+    assert classify(told.format("an illegal memory access was encountered")).name == (
+        "cuda_illegal_memory_access"
+    )
+    other = "terminate called after throwing an instance of 'std::runtime_error'\n  what():  {}\n"
+    assert classify(other.format("could not open file data.bin")).name == "cpp_terminate"
+    alone = "terminate called after throwing an instance of 'std::bad_alloc'\nAborted\n"
+    assert classify(alone).name == "cpp_terminate"
 
 
 # unslothai/unsloth#1175 (the studied seventh test set): dynamo's warning dumps a traceback, the
@@ -2009,8 +2104,12 @@ def test_frames_without_their_header_end_in_an_exception_like_a_traceback() -> N
     result = classify(PYTORCH_2567)
     assert result.name == UNKNOWN
     assert result.message.startswith("RuntimeError: cuda runtime error (4) : unspecified launch")
-    # Without the frames the abort is all the log shows.
-    assert classify(PYTORCH_2567.split("\n", 4)[4]).name == "cpp_terminate"
+    # Without the frames the abort is all the log shows, and its what() carries the CUDA error
+    # no row reads: that error decides (rule 2d).
+    alone = classify(PYTORCH_2567.split("\n", 4)[4])
+    assert alone.name == UNKNOWN
+    assert alone.message.startswith("what():  cuda runtime error (4) : unspecified launch failure")
+    assert alone.coarse == "a CUDA error"
 
 
 def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> None:

@@ -36,7 +36,9 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    matching within a few lines after it names the report instead (issue 30, round three). When
    the winner only announces an exception whose message follows ("terminate called after
    throwing ..." then "what(): MSG"), a row of the same tier reading MSG names it, whatever its
-   family (issue 30, round five).
+   family (issue 30, round five); when no row reads MSG and MSG is a GPU runtime's error ("CUDA
+   error: unspecified launch failure"), that error is the failure: ``unknown``, the what() line
+   deciding (2d, issue 30, round eight).
 3. ``wrapper`` rows (``Caught X in DataLoader worker process N``, torchrun's ``ChildFailedError``
    summary) win only when nothing inside or beside them matched.
 4. ``warning`` and ``evidence`` rows (fork warning, CUDA-IPC producer warning, KFD workqueue and
@@ -58,7 +60,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
    loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
    found": that line decides and :attr:`Classification.coarse` says the failure is only
-   described ("killed (in the person's words; ...)").
+   described ("killed (in the person's words; ...)"). 7c (issue 30, round eight): likewise when
+   the log holds the person's own words (a first-person line, a greeting or thanks, a question)
+   that no kind reads: a log pasted by someone who saw a problem the engine did not understand
+   is ``unknown`` ("a problem in the person's words"), not "no failure found".
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a

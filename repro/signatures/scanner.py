@@ -50,6 +50,7 @@ from repro.signatures.precedence import (
     _TIER_BY_KIND,
     _TIER_DEMOTED_ENVIRONMENT,
     _TIER_WEAK,
+    _WHAT_GPU_ERROR,
     _compile_for,
     _Compiled,
 )
@@ -91,6 +92,11 @@ def _for_host(host: HostFacts | None, table: Table | None) -> _Scanner | _HostNe
     if host is not None and host.wsl2 is not None:
         return _Scanner(_compile_for(table, host))
     return _HostNeutral(table, host or HostFacts())
+
+
+#: How many GPU-error "what():" lines rule 2d keeps (the first ones; it reads the one within a
+#: few lines after the deciding "terminate called").
+_MAX_WHAT_ERRORS = 8
 
 
 class _HostNeutral:
@@ -147,6 +153,10 @@ class _Scanner:
         self._matched: set[int] = set()  # hashes of matched lines (rule 4)
         self._unmatched: set[int] = set()  # hashes of traceback exceptions no match has named
         self._unmatched_overflow = False
+        # Rule 2d: "what():" lines that carry a GPU runtime's error, (line_no, line), the first
+        # few; and the one that decided an unknown failure.
+        self._what_errors: list[tuple[int, str]] = []
+        self._what_decides: tuple[int, str] | None = None
         # ("header", is_first, line_no) or ("dice", line_no, line, index of the row that held it).
         self._waiting: list[tuple] = []
         self._first_header: str = "none"  # none | waiting | done
@@ -197,6 +207,12 @@ class _Scanner:
                 for waiter in waiting:
                     self._resolve(waiter, exception, self.lines + 1 + index)
         self._match(block, present)
+        if "what()" in block and len(self._what_errors) < _MAX_WHAT_ERRORS:
+            for found in _WHAT_GPU_ERROR.finditer(block):
+                line_no = self.lines + 1 + block.count("\n", 0, found.start())
+                self._what_errors.append((line_no, found.group(0).strip()))
+                if len(self._what_errors) >= _MAX_WHAT_ERRORS:
+                    break
         if not self._headerless and self._first_header == "none" and 'File "' in quiet:
             self._headerless_frames(quiet, present["headers"])
         line_no, counted_to = self.lines + 1, 0
@@ -336,10 +352,11 @@ class _Scanner:
                     coarse=coarse,
                 )  # fmt: skip
         if winner is None:
+            what = self._what_decides
             return Classification(
                 UNKNOWN,
-                self.unknown_message(),
-                None,
+                self.unknown_message() if what is None else _clip(what[1]),
+                None if what is None else what[0],
                 "",
                 "",
                 kept,
@@ -610,6 +627,18 @@ class _Scanner:
             # (facebookresearch/DeepSDF#40: "RuntimeError: CUDA error: unspecified launch
             # failure", then "terminate called after throwing an instance of 'c10::Error'").
             return None
+        if best.signature.name in _ANNOUNCING_REPORTS:
+            # Rule 2d (issue 30, round eight): "terminate called" whose "what():" carries a GPU
+            # runtime's error no row read (rule 2c found none) only reports that error: unknown,
+            # the what() line deciding, as rule 4b for an unnamed Python exception before it
+            # (facebookresearch/DeepSDF#40, pytorch/pytorch#2567: "unspecified launch failure").
+            told = next(
+                (w for w in self._what_errors if 0 < w[0] - best.line_no <= _SAME_REPORT_LINES),
+                None,
+            )
+            if told is not None:
+                self._what_decides = told
+                return None
         return best
 
     def _unnamed_before(self, line_no: int) -> bool:
