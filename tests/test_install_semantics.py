@@ -1551,3 +1551,25 @@ def test_the_pypi_companion_table_is_pypi_s_own_listing():
     assert "3.13" not in vision["0.20.1"]["wheels"]["linux"].split()
     assert vision["0.21.0"]["day"] == "2025-01-29"
     assert "3.13" in vision["0.21.0"]["wheels"]["linux"].split()
+
+
+def test_a_torch_wheel_pypi_got_after_the_release_is_not_there_before_that_day():
+    """PyPI's file list (compat-extra pypi_wheels_later): torch 1.7.0's win_amd64 wheels were
+    uploaded on 2020-12-04, its Linux and macOS ones on 2020-10-27. Before that day pip on Windows
+    finds no torch 1.7.0 on PyPI; download.pytorch.org's -f page had it all along."""
+    windows = {"python": "3.8", "platform": "windows"}
+    before = judge("pip install torch==1.7.0", "2020-11-15", **windows)
+    assert before.outcome == FAIL and "platform" in checks(before, FAIL), text_of(before)
+    assert "came to PyPI on 2020-12-04" in text_of(before)
+    after = judge("pip install torch==1.7.0", "2020-12-10", **windows)
+    assert after.outcome == PASS, text_of(after)
+    page = judge(
+        "pip install torch==1.7.0+cpu -f https://download.pytorch.org/whl/torch_stable.html",
+        "2020-11-15",
+        **windows,
+    )
+    assert page.outcome == PASS, text_of(page)
+    today = judge("pip install torch==1.7.0", None, **windows)
+    assert "pypi_wheels_later" not in text_of(today)
+    linux = judge("pip install torch==1.7.0", "2020-11-15", python="3.8", platform="linux")
+    assert linux.outcome == PASS, text_of(linux)
