@@ -1573,3 +1573,24 @@ def test_a_torch_wheel_pypi_got_after_the_release_is_not_there_before_that_day()
     assert "pypi_wheels_later" not in text_of(today)
     linux = judge("pip install torch==1.7.0", "2020-11-15", python="3.8", platform="linux")
     assert linux.outcome == PASS, text_of(linux)
+
+
+def test_torch_after_torchaudio_s_last_release_has_no_torchaudio_beside_it():
+    """compat-extra companion_last: torchaudio's newest release on PyPI is 2.11.0 (read
+    2026-11-27, four torch releases later). https://github.com/cancer32/ComfyEnv/issues/2
+    (2026-05-14, Windows, Python 3.12): the cu132 index had torch 2.12.0+cu132 and torchvision
+    0.27.0+cu132 but "torchaudio (from versions: none)"."""
+    cu132 = f"pip install --index-url {CU}/cu132 torch torchvision torchaudio"
+    windows = {"python": "3.12", "platform": "windows", "gpu": "NVIDIA GPU"}
+    result = judge(cu132, "2026-05-14", **windows)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "has no torchaudio at all" in text_of(result)
+    # Without torchaudio the same index installs.
+    assert judge(cu132.replace(" torchaudio", ""), "2026-05-14", **windows).outcome == PASS
+    # cu130 had torch 2.10/2.11 builds, so its index has torchaudio 2.11.0 (pip takes that pair);
+    # PyPI likewise; neither is failed.
+    cu130 = f"pip install --index-url {CU}/cu130 torch torchvision torchaudio"
+    for line in (cu130, "pip install torch torchaudio"):
+        other = judge(line, "2026-06-01", python="3.12", platform="linux")
+        assert "companion_last" not in {r.fact.split(".")[0] for r in other.prediction.reasons}
+        assert "torchaudio's last release" not in text_of(other), text_of(other)

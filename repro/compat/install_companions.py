@@ -168,6 +168,52 @@ def pypi_gap(
     return Reason("companion", FAIL, text, path)
 
 
+def past_last(
+    facts: Facts,
+    extra: Facts,
+    line: InstallLine,
+    name: str,
+    torch: Version,
+    runtime: str | None,
+    day: str | None,
+) -> Reason | None:
+    """A companion asked beside a torch newer than the companion's last release (compat-extra
+    ``companion_last``: torchaudio's newest release is 2.11.0, with torch 2.11.0, as read on
+    PyPI) where the line's only index is a download.pytorch.org one whose runtime no torch up to
+    that release had (cu132 came with 2.12): that index has no such companion at all ("from
+    versions: none"). None otherwise: from PyPI or an older runtime's index pip takes the last
+    pair (an older torch); a pinned newer torch beside it cannot pair either, but the fix lines
+    this module's callers write pin the newest torch beside unpinned companions, so that case is
+    left to a later change; days after ``read`` are not judged."""
+    last = extra.get("companion_last", name)
+    if not isinstance(last, Mapping) or Version(torch.public) <= Version(str(last["torch"])):
+        return None
+    if day is not None and day > str(last.get("read") or ""):
+        return None
+    fact = "compat-extra:" + Facts.name("companion_last", name)
+    head = (
+        f"{name}'s last release is {last['release']} (with torch {last['torch']}; PyPI as read "
+        f"on {last.get('read')})"
+    )
+    pytorch_only = (
+        line.indexes
+        and not line.extra_indexes
+        and not line.find_links
+        and all(src.index_kind(url, extra) == "pytorch" for url in line.indexes)
+    )
+    if not pytorch_only or not runtime or runtime == "cpu":
+        return None
+    older = [r for r in src.releases(facts, extra) if r <= Version(str(last["torch"]))]
+    if any(runtime in (src.runtimes_of(facts, r) or []) for r in older):
+        return None
+    text = (
+        f"{head}: no torch up to {last['torch']} had {runtime} builds, so "
+        f"{', '.join(line.indexes)} has no {name} at all: pip finds no matching distribution "
+        f"for {name} (from versions: none)"
+    )
+    return Reason("companion", FAIL, text, fact)
+
+
 def newest_on(facts: Facts, extra: Facts) -> Version | None:
     """The newest torch release out on the day a :func:`repro.compat.sources.dated` view stands
     for (by its release day; an undated release, 1.8.2 LTS, is never taken); None for today's
@@ -250,6 +296,8 @@ def companion_reasons(
     reasons = []
     for name, requirement in line.companions.items():
         gap = platform_gap(extra, name, torch, host) if extra is not None and host else None
+        if gap is None and extra is not None:
+            gap = past_last(facts, extra, line, name, torch, runtime, day)
         if gap is not None:
             reasons.append(gap)
             continue
