@@ -124,8 +124,10 @@ def pypi_gap(
     the line names an index, a pinned release is not in the table or not out yet, or the host's
     Python is not known."""
     indexes = (*line.indexes, *line.extra_indexes)
-    if line.find_links or line.torch_backend or not host.python or line.tool == "conda":
+    if line.find_links or line.torch_backend or line.tool == "conda":
         return None
+    if not host.python or not str(host.python).replace(".", "").isdigit():
+        return None  # unknown, or a free-threaded 3.13t: the table leaves cpXYt wheels out
     if any(src.index_kind(url, extra) != "pypi" for url in indexes):
         return None  # another index may serve it (download.pytorch.org's pages, a vendor's)
     table = extra.get("companion_pypi_wheels", name) or {}
