@@ -1444,3 +1444,153 @@ def test_machine_spellings():
         "x86_64", "x86_64", "x86_64", "aarch64", "i686", "ppc64le",
     ]  # fmt: skip
     assert machine_of("aarch64", "macos") == "arm64"
+
+
+# ------------------------------------------------------------------------------------------
+# Round eight, first-sight audit (issue 30): torchvision's and torchaudio's wheels on PyPI, every
+# file of every release read from PyPI's JSON API (compat-extra companion_pypi_wheels).
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host", "says"),
+    [
+        # https://github.com/pytorch/pytorch/issues/144757 (2025-01-14, Python 3.13.1): torch
+        # 2.5.1 cp313 downloaded, "Could not find a version that satisfies the requirement
+        # torchvision (from versions: none)". torchvision's gap is companion_python_first's;
+        # torchaudio had no cp313 wheel either (its first: 2.6.0, 2025-01-29).
+        (
+            "pip3 install torch torchvision torchaudio",
+            "2025-01-14",
+            {"python": "3.13", "platform": "linux"},
+            "no torchaudio release on PyPI up to 2025-01-14 has a wheel for Python 3.13 on linux",
+        ),
+        # https://github.com/pytorch/audio/issues/1837 (2021-10-07, aarch64, Python 3.9): no
+        # torchaudio for aarch64; PyPI's first manylinux2014_aarch64 torchaudio is 0.10.0
+        # (uploaded 2021-10-21).
+        (
+            "pip3 install torchaudio",
+            "2021-10-07",
+            {"python": "3.9", "platform": "linux", "arch": "aarch64"},
+            "no torchaudio release on PyPI up to 2021-10-07 has a wheel for Python 3.9 on linux-aarch64",
+        ),
+        # PyPI's torchvision 0.8.2 has Linux and macOS wheels only (its Windows wheels were on
+        # download.pytorch.org's -f page): pinned without -f on Windows, pip finds none.
+        (
+            "pip install torch==1.7.1 torchvision==0.8.2",
+            "2021-01-10",
+            {"python": "3.8", "platform": "windows"},
+            "torchvision 0.8.2 has no wheel for Python 3.8 on windows on PyPI (its windows wheels: none)",
+        ),
+        # A mirror of PyPI (compat-extra pypi_hosts) serves the same files.
+        (
+            "pip install torch==1.7.1 torchvision==0.8.2 -i https://pypi.tuna.tsinghua.edu.cn/simple",
+            "2021-01-10",
+            {"python": "3.8", "platform": "windows"},
+            "torchvision 0.8.2 has no wheel for Python 3.8 on windows on PyPI",
+        ),
+    ],
+    ids=["pytorch-144757", "audio-1837", "torchvision-0.8.2-windows", "pypi-mirror"],
+)
+def test_a_companion_pypi_has_no_wheel_of_for_the_host_fails(line, day, host, says):
+    result = judge(line, day, **host)
+    assert result.outcome == FAIL and "companion" in checks(result, FAIL), text_of(result)
+    assert says in text_of(result)
+    facts = {r.fact for r in result.prediction.reasons}
+    assert any(f.startswith("compat-extra:companion_pypi_wheels.") for f in facts), facts
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "host"),
+    [
+        # The -f page had Windows builds of torchvision 0.8.2 (the website's Windows command).
+        (
+            "pip install torch==1.7.1+cpu torchvision==0.8.2+cpu -f https://download.pytorch.org/whl/torch_stable.html",
+            "2021-01-10",
+            {"python": "3.8", "platform": "windows"},
+        ),
+        # torchvision 0.9.0 (2021-03-04) was the first with Windows wheels on PyPI after 0.5.0.
+        (
+            "pip install torch==1.8.0 torchvision==0.9.0",
+            "2021-03-10",
+            {"python": "3.8", "platform": "windows"},
+        ),
+        # Python 3.13 from torchvision 0.21.0 / torchaudio 2.6.0 (2025-01-29).
+        (
+            "pip3 install torch torchvision torchaudio",
+            "2025-02-10",
+            {"python": "3.13", "platform": "linux"},
+        ),
+        # An index the PyPI table does not describe (the cu118 index has its own files).
+        (
+            f"pip3 install torch torchvision torchaudio --index-url {CU}/cu118",
+            "2025-01-14",
+            {"python": "3.13", "platform": "linux"},
+        ),
+    ],
+    ids=["find-links-page", "torchvision-0.9.0-windows", "python-3.13-later", "other-index"],
+)
+def test_the_pypi_companion_table_stays_out_where_pypi_had_the_wheel_or_is_not_asked(
+    line, day, host
+):
+    result = judge(line, day, **host)
+    facts = {r.fact for r in result.prediction.reasons}
+    assert not any("companion_pypi_wheels" in f for f in facts), text_of(result)
+
+
+def test_the_pypi_companion_table_is_pypi_s_own_listing():
+    """Spot checks of the generated table against PyPI's files: torchaudio has no release with a
+    Windows wheel before 0.8.0 and none for aarch64 before 0.10.0; torchvision 0.20.1 has no
+    cp313 wheel; a release's first upload day is its day."""
+    from repro.compat.facts import extra_facts
+
+    table = extra_facts().get("companion_pypi_wheels")
+    audio, vision = table["torchaudio"], table["torchvision"]
+    windows = [v for v, e in audio.items() if "windows" in e["wheels"]]
+    arm = [v for v, e in audio.items() if "linux-aarch64" in e["wheels"]]
+    assert windows[0] == "0.8.0" and arm[0] == "0.10.0"
+    assert "3.13" not in vision["0.20.1"]["wheels"]["linux"].split()
+    assert vision["0.21.0"]["day"] == "2025-01-29"
+    assert "3.13" in vision["0.21.0"]["wheels"]["linux"].split()
+
+
+def test_a_torch_wheel_pypi_got_after_the_release_is_not_there_before_that_day():
+    """PyPI's file list (compat-extra pypi_wheels_later): torch 1.7.0's win_amd64 wheels were
+    uploaded on 2020-12-04, its Linux and macOS ones on 2020-10-27. Before that day pip on Windows
+    finds no torch 1.7.0 on PyPI; download.pytorch.org's -f page had it all along."""
+    windows = {"python": "3.8", "platform": "windows"}
+    before = judge("pip install torch==1.7.0", "2020-11-15", **windows)
+    assert before.outcome == FAIL and "platform" in checks(before, FAIL), text_of(before)
+    assert "came to PyPI on 2020-12-04" in text_of(before)
+    after = judge("pip install torch==1.7.0", "2020-12-10", **windows)
+    assert after.outcome == PASS, text_of(after)
+    page = judge(
+        "pip install torch==1.7.0+cpu -f https://download.pytorch.org/whl/torch_stable.html",
+        "2020-11-15",
+        **windows,
+    )
+    assert page.outcome == PASS, text_of(page)
+    today = judge("pip install torch==1.7.0", None, **windows)
+    assert "pypi_wheels_later" not in text_of(today)
+    linux = judge("pip install torch==1.7.0", "2020-11-15", python="3.8", platform="linux")
+    assert linux.outcome == PASS, text_of(linux)
+
+
+def test_torch_after_torchaudio_s_last_release_has_no_torchaudio_beside_it():
+    """compat-extra companion_last: torchaudio's newest release on PyPI is 2.11.0 (read
+    2026-11-27, four torch releases later). https://github.com/cancer32/ComfyEnv/issues/2
+    (2026-05-14, Windows, Python 3.12): the cu132 index had torch 2.12.0+cu132 and torchvision
+    0.27.0+cu132 but "torchaudio (from versions: none)"."""
+    cu132 = f"pip install --index-url {CU}/cu132 torch torchvision torchaudio"
+    windows = {"python": "3.12", "platform": "windows", "gpu": "NVIDIA GPU"}
+    result = judge(cu132, "2026-05-14", **windows)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"companion"}, text_of(result)
+    assert "has no torchaudio at all" in text_of(result)
+    # Without torchaudio the same index installs.
+    assert judge(cu132.replace(" torchaudio", ""), "2026-05-14", **windows).outcome == PASS
+    # cu130 had torch 2.10/2.11 builds, so its index has torchaudio 2.11.0 (pip takes that pair);
+    # PyPI likewise; neither is failed.
+    cu130 = f"pip install --index-url {CU}/cu130 torch torchvision torchaudio"
+    for line in (cu130, "pip install torch torchaudio"):
+        other = judge(line, "2026-06-01", python="3.12", platform="linux")
+        assert "companion_last" not in {r.fact.split(".")[0] for r in other.prediction.reasons}
+        assert "torchaudio's last release" not in text_of(other), text_of(other)

@@ -94,6 +94,128 @@ def platform_gap(extra: Facts, name: str, torch: Version, host: Host) -> Reason 
     return Reason("platform", FAIL, text, "compat-extra:" + Facts.name(*path))
 
 
+def _pypi_wheel_day(entry: Mapping, plat: str, python: str) -> str | None:
+    """The day PyPI first had a wheel of one ``companion_pypi_wheels`` release for ``plat`` and
+    ``python``, or None when it never had one."""
+    wheels = entry.get("wheels") or {}
+    if python not in str(wheels.get(plat) or "").split():
+        return None
+    later = entry.get("later") or {}
+    return str(later.get(f"{plat} {python}") or entry.get("day") or "")
+
+
+def pypi_gap(
+    facts: Facts,
+    extra: Facts,
+    line: InstallLine,
+    name: str,
+    requirement: Requirement,
+    host: Host,
+    day: str | None,
+) -> Reason | None:
+    """A companion a pip/uv line takes from PyPI alone (no index but PyPI or a mirror of it, compat-extra
+    ``pypi_hosts``; no ``-f`` page, no uv ``--torch-backend``) that PyPI has no wheel of for the host's platform and Python on the line's day
+    (compat-extra ``companion_pypi_wheels``, every file of every torchvision and torchaudio
+    release read from PyPI's JSON API; neither has an sdist after torchvision 0.1.6, so pip finds
+    no matching distribution). Pinned (``==V``): release V's wheels. Otherwise every release out
+    on the day that the specifier admits (yanked ones only before the facts'
+    ``pure_wheels_yanked_by``): a fail only when none has such a wheel (pip backtracks to any
+    older one, even beside a pinned torch: old torchvision releases pin no exact torch). None when
+    the line names an index, a pinned release is not in the table or not out yet, or the host's
+    Python is not known."""
+    indexes = (*line.indexes, *line.extra_indexes)
+    if line.find_links or line.torch_backend or line.tool == "conda":
+        return None
+    if not host.python or not str(host.python).replace(".", "").isdigit():
+        return None  # unknown, or a free-threaded 3.13t: the table leaves cpXYt wheels out
+    if any(src.index_kind(url, extra) != "pypi" for url in indexes):
+        return None  # another index may serve it (download.pytorch.org's pages, a vendor's)
+    table = extra.get("companion_pypi_wheels", name) or {}
+    if not table:
+        return None
+    plat, python, on = host.wheel_platform, str(host.python), day or "9999-12-31"
+    path = "compat-extra:" + Facts.name("companion_pypi_wheels", name)
+    pinned = pinned_of(requirement)
+    if pinned is not None:
+        entry = table.get(str(pinned.public))
+        if pinned.local or not isinstance(entry, Mapping) or str(entry.get("day")) > on:
+            return None
+        first = _pypi_wheel_day(entry, plat, python)
+        if first is not None and first <= on:
+            return None
+        has = entry.get("wheels") or {}
+        own = str(has.get(plat) or "none").replace(" ", ", ")
+        text = (
+            f"{name} {pinned.public} has no wheel for Python {python} on {plat} on PyPI "
+            f"(its {plat} wheels: {own}{'' if first is None else f'; that one came {first}'}): "
+            f"pip finds no matching distribution for {name}=={pinned.public}"
+        )
+        return Reason("companion", FAIL, text, path)
+    yanked_by = str(facts.get("companion_python_first", "pure_wheels_yanked_by") or "9999-12-31")
+    out = [
+        (version, entry)
+        for version, entry in table.items()
+        if isinstance(entry, Mapping)
+        and str(entry.get("day")) <= on
+        and requirement.specifier.contains(str(version))
+        and (not entry.get("yanked") or on < yanked_by)
+    ]
+    if not out or any((d := _pypi_wheel_day(e, plat, python)) and d <= on for _, e in out):
+        return None
+    text = (
+        f"no {name} release on PyPI up to {on if day else 'today'} has a wheel for Python "
+        f"{python} on {plat} ({len(out)} releases read): pip finds no matching distribution "
+        f"for {name} (from versions: none)"
+    )
+    return Reason("companion", FAIL, text, path)
+
+
+def past_last(
+    facts: Facts,
+    extra: Facts,
+    line: InstallLine,
+    name: str,
+    torch: Version,
+    runtime: str | None,
+    day: str | None,
+) -> Reason | None:
+    """A companion asked beside a torch newer than the companion's last release (compat-extra
+    ``companion_last``: torchaudio's newest release is 2.11.0, with torch 2.11.0, as read on
+    PyPI) where the line's only index is a download.pytorch.org one whose runtime no torch up to
+    that release had (cu132 came with 2.12): that index has no such companion at all ("from
+    versions: none"). None otherwise: from PyPI or an older runtime's index pip takes the last
+    pair (an older torch); a pinned newer torch beside it cannot pair either, but the fix lines
+    this module's callers write pin the newest torch beside unpinned companions, so that case is
+    left to a later change; days after ``read`` are not judged."""
+    last = extra.get("companion_last", name)
+    if not isinstance(last, Mapping) or Version(torch.public) <= Version(str(last["torch"])):
+        return None
+    if day is not None and day > str(last.get("read") or ""):
+        return None
+    fact = "compat-extra:" + Facts.name("companion_last", name)
+    head = (
+        f"{name}'s last release is {last['release']} (with torch {last['torch']}; PyPI as read "
+        f"on {last.get('read')})"
+    )
+    pytorch_only = (
+        line.indexes
+        and not line.extra_indexes
+        and not line.find_links
+        and all(src.index_kind(url, extra) == "pytorch" for url in line.indexes)
+    )
+    if not pytorch_only or not runtime or runtime == "cpu":
+        return None
+    older = [r for r in src.releases(facts, extra) if r <= Version(str(last["torch"]))]
+    if any(runtime in (src.runtimes_of(facts, r) or []) for r in older):
+        return None
+    text = (
+        f"{head}: no torch up to {last['torch']} had {runtime} builds, so "
+        f"{', '.join(line.indexes)} has no {name} at all: pip finds no matching distribution "
+        f"for {name} (from versions: none)"
+    )
+    return Reason("companion", FAIL, text, fact)
+
+
 def newest_on(facts: Facts, extra: Facts) -> Version | None:
     """The newest torch release out on the day a :func:`repro.compat.sources.dated` view stands
     for (by its release day; an undated release, 1.8.2 LTS, is never taken); None for today's
@@ -110,10 +232,15 @@ def newest_on(facts: Facts, extra: Facts) -> Version | None:
 
 
 def companions_only(line: InstallLine, facts: Facts, extra: Facts, host: Host) -> list[Reason]:
-    """A line of unpinned companions and no torch, judged on a day: pip takes each companion's
-    newest release, paired with the newest torch of that day; the platform gaps of
-    :func:`platform_gap` for that torch (empty when none, when a companion is pinned, or for
-    today's facts)."""
+    """A line of companions and no torch: first the companions PyPI has no wheel of for the
+    host (:func:`pypi_gap`, pinned or not); else, for unpinned companions judged on a day (pip
+    takes each companion's newest release, paired with the newest torch of that day), the
+    platform gaps of :func:`platform_gap` for that torch (empty when none, when a companion is
+    pinned, or for today's facts)."""
+    day = src.as_of(extra)
+    found = [pypi_gap(facts, extra, line, n, r, host, day) for n, r in line.companions.items()]
+    if any(found):
+        return [g for g in found if g is not None]
     if any(pinned_of(r) is not None or len(r.specifier) for r in line.companions.values()):
         return []
     torch = newest_on(facts, extra)
@@ -166,22 +293,32 @@ def companion_reasons(
     """torchvision/torchaudio beside torch: each release pins the torch it was built with
     (``companions`` facts), a local label must match torch's runtime, and (given the ``host``,
     judged on ``day``) the release pip takes must have a wheel for its Python and (given
-    ``extra``) its platform (:func:`platform_gap`)."""
+    ``extra``) its platform (:func:`platform_gap`), and a companion taken from PyPI alone a wheel
+    there (:func:`pypi_gap`)."""
     reasons = []
     for name, requirement in line.companions.items():
         gap = platform_gap(extra, name, torch, host) if extra is not None and host else None
+        if gap is None and extra is not None:
+            gap = past_last(facts, extra, line, name, torch, runtime, day)
         if gap is not None:
             reasons.append(gap)
             continue
+        on_pypi = (
+            pypi_gap(facts, extra, line, name, requirement, host, day)
+            if extra is not None and host
+            else None
+        )
         pinned = pinned_of(requirement)
         if pinned is None:
             paired = facts.get("companions", str(torch.public), name)
             gap = (
                 python_gap(facts, name, str(paired), host, day, False) if host and paired else None
             )
+            gap = gap or on_pypi
             reasons += [gap] if gap else []
             continue
         gap = python_gap(facts, name, str(pinned.public), host, day, True) if host else None
+        gap = gap or on_pypi
         if gap is not None:
             reasons.append(gap)
             continue

@@ -320,6 +320,13 @@ def why_none(
             text += f"; download.pytorch.org has its {', '.join(runtimes)} builds"
             fact = Facts.name("pypi_python", str(best.public), plat)
             return [Reason(check, FAIL, text, fact)], fix, []
+    elif late := src.pypi_wheel_late(extra, Version(best.public), host):
+        text = (
+            f"torch {best.public}'s wheel for Python {host.python} on {plat} came to PyPI on "
+            f"{late}, after this day: pip finds none on {', '.join(s for s, _ in groups)}"
+        )
+        fact = "compat-extra:" + Facts.name("pypi_wheels_later", str(best.public))
+        return [Reason("platform", FAIL, text, fact)], None, []
     else:
         text = (
             f"torch {best.public} has no wheel for Python {host.python} on {plat} "

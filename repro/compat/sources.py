@@ -270,8 +270,28 @@ def pypi_offers(facts: Facts, extra: Facts, host: Host) -> list[Offer]:
         fits = None if pythons is None or host.python is None else host.python in pythons
         if pythons == [] or glibc_short(extra, release, runtime, host):
             fits = False
+        if fits and pypi_wheel_late(extra, release, host):
+            fits = False
+            fact, unverified = (
+                "compat-extra:" + Facts.name("pypi_wheels_later", str(release)),
+                False,
+            )
         out.append(Offer(release, runtime, "PyPI", fits, unverified, fact))
     return out
+
+
+def pypi_wheel_late(extra: Facts, release: Version, host: Host) -> str | None:
+    """The day PyPI got ``release``'s wheel for the host's platform and Python when that is after
+    the day a :func:`dated` view stands for (compat-extra ``pypi_wheels_later``, from PyPI's file
+    list: torch 1.7.0's Windows wheels came on 2020-12-04, 38 days after its Linux and macOS
+    ones); None otherwise or for today's facts."""
+    day = as_of(extra)
+    if day is None or host.python is None:
+        return None
+    late = extra.get(
+        "pypi_wheels_later", str(release.public), f"{host.wheel_platform} {host.python}"
+    )
+    return str(late) if late and str(late) > day else None
 
 
 def index_offers(
