@@ -3,12 +3,12 @@
 tests/fixtures/field-logs-train/, tests/fixtures/field-logs-test/ and
 tests/fixtures/field-logs-test2/ hold real logs from public issues, none in the "seen" corpus
 (tests/fixtures/field-logs/), split by issue URL in two rounds into a train half (rows may be
-written from it) and two frozen test sets; rounds three to eight added a frozen set each, whole
-(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/). Frozen sets are
-measured (``benchmarks/classify_corpus.py --split test8``); those a later round studied list their misses
-with ``--misses --studied``. This module checks the split and the indexes, gates the train half,
-and tests each family issue 30 added with train-half texts and their URLs (or public texts); it
-never asserts a test-set verdict.
+written from it) and two frozen test sets; rounds three to nine added a frozen set each, whole
+(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/, -test9/). Frozen
+sets are measured (``benchmarks/classify_corpus.py --split test9``); those a later round studied
+list their misses with ``--misses --studied``. This module checks the split and the indexes, gates
+the train half, and tests each family issue 30 added with train-half texts and their URLs (or
+public texts); it never asserts a test-set verdict.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from repro.signatures import engine, table
 from repro.signatures.engine import classify, findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8 = (
+SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9 = (
     load_split(name)
     for name in (
         "seen", "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
+        "test9",
     )
 )  # fmt: skip
 #: The families issue 30 names, each in both halves.
@@ -68,7 +69,8 @@ def test_both_halves_are_big_sourced_and_new():
     assert len(TEST6) >= 60  # round six, frozen whole
     assert len(TEST7) >= 60  # round seven, frozen whole by a collector who writes no rows
     assert len(TEST8) >= 60  # round eight, frozen whole by a collector who writes no rows
-    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8):
+    assert len(TEST9) >= 60  # round nine, frozen whole by a collector who writes no rows
+    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9):
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
@@ -76,11 +78,13 @@ def test_both_halves_are_big_sourced_and_new():
         assert len({entry.file for entry in half}) == len(half)
     issues = [
         _issue(e.url)
-        for e in (*TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8)
+        for e in (*TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8, *TEST9)
     ]
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
     assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
-    for name in ("train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"):
+    for name in (
+        "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
+    ):  # fmt: skip
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
         assert on_disk == listed  # no log without provenance, no entry without its log
@@ -105,7 +109,7 @@ def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
 
 def test_misses_of_a_frozen_set_are_refused(capsys):
     """Rows are not written from a test set's misses: the benchmark will not list them."""
-    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"} == FROZEN
+    assert {"test", *(f"test{n}" for n in range(2, 10))} == FROZEN
     for split in sorted(FROZEN):
         with pytest.raises(SystemExit) as done:
             main(["--split", "train", "--split", split, "--misses"])
@@ -114,16 +118,16 @@ def test_misses_of_a_frozen_set_are_refused(capsys):
 
 
 def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
-    """Round eight studies test, test2, test3, test4, test5, test6 and test7 (``--misses
-    --studied``); test8 is measured only, studied or not, and a studied set beside it does not open
+    """Round nine studies test, test2, test3, test4, test5, test6, test7 and test8 (``--misses
+    --studied``); test9 is measured only, studied or not, and a studied set beside it does not open
     it."""
-    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7"} == STUDIED
-    assert {"test8"} == FROZEN - STUDIED
-    for argv in (["--split", "test8"], ["--split", "test7", "--split", "test8"]):
+    assert {"test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"} == STUDIED
+    assert {"test9"} == FROZEN - STUDIED
+    for argv in (["--split", "test9"], ["--split", "test8", "--split", "test9"]):
         with pytest.raises(SystemExit) as done:
             main([*argv, "--misses", "--studied"])
         assert done.value.code == 2
-        assert "--misses refuses the frozen set(s) test8" in capsys.readouterr().err
+        assert "--misses refuses the frozen set(s) test9" in capsys.readouterr().err
     assert main(["--split", "test2", "--misses", "--studied"]) == 0
     printed = capsys.readouterr().out
     assert "corpus: test2" in printed
@@ -559,11 +563,11 @@ def test_round_two_spellings_of_known_failures(name, expected):
 def test_reasons_are_printed_for_studied_sets_and_refused_for_the_newest(capsys):
     """``--reasons`` (issue 30, round six): per log, the winning row, its kind and rule, the
     decisive line and the other rows; refused like ``--misses`` on the frozen sets not studied."""
-    for argv in (["--split", "test8", "--reasons"], ["--split", "test8", "--reasons", "--studied"]):
+    for argv in (["--split", "test9", "--reasons"], ["--split", "test9", "--reasons", "--studied"]):
         with pytest.raises(SystemExit) as done:
             main(argv)
         assert done.value.code == 2
-        assert "--reasons refuses the frozen set(s) test8" in capsys.readouterr().err
+        assert "--reasons refuses the frozen set(s) test9" in capsys.readouterr().err
     assert main(["--split", "test4", "--reasons", "--studied"]) == 0
     why = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  why: ")]
     assert len(why) == len(load_split("test4"))
