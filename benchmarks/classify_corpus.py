@@ -167,7 +167,12 @@ def reasons(entry: Entry) -> str:
     if said == CLEAN:
         rule = "no row, no failure line"
     elif found.name == UNKNOWN:
-        rule = "7 described" if "in the person's words" in found.coarse else "no row decided"
+        if "in the person's words" in found.coarse:
+            rule = "7 described"
+        elif not found.run_evidence:
+            rule = "8 no failure line, no run"
+        else:
+            rule = "no row decided"
     elif won is None:
         rule = "5/6 pasted or described hang"
     else:

@@ -61,7 +61,10 @@ def test_invalid_utf8_becomes_replacement_characters():
     # The unknown failure's decisive line is its error line, not the first line (issue 30).
     assert found.name == engine.UNKNOWN and found.message == "ValueError: bad \ufffd"
     found = engine.classify_stream(io.BytesIO(b"\xff\xfe garbage\nstill going\n"))
-    assert found.clean and found.message == "\ufffd\ufffd garbage"
+    # No failure line and no run either (rule 8, issue 30, round eight): unknown, not clean.
+    assert not found.clean and found.message == "\ufffd\ufffd garbage"
+    found = engine.classify_stream(io.BytesIO(b"\xff\xfe garbage\nepoch 3 loss 0.41\n"))
+    assert found.clean
 
 
 def test_lines_longer_than_the_cap_are_cut_and_noted():
@@ -154,7 +157,9 @@ def test_classify_streams_a_big_log_from_stdin_in_bounded_memory():
 
 def test_classify_of_dev_zero_on_stdin_ends_with_a_note_in_bounded_memory():
     measured = _measure(0, "zero")
-    assert measured["rc"] == 0
+    # NUL bytes show no failure and no run either: unknown, exit 1 (rule 8, issue 30, round 8).
+    assert measured["rc"] == 1
+    assert measured["out"]["coarse_family"] == engine.NO_RUN_COARSE
     assert "line 1 skipped: 1073741824 characters" in measured["err"]
     assert "read to its first 1073741824 bytes only (the cap)" in measured["err"]
     assert measured["rss_mb"] < 200, measured["rss_mb"]
@@ -189,7 +194,12 @@ def test_an_endless_pipe_stops_at_the_line_cap_with_a_message(project):
     finally:
         yes.kill()
         yes.wait()
-    assert done.returncode == 0 and done.stdout == "-: no failure found\n"
+    # "y" lines show no failure and no run: unknown, said plainly, exit 1 (rule 8, issue 30,
+    # round eight); the point here is the stop and its note.
+    assert done.returncode == 1
+    assert (
+        done.stdout == f"-: unknown: y\n  no row matched; coarse family: {engine.NO_RUN_COARSE}\n"
+    )
     assert done.stderr == (
         f"repro classify: note: -: standard input read to its first {MAX_STDIN_LINES} lines "
         "only (the cap)\n"

@@ -15,9 +15,14 @@ the log came from (:mod:`repro.signatures.hostfacts`); without them the log's ow
 the verdict names the alternatives instead of assuming WSL2.
 
 Exit status: 0 when every log is named or clean ("no failure found": nothing in it looks like a
-failure), 1 when some log holds a failure no row names (``unknown``, with its decisive line,
-"no row matched" said plainly, and the coarse family the text still shows: a ROCm runtime error, a
-process killed by signal N, a C++ abort, ...; issue 30).
+failure, and it shows a run: progress, epoch/step lines, logging lines, NCCL INFO lines, an
+nvidia-smi table, ...), 1 when some log holds a failure no row names (``unknown``, with its
+decisive line, "no row matched" said plainly, and the coarse family the text still shows: a ROCm
+runtime error, a process killed by signal N, a C++ abort, ...; issue 30). A text with neither a
+failure line nor a run (a few command lines, an environment listing, a person's words) is
+``unknown`` too, coarse family "no failure line and no run output in the text: the failure is cut
+off or only described" (issue 30, round eight): an excerpt cut before its failure is not a
+healthy run.
 ``--signatures FILE`` adds a team's own rows (same schema as repro/data/signatures.yaml).
 """
 
@@ -133,8 +138,9 @@ def classify_log(
 
 def run(args: argparse.Namespace) -> int:
     """Print each log's verdict (text, or ``--json``); cut lines and stopped reads go to stderr
-    as notes. Returns the exit status: 0 when every log is named or clean, 1 when some log holds
-    an unrecognised failure. Raises ConfigError for a log or signature file that cannot be read."""
+    as notes. Returns the exit status: 0 when every log is named or clean (no failure line, a
+    run shown), 1 when some log holds an unrecognised failure or shows neither a failure nor a
+    run. Raises ConfigError for a log or signature file that cannot be read."""
     out = []
     host = host_facts(args)
     rows = table.with_user_rows(args.signatures) if getattr(args, "signatures", None) else None
@@ -167,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{item['log']}: {NO_FAILURE}")
             continue
         where = f" (line {item['line']})" if item["line"] else ""
-        print(f"{item['log']}: {item['signature']}{where}: {item['message']}")
+        said = f": {item['message']}" if item["message"] else ""  # an empty text has no line
+        print(f"{item['log']}: {item['signature']}{where}{said}")
         if item["verdict"] == engine.UNKNOWN:
             # Issue 30, item 3: say plainly that no row matched, and what the text still shows.
             coarse = item["coarse_family"]

@@ -78,7 +78,10 @@ def classify(
         return outcome, "", ""
     signature = result.get("signature") or found.name
     message = result.get("message") or found.message
-    evidence = found.name != signatures.UNKNOWN or not found.clean
+    # Named, or a failure the text shows: a log with no failure line adds nothing to the
+    # scenario's verdict, whether or not it shows a run (rule 8 makes such a text without a run
+    # ``unknown`` rather than clean for ``repro classify``; the runner knows the case failed).
+    evidence = found.name != signatures.UNKNOWN or found.failure_evidence
     if evidence and found.message and found.message not in message:
         # The scenario's verdict, then the log's decisive line: the named row's line, or for an
         # unrecognised failure its root cause ("script.py exited with status 1 | KeyError: 'lr'",

@@ -38,6 +38,11 @@ class Classification:
         matches: the matches in line order (at most :data:`MAX_KEPT_MATCHES`, the earliest).
         notes: what was cut or not read (over-long lines, a read stopped), one sentence each.
         failure_evidence: whether the text shows any failure at all (see :attr:`clean`).
+        run_evidence: whether the text shows a run: output a job or a tool prints while it runs
+            normally (progress, numbered epochs or steps, logging lines, a GPU tool's report;
+            rule 8, issue 30, round eight). A text with neither a failure nor a run is an
+            ``unknown`` failure, not :attr:`clean`: ``False`` only for that verdict (a run is
+            not looked for once a failure line or a row's match decides).
         host_evidence: the log lines that told whether the host is WSL2 / native / a container
             when no host facts were given (:class:`repro.signatures.hostfacts.Evidence`).
         coarse: for an unknown failure, the coarse family its text shows ("a ROCm runtime
@@ -55,10 +60,13 @@ class Classification:
     failure_evidence: bool = True
     host_evidence: tuple[str, ...] = ()
     coarse: str = ""
+    run_evidence: bool = True
 
     @property
     def clean(self) -> bool:
-        """No row matched and nothing in the text looks like a failure (no traceback, no
-        exception line, no compiler ``error:``, no crash or ``FAILED`` text): "no failure
-        found", not an ``unknown`` failure (issue 21, item 6)."""
-        return self.name == UNKNOWN and not self.failure_evidence
+        """No row matched, nothing in the text looks like a failure (no traceback, no
+        exception line, no compiler ``error:``, no crash or ``FAILED`` text; issue 21, item 6)
+        and the text shows a run (:attr:`run_evidence`; rule 8, issue 30, round eight): "no
+        failure found", not an ``unknown`` failure. Whether the text adds evidence of a failure
+        the runner already knows of is :attr:`failure_evidence` (repro/runner/verdict.py)."""
+        return self.name == UNKNOWN and not self.failure_evidence and self.run_evidence

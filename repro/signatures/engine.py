@@ -64,6 +64,14 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    the log holds the person's own words (a first-person line, a greeting or thanks, a question)
    that no kind reads: a log pasted by someone who saw a problem the engine did not understand
    is ``unknown`` ("a problem in the person's words"), not "no failure found".
+8. "No failure found" needs a run (issue 30, round eight): when nothing matched, no line shows a
+   failure and rules 5-7 name nothing, the text is :attr:`Classification.clean` only when it
+   shows output a job or a tool prints while it runs normally (progress bars and it/s, numbered
+   epoch/step lines, a metric with its value, logging lines with a level or timestamp, NCCL INFO
+   lines, an nvidia-smi or rocminfo report, a finished summary: :func:`shows_run`). A text with
+   neither a failure line nor a run (a few command lines, an environment listing, a banner) is an
+   excerpt cut before its failure or a failure only described: ``unknown``, coarse
+   :data:`NO_RUN_COARSE`, its first meaningful line as the message.
 
 When nothing matches the name is :data:`UNKNOWN` and the message is
 :func:`first_meaningful_line`, so unknown failures still group by their real first line: a
@@ -92,13 +100,20 @@ from repro.signatures.precedence import _NEEDLES  # noqa: F401 (tests read the s
 from repro.signatures.scanner import MAX_KEPT_MATCHES, _feed, _for_host, _scan_text
 from repro.signatures.signals import signal_name, signal_signature
 from repro.signatures.table import SIGNATURES, UNKNOWN, Table
-from repro.signatures.unmatched import _is_compiler, informative_line, uninformative
+from repro.signatures.unmatched import (
+    NO_RUN_COARSE,
+    _is_compiler,
+    informative_line,
+    shows_run,
+    uninformative,
+)
 
 __all__ = [
     "CHUNK_BYTES",
     "MAX_FINDINGS",
     "MAX_KEPT_MATCHES",
     "MAX_MESSAGE_CHARS",
+    "NO_RUN_COARSE",
     "SIGNATURES",
     "UNKNOWN",
     "Classification",
@@ -112,6 +127,7 @@ __all__ = [
     "informative_line",
     "pasted_hang",
     "signal_name",
+    "shows_run",
     "signal_signature",
     "uninformative",
 ]

@@ -58,8 +58,11 @@ from repro.signatures.table import SECONDARY, UNKNOWN, WRAPPER, Table
 from repro.signatures.unmatched import (
     _CPP_FRAME,
     _KEYBOARD_INTERRUPT,
+    _RUN_CHARS,
+    NO_RUN_COARSE,
     _is_compiler,
     _Unmatched,
+    shows_run,
     uninformative,
 )
 
@@ -97,6 +100,10 @@ def _for_host(host: HostFacts | None, table: Table | None) -> _Scanner | _HostNe
 #: How many GPU-error "what():" lines rule 2d keeps (the first ones; it reads the one within a
 #: few lines after the deciding "terminate called").
 _MAX_WHAT_ERRORS = 8
+
+
+#: A shell or REPL prompt before a command (rule 8's fallback line reads past it).
+_PROMPT_PREFIX = re.compile(r"^(?:\([\w.-]+\)[ \t]*)?(?:[\w.-]+@[\w.-]+:\S*|\S*)?[$#>%][ \t]+")
 
 
 class _HostNeutral:
@@ -171,6 +178,11 @@ class _Scanner:
         self._root_cause: tuple[int, str] | None = None  # torchrun's "Root Cause" traceback
         self._compiler_error: tuple[int, str] | None = None
         self.failure_evidence = False
+        # Rule 8: whether the text shows a run (and how much was read for one); its last
+        # non-blank line (the decisive line's fallback when every line is a prompt or banner).
+        self._run = False
+        self._run_read = 0
+        self._last_line = ""
         self._table = compiled.table
         self._issue30 = _Unmatched(compiled.table)  # pasted stacks, informative line, coarse family
         # Rule 6's row: a hang the person describes in an NCCL job's log.
@@ -227,7 +239,27 @@ class _Scanner:
             self._scan_first_line(quiet)
         self._scan_decisive(quiet, quiet_present)
         self._issue30.feed(quiet, quiet_present, self.lines + 1)
+        self._feed_run(block, present)
         self.lines += present["newlines"]
+
+    def _feed_run(self, block: str, present: dict[object, Any]) -> None:
+        """Rule 8: look for run output (:func:`repro.signatures.unmatched.shows_run`) in the raw block (CPython's
+        "Exception ignored in" counts: the program ran on), in the first :data:`_RUN_CHARS`."""
+        tail = block.rstrip()
+        if tail:
+            self._last_line = tail[tail.rfind("\n") + 1 :].strip()
+        if self._run or self._run_read >= _RUN_CHARS or self.failure_evidence or self._first:
+            return  # found, read far enough, or moot (a failure line or a row's match decides)
+        part = (
+            block
+            if self._run_read + len(block) <= _RUN_CHARS
+            else block[: _RUN_CHARS - self._run_read]
+        )
+        self._run_read += len(part)
+        key = ("run", len(part))
+        if key not in present:
+            present[key] = shows_run(part)
+        self._run = present[key]
 
     def _headerless_frames(self, quiet: str, headers: list[tuple[int, int]]) -> None:
         """Rule 4c (issue 30, round eight): Python frames pasted with their traceback header cut
@@ -351,6 +383,15 @@ class _Scanner:
                     UNKNOWN, _clip(line), line_no, "", "", kept, tuple(self.notes), True,
                     coarse=coarse,
                 )  # fmt: skip
+        if winner is None and not evidence and not self._run:
+            # Rule 8 (issue 30, round eight): no failure line, and no output of a run either (a
+            # few command lines, an environment listing): an excerpt cut before its failure or a
+            # failure only described, not a healthy run. Unknown, said plainly.
+            message = self.unknown_message() or _PROMPT_PREFIX.sub("", self._last_line)
+            return Classification(
+                UNKNOWN, _clip(message), None, "", "", kept, tuple(self.notes), False,
+                coarse=NO_RUN_COARSE, run_evidence=False,
+            )  # fmt: skip
         if winner is None:
             what = self._what_decides
             return Classification(
