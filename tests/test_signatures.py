@@ -2228,7 +2228,7 @@ def test_the_same_texts_with_their_failure_or_their_run_are_named_or_clean() -> 
 
 
 # One line of each form of run output, from the labelled-clean logs of the studied corpora
-# (rule 8's :data:`repro.signatures.unmatched._RUN_OUTPUT`).
+# (rule 8's :data:`repro.signatures.runoutput._RUN_OUTPUT`).
 RUN_LINES = [
     "25it [00:08,  3.00it/s]",  # tqdm (thuml/AFN#8)
     "Epoch 2 train Loc Loss: 0.0044 Cls Loss: 0.0044 Tot Loss: 0.0044 Accu :0.0008",  # WLASL#74

@@ -97,16 +97,11 @@ from repro.signatures.grammar import MAX_MESSAGE_CHARS
 from repro.signatures.hostfacts import HostFacts
 from repro.signatures.lines import CHUNK_BYTES, LineReader
 from repro.signatures.precedence import _NEEDLES  # noqa: F401 (tests read the shipped rows' needles)
+from repro.signatures.runoutput import NO_RUN_COARSE, shows_run
 from repro.signatures.scanner import MAX_KEPT_MATCHES, _feed, _for_host, _scan_text
 from repro.signatures.signals import signal_name, signal_signature
 from repro.signatures.table import SIGNATURES, UNKNOWN, Table
-from repro.signatures.unmatched import (
-    NO_RUN_COARSE,
-    _is_compiler,
-    informative_line,
-    shows_run,
-    uninformative,
-)
+from repro.signatures.unmatched import _is_compiler, informative_line, uninformative
 
 __all__ = [
     "CHUNK_BYTES",

@@ -54,15 +54,13 @@ from repro.signatures.precedence import (
     _compile_for,
     _Compiled,
 )
+from repro.signatures.runoutput import NO_RUN_COARSE, RUN_CHARS, shows_run
 from repro.signatures.table import SECONDARY, UNKNOWN, WRAPPER, Table
 from repro.signatures.unmatched import (
     _CPP_FRAME,
     _KEYBOARD_INTERRUPT,
-    _RUN_CHARS,
-    NO_RUN_COARSE,
     _is_compiler,
     _Unmatched,
-    shows_run,
     uninformative,
 )
 
@@ -243,17 +241,17 @@ class _Scanner:
         self.lines += present["newlines"]
 
     def _feed_run(self, block: str, present: dict[object, Any]) -> None:
-        """Rule 8: look for run output (:func:`repro.signatures.unmatched.shows_run`) in the raw block (CPython's
-        "Exception ignored in" counts: the program ran on), in the first :data:`_RUN_CHARS`."""
+        """Rule 8: look for run output (:func:`repro.signatures.runoutput.shows_run`) in the raw block (CPython's
+        "Exception ignored in" counts: the program ran on), in the first :data:`RUN_CHARS`."""
         tail = block.rstrip()
         if tail:
             self._last_line = tail[tail.rfind("\n") + 1 :].strip()
-        if self._run or self._run_read >= _RUN_CHARS or self.failure_evidence or self._first:
+        if self._run or self._run_read >= RUN_CHARS or self.failure_evidence or self._first:
             return  # found, read far enough, or moot (a failure line or a row's match decides)
         part = (
             block
-            if self._run_read + len(block) <= _RUN_CHARS
-            else block[: _RUN_CHARS - self._run_read]
+            if self._run_read + len(block) <= RUN_CHARS
+            else block[: RUN_CHARS - self._run_read]
         )
         self._run_read += len(part)
         key = ("run", len(part))
