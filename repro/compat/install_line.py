@@ -555,7 +555,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
         return _line(stripped, "uv" if tool == "uv-add" else tool, acc)
     if toolkit_only is not None:
         # conda install pytorch-cuda=11.3 / cudatoolkit=11.2 with no pytorch: whether conda
-        # finds that toolkit package is still a verdict (install_conda.check_toolkit_only).
+        # finds that toolkit package is still a verdict (install_conda_cuda.toolkit_only).
         return toolkit_only
     # No install command: a wheel, requirement lines, or a requirements file's text.
     acc = _empty()
