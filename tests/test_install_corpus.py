@@ -6,9 +6,9 @@ deciding check), except the entries marked ``disagrees`` (each with why), which 
 disagree so the mark cannot go stale, and which stay under 10 %.
 
 Issue 30's corpus (train-half.yaml, test-half.yaml and round two's test-half-2.yaml, round three's
-test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml;
+test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml, round ten's test-half-10.yaml;
 benchmarks/install_corpus.py): every file is checked for form and for the split (each line in the
-half its issue URL hashes to, rounds three to nine's files frozen whole with no issue of another file, no issue in both halves, none from
+half its issue URL hashes to, rounds three to ten's files frozen whole with no issue of another file, no issue in both halves, none from
 corpus.yaml, no id twice); only
 the train half is judged here, at least 90 % agreeing. The test half is judged by the benchmark
 alone, when the rules are done.
@@ -85,6 +85,8 @@ def test_at_least_90_percent_agree():
 
 FILES = {name: load_half(name) for name in HALVES}
 HALF_ENTRIES = {name: [e for f in files.values() for e in f] for name, files in FILES.items()}
+#: Rounds three to ten's files: frozen whole, not split by issue URL.
+FROZEN_WHOLE = {"test3", "test4", "test5", "test6", "test7", "test8", "test9", "test10"}
 
 
 def test_every_file_of_the_halves_is_written():
@@ -98,12 +100,12 @@ def test_the_halves_are_real_and_split_by_issue():
     urls = {name: {e["url"] for e in entries} for name, entries in HALF_ENTRIES.items()}
     assert not urls["train"] & urls["test"], "an issue in both halves"
     assert not (urls["train"] | urls["test"]) & {e["url"] for e in ENTRIES}
-    # Rounds three to nine's files are frozen whole (no split): none of their issues in
+    # Rounds three to ten's files are frozen whole (no split): none of their issues in
     # another file.
     assert len(HALF_ENTRIES["test3"]) >= 40 and len(HALF_ENTRIES["test4"]) >= 30
     assert len(HALF_ENTRIES["test5"]) >= 40 and len(HALF_ENTRIES["test6"]) >= 40
     assert len(HALF_ENTRIES["test7"]) >= 40 and len(HALF_ENTRIES["test8"]) >= 40
-    assert len(HALF_ENTRIES["test9"]) >= 40
+    assert len(HALF_ENTRIES["test9"]) >= 40 and len(HALF_ENTRIES["test10"]) >= 40
     seen = urls["train"] | urls["test"] | {e["url"] for e in ENTRIES}
     assert not urls["test3"] & seen
     assert not urls["test4"] & (seen | urls["test3"])
@@ -113,11 +115,12 @@ def test_the_halves_are_real_and_split_by_issue():
     assert not urls["test7"] & earlier
     assert not urls["test8"] & (earlier | urls["test7"])
     assert not urls["test9"] & (earlier | urls["test7"] | urls["test8"])
+    assert not urls["test10"] & (earlier | urls["test7"] | urls["test8"] | urls["test9"])
     ids = [e["id"] for entries in HALF_ENTRIES.values() for e in entries]
     assert len(ids) == len(set(ids)) and not set(ids) & {e["id"] for e in ENTRIES}
     for name, entries in HALF_ENTRIES.items():
         for entry in entries:
-            if name not in ("test3", "test4", "test5", "test6", "test7", "test8", "test9"):
+            if name not in FROZEN_WHOLE:
                 assert split_of(entry["url"]) == name, entry["id"]
             assert entry["url"].startswith("https://github.com/"), entry["id"]
             assert entry["host"]["platform"] in ("linux", "windows", "macos"), entry["id"]
@@ -139,20 +142,25 @@ def test_the_train_half_agrees_with_what_happened():
 
 
 def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
-    """Rounds three to nine's files, like the first two test files, are measured only (issue 30);
-    ``--studied`` opens only the files a later round studied, never the newest one."""
+    """Rounds three to ten's files, like the first two test files, are measured only (issue 30);
+    ``--studied`` opens only the files a later round studied, never the two newest (round ten
+    studies no new file: test9 stays held out beside test10)."""
     from benchmarks.install_corpus import FROZEN, STUDIED, main
 
-    assert {"test", "test3", "test4", "test5", "test6", "test7", "test8", "test9"} == FROZEN
-    assert "test9" not in STUDIED and STUDIED < FROZEN and "test8" in STUDIED
-    for argv in (["--split", "test8", "--misses"], ["--split", "test9", "--misses", "--studied"]):
+    assert {"test", "test8", "test9", "test10"} | FROZEN_WHOLE == FROZEN
+    assert not {"test9", "test10"} & STUDIED and STUDIED < FROZEN and "test8" in STUDIED
+    for argv in (
+        ["--split", "test8", "--misses"],
+        ["--split", "test9", "--misses", "--studied"],
+        ["--split", "test10", "--misses", "--studied"],
+    ):
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert "miss:" not in out and "misses are not printed" in out, argv
 
 
 def test_studied_prints_a_studied_file_s_misses(capsys):
-    """Round nine studies test-half-8.yaml (round eight studied test-half-7.yaml): with ``--studied``
+    """Round nine studied test-half-8.yaml and round ten studies no new file: with ``--studied``
     its misses are printed, one per disagreeing line, each naming an entry of that file."""
     from benchmarks.install_corpus import main
 
@@ -170,7 +178,7 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     """tests/fixtures/install-lines/host-facts.yaml (rounds five and six) adds to an earlier
     file's entry only a host fact its host_note (or the installer message its happened quotes)
     already states (the 32-bit Python, the glibc, WSL2: facts the host schema could not hold), never to the
-    newest frozen file, and the benchmark merges it."""
+    two newest frozen files, and the benchmark merges it."""
     from benchmarks.install_corpus import HOST_FACTS
 
     added = yaml.safe_load(HOST_FACTS.read_text(encoding="utf-8"))
@@ -178,7 +186,7 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     assert added
     for item in added:
         name, entry = by_id[item["id"]]
-        assert name != "test9", item["id"]  # never the newest frozen file
+        assert name not in ("test9", "test10"), item["id"]  # never the two newest frozen files
         assert item["stated"] in entry["host_note"] + " " + entry["happened"], item["id"]
         assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}), item["id"]
         if "wsl2" in item["host"]:
