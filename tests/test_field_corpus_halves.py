@@ -3,10 +3,10 @@
 tests/fixtures/field-logs-train/, tests/fixtures/field-logs-test/ and
 tests/fixtures/field-logs-test2/ hold real logs from public issues, none in the "seen" corpus
 (tests/fixtures/field-logs/), split by issue URL in two rounds into a train half (rows may be
-written from it) and two frozen test sets; rounds three to nine added a frozen set each, whole
-(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/, -test9/). Frozen
-sets are measured (``benchmarks/classify_corpus.py --split test9``); those a later round studied
-list their misses with ``--misses --studied``. This module checks the split and the indexes, gates
+written from it) and two frozen test sets; rounds three to ten added a frozen set each, whole
+(tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/, -test9/,
+-test10/). Frozen sets are measured (``benchmarks/classify_corpus.py --split test10``); those a
+later round studied list their misses with ``--misses --studied``; test9 and test10 are held out. This module checks the split and the indexes, gates
 the train half, and tests each family issue 30 added with train-half texts and their URLs (or
 public texts); it never asserts a test-set verdict.
 """
@@ -28,13 +28,15 @@ from repro.signatures import engine, table
 from repro.signatures.engine import classify, findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9 = (
+SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9, TEST10 = (
     load_split(name)
     for name in (
         "seen", "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
-        "test9",
+        "test9", "test10",
     )
 )  # fmt: skip
+#: The frozen sets no round has studied: measured only, their misses and reasons never listed.
+HELD_OUT = ("test9", "test10")
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -70,7 +72,8 @@ def test_both_halves_are_big_sourced_and_new():
     assert len(TEST7) >= 60  # round seven, frozen whole by a collector who writes no rows
     assert len(TEST8) >= 60  # round eight, frozen whole by a collector who writes no rows
     assert len(TEST9) >= 60  # round nine, frozen whole by a collector who writes no rows
-    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9):
+    assert len(TEST10) >= 60  # round ten, frozen whole by a collector who writes no rows
+    for half in (TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9, TEST10):
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
             assert entry.expect == CLEAN or table.known(entry.expect), entry.expect
@@ -78,12 +81,15 @@ def test_both_halves_are_big_sourced_and_new():
         assert len({entry.file for entry in half}) == len(half)
     issues = [
         _issue(e.url)
-        for e in (*TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8, *TEST9)
-    ]
+        for e in (
+            *TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8, *TEST9, *TEST10,
+        )
+    ]  # fmt: skip
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
     assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
     for name in (
         "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
+        "test10",
     ):  # fmt: skip
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
@@ -109,7 +115,7 @@ def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
 
 def test_misses_of_a_frozen_set_are_refused(capsys):
     """Rows are not written from a test set's misses: the benchmark will not list them."""
-    assert {"test", *(f"test{n}" for n in range(2, 10))} == FROZEN
+    assert {"test", *(f"test{n}" for n in range(2, 11))} == FROZEN
     for split in sorted(FROZEN):
         with pytest.raises(SystemExit) as done:
             main(["--split", "train", "--split", split, "--misses"])
@@ -118,16 +124,21 @@ def test_misses_of_a_frozen_set_are_refused(capsys):
 
 
 def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
-    """Round nine studies test, test2, test3, test4, test5, test6, test7 and test8 (``--misses
-    --studied``); test9 is measured only, studied or not, and a studied set beside it does not open
-    it."""
+    """Round ten, as round nine, studies test, test2, test3, test4, test5, test6, test7 and test8
+    (``--misses --studied``); test9 and test10 are measured only, studied or not, and a studied set
+    beside them does not open them."""
     assert {"test", "test2", "test3", "test4", "test5", "test6", "test7", "test8"} == STUDIED
-    assert {"test9"} == FROZEN - STUDIED
-    for argv in (["--split", "test9"], ["--split", "test8", "--split", "test9"]):
-        with pytest.raises(SystemExit) as done:
-            main([*argv, "--misses", "--studied"])
-        assert done.value.code == 2
-        assert "--misses refuses the frozen set(s) test9" in capsys.readouterr().err
+    assert set(HELD_OUT) == FROZEN - STUDIED
+    for held in HELD_OUT:
+        for argv in (["--split", held], ["--split", "test8", "--split", held]):
+            with pytest.raises(SystemExit) as done:
+                main([*argv, "--misses", "--studied"])
+            assert done.value.code == 2
+            assert f"--misses refuses the frozen set(s) {held}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(["--split", "test9", "--split", "test10", "--misses", "--studied"])
+    assert done.value.code == 2
+    assert "--misses refuses the frozen set(s) test10, test9" in capsys.readouterr().err
     assert main(["--split", "test2", "--misses", "--studied"]) == 0
     printed = capsys.readouterr().out
     assert "corpus: test2" in printed
@@ -138,6 +149,24 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
         if line.startswith("all ")
     )
     assert len(missed) == wrong  # every wrong or unnamed verdict of the studied set is listed
+
+
+def test_no_row_test_or_doc_quotes_a_held_out_log():
+    """The held-out sets (test9, test10) are in no example: no row's source or reading
+    (repro/**), no test module, README.md or docs/** quotes one of their issues."""
+    held = {
+        entry.url.removeprefix("https://github.com/").lower()
+        for name in HELD_OUT
+        for entry in load_split(name)
+    }
+    places = [*(ROOT / "repro").rglob("*"), *(ROOT / "tests").glob("*.py"), ROOT / "README.md"]
+    places += [*(ROOT / "docs").rglob("*")] if (ROOT / "docs").is_dir() else []
+    quoted = []
+    for path in places:
+        if path.is_file() and "__pycache__" not in path.parts:
+            text = path.read_text(encoding="utf-8", errors="replace").lower()
+            quoted += [f"{path.relative_to(ROOT)}: {url}" for url in held if url in text]
+    assert quoted == []
 
 
 def test_every_family_issue_30_names_is_in_both_halves():
@@ -563,11 +592,12 @@ def test_round_two_spellings_of_known_failures(name, expected):
 def test_reasons_are_printed_for_studied_sets_and_refused_for_the_newest(capsys):
     """``--reasons`` (issue 30, round six): per log, the winning row, its kind and rule, the
     decisive line and the other rows; refused like ``--misses`` on the frozen sets not studied."""
-    for argv in (["--split", "test9", "--reasons"], ["--split", "test9", "--reasons", "--studied"]):
-        with pytest.raises(SystemExit) as done:
-            main(argv)
-        assert done.value.code == 2
-        assert "--reasons refuses the frozen set(s) test9" in capsys.readouterr().err
+    for held in HELD_OUT:
+        for argv in (["--split", held, "--reasons"], ["--split", held, "--reasons", "--studied"]):
+            with pytest.raises(SystemExit) as done:
+                main(argv)
+            assert done.value.code == 2
+            assert f"--reasons refuses the frozen set(s) {held}" in capsys.readouterr().err
     assert main(["--split", "test4", "--reasons", "--studied"]) == 0
     why = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  why: ")]
     assert len(why) == len(load_split("test4"))
