@@ -1594,3 +1594,53 @@ def test_torch_after_torchaudio_s_last_release_has_no_torchaudio_beside_it():
         other = judge(line, "2026-06-01", python="3.12", platform="linux")
         assert "companion_last" not in {r.fact.split(".")[0] for r in other.prediction.reasons}
         assert "torchaudio's last release" not in text_of(other), text_of(other)
+
+
+# ------------------------------------------------------------------------------------------
+# Round ten (issue 30, pip side): where "pass" was given although the facts do not cover the
+# dimension the line touches (first-sight precision of uv add passes: 0 of 3 over test3-test8)
+
+
+def test_uv_add_from_a_cuda_index_before_2_6_is_unknown_off_aarch64():
+    """compat-extra uv_lock_plain_aarch64. https://github.com/astral-sh/uv/issues/11418
+    (2025-02-11, Linux x86_64): "Distribution torch==2.5.1 @ registry+https://download.pytorch.org/
+    whl/cu124 can't be installed ... only has wheels for the following platform: linux_aarch64";
+    https://github.com/astral-sh/uv/issues/4377 (2024-06-18): torchaudio 2.0.0 from the cu121 index
+    locked with its manylinux2014_aarch64 wheels only. The CUDA indexes list the aarch64 wheels
+    under the plain version (pytorch/builder#1585); the lock taking them depends on uv's version."""
+    linux = {"python": "3.10", "platform": "linux", "gpu": "NVIDIA GPU"}
+    for line, day in (
+        (
+            "uv add torch==2.5.1 --index https://download.pytorch.org/whl/cu124 --optional gpu",
+            "2025-02-11",
+        ),
+        (f"uv add torch torchvision torchaudio --index-url {CU}/cu121", "2024-06-18"),
+    ):
+        result = judge(line, day, **linux)
+        assert result.outcome == UNKNOWN and checks(result, UNKNOWN) == {"install"}, text_of(result)
+        assert "the facts do not cover" in text_of(result) and "#11418" in text_of(result)
+    # Left as before: a +cu124 pin on every package, 2.6.0 and later, the CPU index, PyPI, uv pip install.
+    for line, day, host in (
+        (f"uv add torch==2.5.1+cu124 --index {CU}/cu124", "2025-02-11", linux),
+        (f"uv add torch==2.6.0 --index {CU}/cu124", "2025-03-01", linux),
+        (f"uv add torch==2.5.1 --index {CU}/cpu", "2025-02-11", linux),
+        ("uv add torch torchvision torchaudio", "2024-10-30", linux),
+        (f"uv pip install torch==2.5.1 --index-url {CU}/cu124", "2025-02-11", linux),
+    ):
+        result = judge(line, day, **host)
+        assert "uv_lock_plain_aarch64" not in {
+            r.fact.split(":")[-1] for r in result.prediction.reasons
+        }, text_of(result)
+        assert result.outcome == PASS, (line, text_of(result))
+    # Linux aarch64: the plain wheels are its own; the rule stays out (the older facts decide).
+    arm = judge(f"uv add torch==2.5.1 --index {CU}/cu124", "2025-02-11", **linux, arch="aarch64")
+    assert "uv_lock_plain_aarch64" not in {r.fact.split(":")[-1] for r in arm.prediction.reasons}
+    # Windows keeps its fail (the index's Linux-only markupsafe, astral-sh/uv#10843's host).
+    windows = judge(
+        f"uv add torch>=2.5.1 --index {CU}/cu124 --optional cu124",
+        "2025-01-22",
+        python="3.12",
+        platform="windows",
+        gpu="NVIDIA GPU",
+    )
+    assert windows.outcome == FAIL, text_of(windows)
