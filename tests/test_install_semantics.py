@@ -1644,3 +1644,30 @@ def test_uv_add_from_a_cuda_index_before_2_6_is_unknown_off_aarch64():
         gpu="NVIDIA GPU",
     )
     assert windows.outcome == FAIL, text_of(windows)
+
+
+def test_a_cuda_index_without_an_aarch64_cuda_build_gives_linux_aarch64_its_cpu_wheel():
+    """compat-extra aarch64.cpu_on_cuda_indexes. https://github.com/skypilot-org/skypilot/pull/8837
+    (2026-02-11, GH200): `pip install torch torchvision --index-url .../whl/cu118` ->
+    "Distributed package doesn't have NCCL built in": "cu118 has only CPU-only aarch64 builds".
+    astral-sh/uv#11418: the cu124 index's torch 2.5.1 has linux_aarch64 wheels, unlabelled."""
+    gh200 = {"python": "3.10", "platform": "linux", "arch": "aarch64", "gpu": "NVIDIA GH200"}
+    line = f"pip install torch torchvision --index-url {CU}/cu118"
+    result = judge(line, "2026-02-11", **{**gh200, "capability": "9.0"})
+    assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+    assert result.torch == "2.7.1" and "gets the CPU build" in text_of(result)
+    pinned = judge(f"pip install torch==2.5.1 --index-url {CU}/cu124", "2024-12-01", **gh200)
+    assert pinned.torch == "2.5.1" and checks(pinned, FAIL) == {"accelerator"}, text_of(pinned)
+    # Where the index has the aarch64 CUDA build, that is what pip gets (2.7.0 on cu128).
+    cuda = judge(f"pip install torch==2.7.0 --index-url {CU}/cu128", "2025-05-10", **gh200)
+    assert cuda.torch == "2.7.0+cu128", text_of(cuda)
+    # Not read before 2.0 (the index is judged as before: no build of it there); x86_64 unchanged.
+    old = judge(f"pip install torch==1.13.1 --index-url {CU}/cu117", "2023-03-01", **gh200)
+    assert "cpu_on_cuda_indexes" not in text_of(old) and old.torch is None
+    x86 = judge(
+        f"pip install torch==2.5.1 --index-url {CU}/cu124",
+        "2024-12-01",
+        python="3.10",
+        platform="linux",
+    )
+    assert x86.torch == "2.5.1+cu124" and x86.outcome == PASS, text_of(x86)

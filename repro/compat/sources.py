@@ -319,7 +319,11 @@ def index_offers(
             tags, root_unverified = _root_index(facts, release, published)
             unverified = unverified or root_unverified
         for tag in tags:
-            if tag not in published or not platform_has(facts, extra, release, tag, host):
+            if tag not in published:
+                continue
+            if not platform_has(facts, extra, release, tag, host):
+                plain = _aarch64_cpu_on_cuda_index(facts, extra, release, tag, host, url)
+                out.extend([plain] if plain is not None else [])
                 continue
             version = Version(f"{release.public}+{tag}")
             if tag == "cpu" and host.wheel_platform in _unlabelled_cpu(extra):
@@ -342,6 +346,25 @@ def index_offers(
                 fits = _fits(facts, release, host)
                 out.append(Offer(Version(str(release.public)), default, url, fits, False, fact))
     return out
+
+
+def _aarch64_cpu_on_cuda_index(
+    facts: Facts, extra: Facts, release: Version, tag: str, host: Host, url: str
+) -> Offer | None:
+    """The Linux aarch64 CPU wheel a download.pytorch.org CUDA index lists for ``release`` under
+    the plain version when the index has no aarch64 CUDA build of it (compat-extra
+    ``aarch64.cpu_on_cuda_indexes``: from ``from_release``; pytorch/builder#1585,
+    astral-sh/uv#4377, #11418, skypilot-org/skypilot#8837); None elsewhere."""
+    first = parse_version(str(extra.get("aarch64", "cpu_on_cuda_indexes", "from_release") or ""))
+    if (
+        host.wheel_platform != "linux-aarch64"
+        or not tag.startswith("cu")
+        or first is None
+        or release < first
+    ):
+        return None
+    fact = "compat-extra:aarch64.cpu_on_cuda_indexes"
+    return Offer(Version(str(release.public)), "cpu", url, _fits(facts, release, host), False, fact)
 
 
 def _windows_unlabelled(facts: Facts, release: Version, host: Host) -> bool:
