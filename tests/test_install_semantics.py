@@ -1671,3 +1671,25 @@ def test_a_cuda_index_without_an_aarch64_cuda_build_gives_linux_aarch64_its_cpu_
         platform="linux",
     )
     assert x86.torch == "2.5.1+cu124" and x86.outcome == PASS, text_of(x86)
+
+
+def test_a_find_links_page_given_as_an_index_serves_no_torch():
+    """compat-extra sources.pip_index_url: an index is read as <url>/<project>/ (pip install
+    --help: "--index-url ... should point to a repository compliant with PEP 503"; -f: "If a URL
+    or path to an html file, then parse for links to archives"). https://github.com/astral-sh/uv/
+    issues/12980: `uv add torch==1.6.0+cu101 torchvision==0.7.0+cu101 --index
+    https://download.pytorch.org/whl/torch_stable.html` finds no torch."""
+    page = f"{CU}/torch_stable.html"
+    py38 = {"python": "3.8", "platform": "linux"}
+    for line in (
+        f"uv add torch==1.6.0+cu101 torchvision==0.7.0+cu101 --index {page}",
+        f"pip install torch==1.6.0+cu101 --index-url {page}",
+        f"pip install torch==1.6.0+cu101 --extra-index-url {page}",
+    ):
+        result = judge(line, "2025-04-19", **py38)
+        assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+        assert "find-links page given as an index" in text_of(result)
+    # The same page as -f serves the build; beside PyPI a plain pin comes from PyPI.
+    assert judge(f"pip install torch==1.6.0+cu101 -f {page}", "2025-04-19", **py38).outcome == PASS
+    plain = judge(f"pip install torch==1.6.0 --extra-index-url {page}", "2025-04-19", **py38)
+    assert plain.outcome == PASS and plain.torch == "1.6.0", text_of(plain)

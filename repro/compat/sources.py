@@ -479,13 +479,16 @@ def nightly_line(facts: Facts, extra: Facts) -> str:
 class Sources:
     """What a pip/uv line's indexes serve: ``groups`` (source, offers) in search order,
     ``nightlies``, and the indexes and ``-f`` pages the facts do not cover: ``unknown`` (any
-    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list)."""
+    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list);
+    ``no_archives``: ``-f`` pages that are index roots; ``page_indexes``: find-links pages given
+    as an index (both serve no torch)."""
 
     groups: list[tuple[str, list[Offer]]]
     nightlies: list[Nightly]
     unknown: tuple[str, ...] = ()
     jetson: tuple[str, ...] = ()
     no_archives: tuple[str, ...] = ()
+    page_indexes: tuple[str, ...] = ()
 
 
 def index_root_page(url: str) -> bool:
@@ -534,6 +537,7 @@ def sources(
     unknown: list[str] = []
     jetson: list[str] = []
     empty: list[str] = []
+    pages: list[str] = []
     replaced = bool(line.indexes)
     ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
     if backend:
@@ -543,6 +547,10 @@ def sources(
         kind = index_kind(url, extra)
         if kind == "pytorch" and url in line.find_links and index_root_page(url):
             empty.append(url)  # pip -f reads archive links only: none on an index root
+            groups.append((url, []))
+            continue
+        if kind == "pytorch" and url not in line.find_links and _page(url):
+            pages.append(url)  # an index is read as <url>/torch/: a flat page has none
             groups.append((url, []))
             continue
         if kind == "pytorch":
@@ -564,7 +572,13 @@ def sources(
             unknown.append(url)
     if not replaced:
         groups.append(("PyPI", pypi_offers(facts, extra, host)))
-    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty))
+    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty), tuple(pages))
+
+
+def _page(url: str) -> bool:
+    """A find-links page (``.../torch_stable.html``), not an index (compat-extra
+    ``sources.pip_index_url``)."""
+    return urlparse(url.strip()).path.endswith(".html")
 
 
 def runtime_tag(text: str | None) -> str | None:
