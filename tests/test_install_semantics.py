@@ -1594,3 +1594,102 @@ def test_torch_after_torchaudio_s_last_release_has_no_torchaudio_beside_it():
         other = judge(line, "2026-06-01", python="3.12", platform="linux")
         assert "companion_last" not in {r.fact.split(".")[0] for r in other.prediction.reasons}
         assert "torchaudio's last release" not in text_of(other), text_of(other)
+
+
+# ------------------------------------------------------------------------------------------
+# Round ten (issue 30, pip side): where "pass" was given although the facts do not cover the
+# dimension the line touches (first-sight precision of uv add passes: 0 of 3 over test3-test8)
+
+
+def test_uv_add_from_a_cuda_index_before_2_6_is_unknown_off_aarch64():
+    """compat-extra uv_lock_plain_aarch64. https://github.com/astral-sh/uv/issues/11418
+    (2025-02-11, Linux x86_64): "Distribution torch==2.5.1 @ registry+https://download.pytorch.org/
+    whl/cu124 can't be installed ... only has wheels for the following platform: linux_aarch64";
+    https://github.com/astral-sh/uv/issues/4377 (2024-06-18): torchaudio 2.0.0 from the cu121 index
+    locked with its manylinux2014_aarch64 wheels only. The CUDA indexes list the aarch64 wheels
+    under the plain version (pytorch/builder#1585); the lock taking them depends on uv's version."""
+    linux = {"python": "3.10", "platform": "linux", "gpu": "NVIDIA GPU"}
+    for line, day in (
+        (
+            "uv add torch==2.5.1 --index https://download.pytorch.org/whl/cu124 --optional gpu",
+            "2025-02-11",
+        ),
+        (f"uv add torch torchvision torchaudio --index-url {CU}/cu121", "2024-06-18"),
+    ):
+        result = judge(line, day, **linux)
+        assert result.outcome == UNKNOWN and checks(result, UNKNOWN) == {"install"}, text_of(result)
+        assert "the facts do not cover" in text_of(result) and "#11418" in text_of(result)
+    # Left as before: a +cu124 pin on every package, 2.6.0 and later, the CPU index, PyPI, uv pip install.
+    for line, day, host in (
+        (f"uv add torch==2.5.1+cu124 --index {CU}/cu124", "2025-02-11", linux),
+        (f"uv add torch==2.6.0 --index {CU}/cu124", "2025-03-01", linux),
+        (f"uv add torch==2.5.1 --index {CU}/cpu", "2025-02-11", linux),
+        ("uv add torch torchvision torchaudio", "2024-10-30", linux),
+        (f"uv pip install torch==2.5.1 --index-url {CU}/cu124", "2025-02-11", linux),
+    ):
+        result = judge(line, day, **host)
+        assert "uv_lock_plain_aarch64" not in {
+            r.fact.split(":")[-1] for r in result.prediction.reasons
+        }, text_of(result)
+        assert result.outcome == PASS, (line, text_of(result))
+    # Linux aarch64: the plain wheels are its own; the rule stays out (the older facts decide).
+    arm = judge(f"uv add torch==2.5.1 --index {CU}/cu124", "2025-02-11", **linux, arch="aarch64")
+    assert "uv_lock_plain_aarch64" not in {r.fact.split(":")[-1] for r in arm.prediction.reasons}
+    # Windows keeps its fail (the index's Linux-only markupsafe, astral-sh/uv#10843's host).
+    windows = judge(
+        f"uv add torch>=2.5.1 --index {CU}/cu124 --optional cu124",
+        "2025-01-22",
+        python="3.12",
+        platform="windows",
+        gpu="NVIDIA GPU",
+    )
+    assert windows.outcome == FAIL, text_of(windows)
+
+
+def test_a_cuda_index_without_an_aarch64_cuda_build_gives_linux_aarch64_its_cpu_wheel():
+    """compat-extra aarch64.cpu_on_cuda_indexes. https://github.com/skypilot-org/skypilot/pull/8837
+    (2026-02-11, GH200): `pip install torch torchvision --index-url .../whl/cu118` ->
+    "Distributed package doesn't have NCCL built in": "cu118 has only CPU-only aarch64 builds".
+    astral-sh/uv#11418: the cu124 index's torch 2.5.1 has linux_aarch64 wheels, unlabelled."""
+    gh200 = {"python": "3.10", "platform": "linux", "arch": "aarch64", "gpu": "NVIDIA GH200"}
+    line = f"pip install torch torchvision --index-url {CU}/cu118"
+    result = judge(line, "2026-02-11", **{**gh200, "capability": "9.0"})
+    assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+    assert result.torch == "2.7.1" and "gets the CPU build" in text_of(result)
+    pinned = judge(f"pip install torch==2.5.1 --index-url {CU}/cu124", "2024-12-01", **gh200)
+    assert pinned.torch == "2.5.1" and checks(pinned, FAIL) == {"accelerator"}, text_of(pinned)
+    # Where the index has the aarch64 CUDA build, that is what pip gets (2.7.0 on cu128).
+    cuda = judge(f"pip install torch==2.7.0 --index-url {CU}/cu128", "2025-05-10", **gh200)
+    assert cuda.torch == "2.7.0+cu128", text_of(cuda)
+    # Not read before 2.0 (the index is judged as before: no build of it there); x86_64 unchanged.
+    old = judge(f"pip install torch==1.13.1 --index-url {CU}/cu117", "2023-03-01", **gh200)
+    assert "cpu_on_cuda_indexes" not in text_of(old) and old.torch is None
+    x86 = judge(
+        f"pip install torch==2.5.1 --index-url {CU}/cu124",
+        "2024-12-01",
+        python="3.10",
+        platform="linux",
+    )
+    assert x86.torch == "2.5.1+cu124" and x86.outcome == PASS, text_of(x86)
+
+
+def test_a_find_links_page_given_as_an_index_serves_no_torch():
+    """compat-extra sources.pip_index_url: an index is read as <url>/<project>/ (pip install
+    --help: "--index-url ... should point to a repository compliant with PEP 503"; -f: "If a URL
+    or path to an html file, then parse for links to archives"). https://github.com/astral-sh/uv/
+    issues/12980: `uv add torch==1.6.0+cu101 torchvision==0.7.0+cu101 --index
+    https://download.pytorch.org/whl/torch_stable.html` finds no torch."""
+    page = f"{CU}/torch_stable.html"
+    py38 = {"python": "3.8", "platform": "linux"}
+    for line in (
+        f"uv add torch==1.6.0+cu101 torchvision==0.7.0+cu101 --index {page}",
+        f"pip install torch==1.6.0+cu101 --index-url {page}",
+        f"pip install torch==1.6.0+cu101 --extra-index-url {page}",
+    ):
+        result = judge(line, "2025-04-19", **py38)
+        assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+        assert "find-links page given as an index" in text_of(result)
+    # The same page as -f serves the build; beside PyPI a plain pin comes from PyPI.
+    assert judge(f"pip install torch==1.6.0+cu101 -f {page}", "2025-04-19", **py38).outcome == PASS
+    plain = judge(f"pip install torch==1.6.0 --extra-index-url {page}", "2025-04-19", **py38)
+    assert plain.outcome == PASS and plain.torch == "1.6.0", text_of(plain)

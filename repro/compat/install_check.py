@@ -386,6 +386,13 @@ def _check_line(
         reasons.append(backend_note)
     found = src.sources(line, facts, extra, host, backend)
     groups = found.groups
+    for url in found.page_indexes:
+        text = (
+            f"{url} is a find-links page given as an index: pip and uv read an index as "
+            "<url>/<project>/ (the simple repository API), which a page of links does not have, "
+            "so they find no torch there (-f takes a page; astral-sh/uv#12980)"
+        )
+        reasons.append(Reason("install", NOTE, text, "compat-extra:sources.pip_index_url"))
     for url in found.no_archives:
         text = (
             f"-f {url} is an index root (it lists projects, not wheel files): pip's -f reads "

@@ -26,7 +26,7 @@ from packaging.version import Version
 
 from repro.compat import sources as src
 from repro.compat.facts import Facts
-from repro.compat.install_line import InstallLine
+from repro.compat.install_line import InstallLine, runtime_from_url
 from repro.compat.predictions import gpus_of
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host, Offer, Sources
@@ -263,6 +263,9 @@ def universal_lock(
         if o.version == locked.version and o.source == locked.source and o.fits is not False
     ]
     if here:
+        plain = plain_aarch64(line, locked, host, extra)
+        if plain is not None:
+            return here[0], [*reasons, plain], None
         text = (
             f"uv add locks torch {locked.version} from {locked.source} for every platform the "
             f"project declares; it has a wheel for {platform_name(host)}"
@@ -282,3 +285,35 @@ def universal_lock(
         best = max(fitting, key=lambda o: o.version)
         fix = f'uv add "torch=={best.version}"'
     return None, reasons, fix
+
+
+def plain_aarch64(line: InstallLine, locked: Offer, host: Host, extra: Facts) -> Reason | None:
+    """The ``unknown`` reason where ``uv add`` locks from a download.pytorch.org CUDA or ROCm
+    index a release before compat-extra ``uv_lock_plain_aarch64.before`` (2.6.0) and the line
+    pins no ``+local`` label for torch or a companion, off Linux aarch64: that index lists the
+    release's Linux aarch64 wheels under the plain version beside the labelled ones
+    (pytorch/builder#1585), and uv's universal lock has taken the plain version, which installs
+    on Linux aarch64 only (astral-sh/uv#4377, #11418, #10843); whether it does depends on uv's
+    version and the lock's age, which the facts do not cover. None otherwise."""
+    rule = extra.get("uv_lock_plain_aarch64") or {}
+    runtime = runtime_from_url(locked.source) or ""
+    if (
+        not rule
+        or host.wheel_platform == "linux-aarch64"
+        or src.index_kind(locked.source, extra) != "pytorch"
+        or not runtime.startswith(tuple(str(r) for r in rule.get("runtimes") or ()))
+        or Version(locked.version.base_version) >= Version(str(rule.get("before")))
+    ):
+        return None
+    asked = [r for r in (line.torch, *line.companions.values()) if r is not None]
+    if asked and all(any("+" in s.version for s in r.specifier) for r in asked):
+        return None
+    text = (
+        f"unknown: the facts do not cover which torch {locked.version.base_version} files uv's "
+        f"universal lock takes from {locked.source}: that index lists the release's Linux "
+        "aarch64 wheels under the plain version beside the +" + runtime + " ones "
+        "(pytorch/builder#1585), and uv has locked the plain one, which installs on Linux "
+        f"aarch64 only, not on {platform_name(host)} (astral-sh/uv#4377, #11418); a +{runtime} "
+        "pin on every package taken from it avoids that"
+    )
+    return Reason("install", UNKNOWN, text, _EXTRA + "uv_lock_plain_aarch64")

@@ -319,7 +319,11 @@ def index_offers(
             tags, root_unverified = _root_index(facts, release, published)
             unverified = unverified or root_unverified
         for tag in tags:
-            if tag not in published or not platform_has(facts, extra, release, tag, host):
+            if tag not in published:
+                continue
+            if not platform_has(facts, extra, release, tag, host):
+                plain = _aarch64_cpu_on_cuda_index(facts, extra, release, tag, host, url)
+                out.extend([plain] if plain is not None else [])
                 continue
             version = Version(f"{release.public}+{tag}")
             if tag == "cpu" and host.wheel_platform in _unlabelled_cpu(extra):
@@ -342,6 +346,25 @@ def index_offers(
                 fits = _fits(facts, release, host)
                 out.append(Offer(Version(str(release.public)), default, url, fits, False, fact))
     return out
+
+
+def _aarch64_cpu_on_cuda_index(
+    facts: Facts, extra: Facts, release: Version, tag: str, host: Host, url: str
+) -> Offer | None:
+    """The Linux aarch64 CPU wheel a download.pytorch.org CUDA index lists for ``release`` under
+    the plain version when the index has no aarch64 CUDA build of it (compat-extra
+    ``aarch64.cpu_on_cuda_indexes``: from ``from_release``; pytorch/builder#1585,
+    astral-sh/uv#4377, #11418, skypilot-org/skypilot#8837); None elsewhere."""
+    first = parse_version(str(extra.get("aarch64", "cpu_on_cuda_indexes", "from_release") or ""))
+    if (
+        host.wheel_platform != "linux-aarch64"
+        or not tag.startswith("cu")
+        or first is None
+        or release < first
+    ):
+        return None
+    fact = "compat-extra:aarch64.cpu_on_cuda_indexes"
+    return Offer(Version(str(release.public)), "cpu", url, _fits(facts, release, host), False, fact)
 
 
 def _windows_unlabelled(facts: Facts, release: Version, host: Host) -> bool:
@@ -456,13 +479,16 @@ def nightly_line(facts: Facts, extra: Facts) -> str:
 class Sources:
     """What a pip/uv line's indexes serve: ``groups`` (source, offers) in search order,
     ``nightlies``, and the indexes and ``-f`` pages the facts do not cover: ``unknown`` (any
-    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list)."""
+    other host) and ``jetson`` (NVIDIA's Jetson wheels, whose versions the facts do not list);
+    ``no_archives``: ``-f`` pages that are index roots; ``page_indexes``: find-links pages given
+    as an index (both serve no torch)."""
 
     groups: list[tuple[str, list[Offer]]]
     nightlies: list[Nightly]
     unknown: tuple[str, ...] = ()
     jetson: tuple[str, ...] = ()
     no_archives: tuple[str, ...] = ()
+    page_indexes: tuple[str, ...] = ()
 
 
 def index_root_page(url: str) -> bool:
@@ -511,6 +537,7 @@ def sources(
     unknown: list[str] = []
     jetson: list[str] = []
     empty: list[str] = []
+    pages: list[str] = []
     replaced = bool(line.indexes)
     ordered = list(line.extra_indexes) + list(line.indexes) + list(line.find_links)
     if backend:
@@ -520,6 +547,10 @@ def sources(
         kind = index_kind(url, extra)
         if kind == "pytorch" and url in line.find_links and index_root_page(url):
             empty.append(url)  # pip -f reads archive links only: none on an index root
+            groups.append((url, []))
+            continue
+        if kind == "pytorch" and url not in line.find_links and _page(url):
+            pages.append(url)  # an index is read as <url>/torch/: a flat page has none
             groups.append((url, []))
             continue
         if kind == "pytorch":
@@ -541,7 +572,13 @@ def sources(
             unknown.append(url)
     if not replaced:
         groups.append(("PyPI", pypi_offers(facts, extra, host)))
-    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty))
+    return Sources(groups, nightlies, tuple(unknown), tuple(jetson), tuple(empty), tuple(pages))
+
+
+def _page(url: str) -> bool:
+    """A find-links page (``.../torch_stable.html``), not an index (compat-extra
+    ``sources.pip_index_url``)."""
+    return urlparse(url.strip()).path.endswith(".html")
 
 
 def runtime_tag(text: str | None) -> str | None:
