@@ -2133,6 +2133,41 @@ def test_a_described_hang_needs_nccl_s_own_lines_not_a_launcher_command() -> Non
     assert result.name == UNKNOWN and result.coarse.startswith("a hang")
 
 
+# Issue 30, round ten: a hang at the rendezvous, told with the API's names in a title, a
+# sentence, a launch command or pasted code, and no line NCCL printed. The first-sight records
+# named each hang.nccl (rule 6); the set labels each unknown (the hang.nccl row is a collective
+# stuck in NCCL, and nothing shows NCCL started).
+INIT_HANGS = [
+    # https://github.com/NVIDIA/DeepLearningExamples/issues/1157
+    "[BERT/Pytorch] Multi-nodes training bert hang at init_process_group\n"
+    "I wanna training bert at two nodes (each is 8XA100), however the program hangs at"
+    " init_process_group.\n\nThe core command to reproduce is :\n"
+    'CMD="python3 -m torch.distributed.launch --master_addr=$MASTER_ADDR'
+    ' --master_port=$MASTER_PORT --nnodes=2 --node_rank=$RANK --nproc_per_node=$num_gpus $CMD"\n',
+    # https://github.com/pytorch/pytorch/issues/23074
+    "Hang at initializing DistributedDataParallel\n"
+    "Distributed processes hang at the initilization of DistributedDataParallel line.\n\n"
+    "Cuda compilation tools, release 10.0, V10.0.130\nPython 3.6.5\n\n**Hanging line here:**\n"
+    "generator = nn.parallel.DistributedDataParallel(\n                self.generator,\n"
+    "                device_ids=[self.local_rank],\n",
+    # https://github.com/pytorch/pytorch/issues/15638
+    "init_process_group() sometimes hangs (not stable) with pytorch 1.0.0\n"
+    "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(std::string const&,"
+    " unsigned short, bool) ()`\n\n## Expected behavior\nIt should return rather than stuck.\n",
+]
+
+
+@pytest.mark.parametrize("text", INIT_HANGS)
+def test_a_described_hang_needs_lines_nccl_printed_not_the_api_in_words_or_code(text) -> None:
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert result.coarse.startswith("a hang (in the person's words")
+    assert result.line_no == 1
+    # The same text with a line NCCL printed: the job reached NCCL, rule 6 names the hang.
+    nccl = text + "node1:2121:2136 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    assert classify(nccl).name == "hang.nccl"
+
+
 def test_cuda_gdb_on_a_running_nccl_kernel_is_an_nccl_hang() -> None:
     # k2-fsa/snowfall#71 (the studied fifth test set), NVIDIA/cuda-gdb#18.
     listing = (
