@@ -1949,6 +1949,51 @@ def test_a_log_in_the_persons_words_that_no_row_reads_is_unknown_not_clean(text:
     assert result.message == text.splitlines()[result.line_no - 1].strip()
 
 
+# Issue 30, round ten: a run or a GPU the person says does not work, over a run that shows no
+# failure line (test8's first-sight "no failure found" verdicts).
+NOT_WORKING = [
+    # https://github.com/ROCm/pytorch/issues/342 (the loss never moves; labelled unknown)
+    "Cannot train on gfx803\nIn the PyTorch beginning tutorial, there are no errors, but the"
+    " network is clearly not being trained:\n[1,  2000] loss: 2.304\n[1,  4000] loss: 2.303\n"
+    "[2, 12000] loss: 2.303\nFinished Training\n",
+    # https://github.com/pytorch/pytorch/issues/84550 (nvidia-smi works, torch sees no GPU)
+    "Pytorch does not recognize GPU in WSL2\nSame issue here - tried solutions in issue #73487"
+    " with no results.\n\nUbuntu 22.04 on WSL2\nNvidia RTX 3090\nnvidia-smi results:\n"
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 515.65.01    Driver Version: 516.94       CUDA Version: 11.6     |\n",
+    # https://github.com/huggingface/lerobot/issues/2363 (a CPU-only torch on a Jetson)
+    "On jetson AGX Orin no gpu used to train policy : We recommend that you migrate to"
+    " TorchCodec\n- PyTorch version: 2.7.1+cpu\n"
+    "WARNING:root:No accelerated backend detected. Using default cpu, this will be slow.\n"
+    "WARNING:lerobot.configs.policies:Device 'cuda' is not available. Switching to 'cpu'.\n",
+]
+
+
+@pytest.mark.parametrize("text", NOT_WORKING)
+def test_a_run_or_gpu_the_person_says_does_not_work_is_unknown_not_clean(text: str) -> None:
+    result = classify(text)
+    assert result.name == UNKNOWN and not result.clean
+    assert result.coarse.startswith("a problem in the person's words")
+    assert result.line_no == 1
+    # Without the person's sentences the run is what is left: no failure found.
+    said = ("not being trained", "Same issue")
+    run = "\n".join(line for line in text.splitlines()[1:] if not any(w in line for w in said))
+    assert classify(run).clean
+
+
+def test_log_lines_that_say_not_used_or_not_available_are_not_the_persons_words() -> None:
+    # What clean runs print: transformers' checkpoint warning, a DETR-style notice, a CPU
+    # fallback notice, a loss that does not decrease told as a fact, libibverbs' warning.
+    for line in (
+        "Some weights of the model checkpoint at bert-base-uncased were not used when"
+        " initializing BertModel: ['cls.predictions.bias']",
+        "Not using distributed mode",
+        "CUDA is not available, using CPU",
+        "libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.",
+    ):
+        assert classify(line + "\nEpoch 3/10 loss 0.412\n").clean, line
+
+
 def test_the_persons_words_that_decide_are_not_a_greeting_when_there_are_others() -> None:
     # MIC-DKFZ/nnUNet#1490: the greeting comes first, the sentence says what the person saw.
     text = (

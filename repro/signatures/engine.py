@@ -65,7 +65,9 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    described ("killed (in the person's words; ...)"). 7c (issue 30, round eight): likewise when
    the log holds the person's own words (a first-person line, a greeting or thanks, a question)
    that no kind reads: a log pasted by someone who saw a problem the engine did not understand
-   is ``unknown`` ("a problem in the person's words"), not "no failure found".
+   is ``unknown`` ("a problem in the person's words"), not "no failure found"; a run or a GPU
+   the person says does not work ("Cannot train on gfx803", "does not recognize GPU", "no gpu
+   used") is such words too (issue 30, round ten).
 8. "No failure found" needs a run (issue 30, round eight): when nothing matched, no line shows a
    failure and rules 5-7 name nothing, the text is :attr:`Classification.clean` only when it
    shows output a job or a tool prints while it runs normally (progress bars and it/s, numbered

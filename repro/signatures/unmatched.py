@@ -185,10 +185,14 @@ _DESCRIBED_ROWS = {
 #: lines, banners and warnings are log lines). A greeting or thanks (group ``polite``) decides only
 #: when the head holds no other words: "I am trying to run nnUNet ... my training is stopped
 #: here" says more than "Hello, nnUNet community," before it (issue 30, item 3).
-_PERSONS_WORDS = re.compile(
-    r"(?m)^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[\w.]*(?:Warning|Error|Exception)\b"
+#: Where rule 7c's words may start: a line that is not a log line (no bracket, parenthesis, digit,
+#: path, drive, glog level, ``XWarning:``/``XError:`` or ``PREFIX:`` at its start).
+_NOT_A_LOG_LINE = (
+    r"^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[\w.]*(?:Warning|Error|Exception)\b"
     r"|[A-Z][A-Z_ ]+:))"
-    r"[^\n]*?(?:"
+)
+_PERSONS_WORDS = re.compile(
+    r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?:"
     r"(?<![\w/.-])I(?:'m|'ve|'d| (?:am|have|had|was|did|do|don't|tried|try|get|got|use|used|run"
     r"|ran|found|see|saw|think|want|wanted|can|cannot|can't|could|would|will|just|also|then"
     r"|noticed|encountered|followed|installed|set|await|met|meet|train|trained|keep|changed"
@@ -201,6 +205,31 @@ _PERSONS_WORDS = re.compile(
     r"[^\n]*\?[ \t]*$"
     r")"
 )
+#: Rule 7c's words also: a run or a GPU the person says does not work (issue 30, round ten):
+#: "Cannot train on gfx803" (ROCm/pytorch#342: the loss stays at 2.303, no error), "Pytorch does
+#: not recognize GPU in WSL2" (pytorch/pytorch#84550), "no gpu used to train policy"
+#: (huggingface/lerobot#2363), each over a run with no failure line, so called "no failure found"
+#: (test8's first sight and the base engine); the same form in titles rules 7c and 8 already read
+#: there ("Torch is not detecting cuda", "(WSL2) - No GPU / Cuda detected"). The verb is a run's
+#: (work, train, learn, converge) or one that a GPU is the object of (recognize, detect, use): a
+#: log line's "could not open", "not found", "were not used when initializing" is not one. Read
+#: only on the lines :data:`_NOT_WORKING_GATE` finds (inside :data:`_PERSONS_WORDS`, tried at
+#: every position, they took the words scan of the corpora's heads from 0.10 to 0.25 s).
+_NOT_WORKING = re.compile(
+    r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?i:"
+    r"\b(?:cannot|can't|can ?not|could ?not|couldn't|unable to|does ?not|doesn't|did ?not|didn't"
+    r"|is ?not|isn't|are ?not|aren't|won't|not)[ \t]+(?:be(?:ing)?[ \t]+)?(?:\w+[ \t]+)?"
+    r"(?:work(?:s|ing)?|train(?:s|ing|ed)?|learn(?:s|ing)?|converg\w*)\b"
+    r"|(?:\bnot|n't|\bcannot|\bcan ?not|\bunable to)[ \t]+(?:\w+[ \t]+)?(?:recogni[sz]\w*"
+    r"|detect\w*|see|sees|find|finds|use|using|utili[sz]e)[ \t]+(?:\w+[ \t]+)?(?:gpus?|cuda"
+    r"|nvidia)\b"
+    r"|\bno (?:gpus?|cuda|nvidia gpus?)\b[^.\n]{0,20}?\b(?:used|detected|found|available"
+    r"|recogni[sz]ed)\b"
+    r"|\b(?:gpus?|cuda)\b[^.\n]{0,20}?\bnot (?:being )?(?:used|utili[sz]ed|detected"
+    r"|recogni[sz]ed)\b)"
+)
+#: Where :data:`_NOT_WORKING` can match: a negation's literal.
+_NOT_WORKING_GATE = re.compile(r"(?i)not\b|n't\b|\bno (?:gpus?|cuda|nvidia)\b|\bunable to\b")
 #: How much of a log rule 7 reads: the person's words come first (a title, a description over
 #: the pasted log); a long machine log after them is not searched for them again (the scan costs
 #: 1.8 s per 4 MB otherwise: benchmarks/classify_stream.py --in-process).
@@ -406,6 +435,7 @@ class _Unmatched:
         # Rule 7c: the first line in the person's words (a greeting or thanks only when no other).
         self._words: tuple[int, str] | None = None
         self._polite: tuple[int, str] | None = None
+        self._not_working: tuple[int, str] | None = None  # a run or GPU said not to work
         # Rule 7b: the last traceback header in the head (line, text, prefix length), whether no
         # line after it has closed it yet, and how many frames it holds.
         self._traceback: tuple[int, str, int] | None = None
@@ -485,6 +515,15 @@ class _Unmatched:
             present = {}  # the cache holds the whole block's answers
         if self._traceback_open or _TRACEBACK_HEADER in part:
             self._feed_cut_traceback(part, first_line_no)
+        if self._words is None and self._not_working is None:
+            checked = -1
+            for gate in _NOT_WORKING_GATE.finditer(part):
+                start, end = _line_bounds(part, gate.start())
+                if start != checked and _NOT_WORKING.match(part, start, end):
+                    line_no = first_line_no + part.count("\n", 0, start)
+                    self._not_working = (line_no, part[start:end].strip())
+                    break
+                checked = start
         if self._words is None:
             for words in _PERSONS_WORDS.finditer(part):
                 start, end = _line_bounds(part, words.start())
@@ -554,7 +593,8 @@ class _Unmatched:
             if cut is not None:
                 coarse = "a Python traceback cut before its exception (the log shows no error line)"
                 return cut[0], cut[1], coarse, ""
-            words = self._words or self._polite
+            said = [w for w in (self._words, self._not_working) if w is not None]
+            words = min(said) if said else self._polite
             if words is None:
                 return None
             # Rule 7c: the person wrote about the log, and no row, failure line or kind of rule 7
