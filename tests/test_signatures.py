@@ -190,8 +190,10 @@ SINGLE_LINES = [
         "workqueue: svm_range_restore_work [amdgpu] hogged CPU for >10000us 4 times",
     ),
     ("amdgpu_gpu_fault", "amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00841051"),
+    # The driver's job-timeout handler reports a GPU hang (amdgpu_job.c, amdgpu_job_timedout;
+    # issue 30, round ten: https://github.com/ROCm/legacy-rocm-build/issues/3166).
     (
-        "amdgpu_gpu_fault",
+        "rocm_gpu_hang",
         "amdgpu 0000:03:00.0: [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=2",
     ),
     # Family 2: wandb.
