@@ -1992,6 +1992,11 @@ def test_log_lines_that_say_not_used_or_not_available_are_not_the_persons_words(
         "Not using distributed mode",
         "CUDA is not available, using CPU",
         "libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.",
+        # TensorFlow 2.13+ on a host without CUDA, with and without its timestamp.
+        "I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine,"
+        " GPU will not be used.",
+        "2023-08-23 10:05:50.296451: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda"
+        " drivers on your machine, GPU will not be used.",
     ):
         assert classify(line + "\nEpoch 3/10 loss 0.412\n").clean, line
 

@@ -186,10 +186,11 @@ _DESCRIBED_ROWS = {
 #: when the head holds no other words: "I am trying to run nnUNet ... my training is stopped
 #: here" says more than "Hello, nnUNet community," before it (issue 30, item 3).
 #: Where rule 7c's words may start: a line that is not a log line (no bracket, parenthesis, digit,
-#: path, drive, glog level, ``XWarning:``/``XError:`` or ``PREFIX:`` at its start).
+#: path, drive, glog level (``I0814``, ``I tensorflow/.../x.cc:28]``), ``XWarning:``/``XError:``
+#: or ``PREFIX:`` at its start).
 _NOT_A_LOG_LINE = (
-    r"^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[\w.]*(?:Warning|Error|Exception)\b"
-    r"|[A-Z][A-Z_ ]+:))"
+    r"^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[IWEF] [\w./-]+:\d+\]"
+    r"|[\w.]*(?:Warning|Error|Exception)\b|[A-Z][A-Z_ ]+:))"
 )
 _PERSONS_WORDS = re.compile(
     r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?:"
