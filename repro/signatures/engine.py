@@ -54,8 +54,10 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    ``stacks``, as the watchdog reads its own dumps (:func:`pasted_hang`).
 6. A described hang (issue 30, round five): when rule 5 names nothing either, a log in which the
    person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
-   distributed job on NCCL (NCCL INFO lines, the process group, torchrun or torch's spawn) is
-   ``hang.nccl``, the line that says so deciding.
+   distributed job on NCCL (lines NCCL or ProcessGroupNCCL printed, torch's spawn in a stack;
+   not the words init_process_group, DistributedDataParallel, torch.distributed or torchrun in
+   a title, a sentence, a command or pasted code: issue 30, round ten) is ``hang.nccl``, the
+   line that says so deciding.
 7. A described failure (issue 30, round six; an abstention): when nothing matched and no line of
    the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
    loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
@@ -63,7 +65,9 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    described ("killed (in the person's words; ...)"). 7c (issue 30, round eight): likewise when
    the log holds the person's own words (a first-person line, a greeting or thanks, a question)
    that no kind reads: a log pasted by someone who saw a problem the engine did not understand
-   is ``unknown`` ("a problem in the person's words"), not "no failure found".
+   is ``unknown`` ("a problem in the person's words"), not "no failure found"; a run or a GPU
+   the person says does not work ("Cannot train on gfx803", "does not recognize GPU", "no gpu
+   used") is such words too (issue 30, round ten).
 8. "No failure found" needs a run (issue 30, round eight): when nothing matched, no line shows a
    failure and rules 5-7 name nothing, the text is :attr:`Classification.clean` only when it
    shows output a job or a tool prints while it runs normally (progress bars and it/s, numbered
