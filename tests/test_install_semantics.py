@@ -1688,3 +1688,56 @@ def test_torchdata_from_conda_is_not_covered():
     assert "torchdata's conda packages" in text_of(result)
     assert install_line.parse(line + " torchdata").conda.companions[-1] == "torchdata"
     assert judge(line, "2022-03-22", **linux).outcome == PASS
+
+
+def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
+    """compat-extra conda_forge_builds (scripts/conda_forge_builds.py over
+    conda-forge/pytorch-cpu-feedstock's history). https://github.com/conda-forge/pytorch-cpu-feedstock/issues/102
+    (2022-05-04, Ubuntu 20.04 with a GPU, Python 3.7): `conda install -c conda-forge pytorch`
+    planned pytorch-1.11.0 cpu_py37 'even though I have a gpu'; https://github.com/mamba-org/mamba/issues/3005
+    (2023-11-23): micromamba's pytorch=1.9.1 from conda-forge was the CPU build without a build
+    string. Both releases had CUDA builds there: which one conda takes depends on the __cuda
+    virtual package at solve time, not in the facts (unknown, not "installs")."""
+    line = "conda install -c conda-forge pytorch"
+    gpu = {"python": "3.7", "platform": "linux", "gpu": "NVIDIA GPU"}
+    result = judge(line, "2022-05-04", **gpu)
+    assert result.outcome == UNKNOWN and result.torch == "1.11.0", text_of(result)
+    assert "CUDA 10.2, 11.0, 11.1, 11.2 builds" in text_of(result) and "__cuda" in text_of(result)
+    mamba = judge("micromamba install -c conda-forge pytorch=1.9.1", "2023-11-23", python="3.9",
+                  platform="linux", gpu="NVIDIA GPU")  # fmt: skip
+    assert mamba.outcome == UNKNOWN and mamba.torch == "1.9.1", text_of(mamba)
+    # The same line on a host without a GPU gets the CPU build: judged, and it runs.
+    cpu = judge(line, "2022-05-04", python="3.7", platform="linux")
+    assert cpu.outcome == PASS and (cpu.torch, cpu.runtime) == ("1.11.0", "cpu"), text_of(cpu)
+    # A Python conda-forge had not built by then (3.12 came with 2.1.0 on 2023-11-06): conda
+    # keeps the environment's Python and finds no pytorch for it.
+    py312 = judge(line, "2023-10-01", python="3.12", platform="linux")
+    assert py312.outcome == FAIL and checks(py312, FAIL) == {"python"}, text_of(py312)
+    assert judge(line, "2023-12-01", python="3.12", platform="linux").outcome == PASS
+    # Apple silicon before conda-forge's first osx-arm64 pytorch (1.8.0, 2021-03-08): no channel
+    # conda reads had one (conda-forge/miniforge#101, 2021-01-17, the existing platform fact);
+    # linux-aarch64 before 1.12.0 (2022-07-17): conda-forge had none, the default channels are not
+    # in the facts (unknown).
+    m1 = judge(line, "2021-01-17", python="3.8", platform="macos", arch="arm64")
+    assert m1.outcome == FAIL and checks(m1, FAIL) == {"platform"}, text_of(m1)
+    arm = judge(line, "2022-01-10", python="3.9", platform="linux", arch="aarch64")
+    assert arm.outcome == UNKNOWN and "first linux-aarch64 build came on 2022-07-17" in text_of(arm)
+    # A companion beside it: torchvision's conda-forge packages are not in the facts.
+    both = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.7",
+                 platform="linux")  # fmt: skip
+    assert both.outcome == UNKNOWN and checks(both, UNKNOWN) == {"companion"}, text_of(both)
+    # Windows rows before conda-forge's Windows builds merged (2025-01-14) are not used.
+    win = judge(line, "2021-05-01", python="3.8", platform="windows")
+    assert "conda_forge_builds" not in text_of(win), text_of(win)
+
+
+def test_conda_forge_s_aarch64_cuda_build_on_a_jetson_is_not_called_a_pass():
+    """https://github.com/conda-forge/pytorch-cpu-feedstock/issues/303 (2024-12-11, Jetson Orin,
+    linux-aarch64, Python 3.12): conda-forge's CUDA pytorch installed, then 'no kernel image' for
+    sm_87. The table names 2.5.1's CUDA 12.0/12.6 linux-aarch64 builds; whether conda takes one
+    (and its arch list) is not in the facts: unknown."""
+    result = judge("conda install -c conda-forge pytorch", "2024-12-11", python="3.12",
+                   platform="linux", arch="aarch64", gpu="NVIDIA Jetson Orin",
+                   capability="8.7")  # fmt: skip
+    assert result.outcome == UNKNOWN and result.torch == "2.5.1", text_of(result)
+    assert "CUDA 12.0, 12.6 builds for linux-aarch64" in text_of(result)

@@ -24,6 +24,7 @@ from repro.compat.install_conda_cuda import (
     no_nvidia_channel,
     toolkit_only,
 )
+from repro.compat.install_conda_forge import check_conda_forge
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
 from repro.compat.install_runs import run_reasons
@@ -112,6 +113,9 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
         missing = _default_channels_missing(conda, host, extra)
         if missing is not None:
             return LineResult(line, host, None, None, combine([missing]))
+        forge = check_conda_forge(line, host_props, host, facts, extra)
+        if forge is not None:
+            return forge
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
         return LineResult(
