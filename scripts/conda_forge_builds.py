@@ -1,17 +1,20 @@
-"""Generate compat-extra ``conda_forge_builds`` from conda-forge/pytorch-cpu-feedstock's git history.
+"""Generate compat-extra ``conda_forge_builds`` from a conda-forge feedstock's git history.
 
 Input: a clone of https://github.com/conda-forge/pytorch-cpu-feedstock (the feedstock that builds
-conda-forge's ``pytorch`` package, CPU and CUDA). For every commit on the default branch's
+conda-forge's ``pytorch`` package, CPU and CUDA) or conda-forge/torchvision-feedstock. For every commit on the default branch's
 first-parent line (each one a merge to what conda-forge's CI builds and uploads) it reads the
-recipe's version (``{% set version = "X" %}`` in recipe/meta.yaml) and the rendered build matrix
+recipe's version (recipe/meta.yaml or recipe/recipe.yaml) and the rendered build matrix
 (.ci_support/<platform>_*.yaml: ``cuda_compiler_version``, ``python`` and ``channel_targets`` of
 each job) and whether it builds a package named ``pytorch``. From those
 snapshots (:func:`snapshots`, also written with ``--record`` as the recorded input of the test) it
 derives, per conda platform, each version with the first day the branch built it there, its CUDA
 builds and its CPython versions (:func:`table`).
 
-    python scripts/conda_forge_builds.py FEEDSTOCK_CLONE > /tmp/conda_forge_builds.yaml
-    python scripts/conda_forge_builds.py FEEDSTOCK_CLONE --record snapshots.json
+    python scripts/conda_forge_builds.py PYTORCH_FEEDSTOCK > /tmp/pytorch.yaml
+    python scripts/conda_forge_builds.py TORCHVISION_FEEDSTOCK --package torchvision
+    python scripts/conda_forge_builds.py PYTORCH_FEEDSTOCK --record snapshots.json
+
+The output is one package's block of compat-extra ``conda_forge_builds`` (``  <package>:``).
 
 What the matrix says is what conda-forge's CI built; a job can fail and upload nothing, and some
 CUDA builds were uploaded by hand later (the feedstock's README), so a (version, platform) pair
@@ -44,9 +47,17 @@ PLATFORMS = {
     "osx": "macos",
     "win": "windows",
 }
-VERSION = re.compile(r'{%\s*set\s+version\s*=\s*"([^"]+)"\s*%}')
-#: The recipe builds a package named ``pytorch`` (before 2020-12-17 it was ``pytorch-cpu``).
-PACKAGE = re.compile(r"^\s*(?:-\s*)?name:\s*pytorch\s*(?:#.*)?$", re.M)
+#: The recipe's version: conda-build's meta.yaml (``{% set version = "X" %}``) or rattler-build's
+#: recipe.yaml (``context:`` ``version: "X"``).
+VERSION = re.compile(r'{%\s*set\s+version\s*=\s*"([^"]+)"\s*%}|^\s+version:\s*"([^"$]+)"', re.M)
+RECIPES = ("recipe/meta.yaml", "recipe/recipe.yaml")
+
+
+def builds_package(meta: str, package: str) -> bool:
+    """Whether the recipe text builds a package named ``package`` (pytorch's recipe built
+    ``pytorch-cpu`` before 2020-12-17)."""
+    name = re.escape(package)
+    return bool(re.search(rf"^\s*(?:-\s*)?name:\s*{name}\s*(?:#.*)?$", meta, re.M))
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -78,17 +89,21 @@ def config(name: str, text: str) -> dict[str, Any] | None:
     }
 
 
-def snapshots(repo: Path, branch: str = "HEAD") -> list[dict[str, Any]]:
+def snapshots(repo: Path, branch: str = "HEAD", package: str = "pytorch") -> list[dict[str, Any]]:
     """Each first-parent commit of ``branch`` (oldest first) as ``{"commit", "day", "version",
-    "configs"}``; blobs are read once per content."""
+    "pytorch" (whether the recipe builds ``package``), "configs"}``; blobs are read once per
+    content."""
     out, seen = [], {}
     for row in _git(repo, "log", "--first-parent", "--reverse", "--format=%H %ad",
                     "--date=short", branch).splitlines():  # fmt: skip
         commit, day = row.split()
-        try:
-            meta = _git(repo, "show", f"{commit}:recipe/meta.yaml")
-        except subprocess.CalledProcessError:
-            continue
+        meta = ""
+        for recipe in RECIPES:
+            try:
+                meta = _git(repo, "show", f"{commit}:{recipe}")
+                break
+            except subprocess.CalledProcessError:
+                continue
         match = VERSION.search(meta)
         if not match:
             continue
@@ -108,8 +123,8 @@ def snapshots(repo: Path, branch: str = "HEAD") -> list[dict[str, Any]]:
             {
                 "commit": commit[:10],
                 "day": day,
-                "version": match.group(1),
-                "pytorch": bool(PACKAGE.search(meta)),
+                "version": match.group(1) or match.group(2),
+                "pytorch": builds_package(meta, package),
                 "configs": configs,
             }
         )
@@ -144,16 +159,17 @@ def table(snaps: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
     }
 
 
-def render(built: dict[str, dict[str, dict[str, Any]]]) -> str:
-    """The table as the compat-extra YAML block (flow style, one version a line)."""
-    lines = ["conda_forge_builds:"]
+def render(built: dict[str, dict[str, dict[str, Any]]], package: str = "pytorch") -> str:
+    """The table as the compat-extra YAML block under ``conda_forge_builds.<package>`` (flow
+    style, one version a line)."""
+    lines = [f"  {package}:"]
     for platform, versions in built.items():
-        lines.append(f"  {platform}:")
+        lines.append(f"    {platform}:")
         for version, entry in versions.items():
             cuda = ", ".join(f'"{c}"' for c in entry["cuda"])
             python = ", ".join(f'"{p}"' for p in entry["python"])
             lines.append(
-                f'    "{version}": {{day: "{entry["day"]}", cuda: [{cuda}], python: [{python}]}}'
+                f'      "{version}": {{day: "{entry["day"]}", cuda: [{cuda}], python: [{python}]}}'
             )
     return "\n".join(lines) + "\n"
 
@@ -164,12 +180,13 @@ def main(argv: list[str] | None = None) -> int:
         "feedstock", type=Path, help="a clone (or bare repository) of the feedstock"
     )
     parser.add_argument("--branch", default="HEAD")
+    parser.add_argument("--package", default="pytorch", help="the package the feedstock builds")
     parser.add_argument("--record", type=Path, help="write the snapshots as JSON here")
     args = parser.parse_args(argv)
-    snaps = snapshots(args.feedstock, args.branch)
+    snaps = snapshots(args.feedstock, args.branch, args.package)
     if args.record:
         args.record.write_text(json.dumps(snaps, indent=1) + "\n", encoding="utf-8")
-    sys.stdout.write(render(table(snaps)))
+    sys.stdout.write(render(table(snaps), args.package))
     return 0
 
 

@@ -60,8 +60,8 @@ def test_the_table_keeps_main_label_pytorch_builds_with_their_first_day():
     assert table["linux"]["2.1.2"]["cuda"] == ["11.2", "11.8", "12.0"]
     assert "3.12" in table["linux"]["2.1.2"]["python"]
     text = builds.render(table)
-    assert text.startswith("conda_forge_builds:\n  linux:\n")
-    assert '"1.8.0": {day: "2021-03-08", cuda: [], python: ["3.8", "3.9"]}' in text
+    assert text.startswith("  pytorch:\n    linux:\n")
+    assert '      "1.8.0": {day: "2021-03-08", cuda: [], python: ["3.8", "3.9"]}' in text
 
 
 def test_compat_extra_holds_the_generated_rows_of_the_recorded_commits():
@@ -70,8 +70,18 @@ def test_compat_extra_holds_the_generated_rows_of_the_recorded_commits():
     extra = extra_facts()
     for platform, versions in builds.table(snapshots()).items():
         for version, row in versions.items():
-            have = extra.get("conda_forge_builds", platform, version)
+            have = extra.get("conda_forge_builds", "pytorch", platform, version)
             assert have is not None, (platform, version)
             assert str(have["day"]) == row["day"], (platform, version)
             assert {str(c) for c in row["cuda"]} <= {str(c) for c in have["cuda"]}
             assert {str(p) for p in row["python"]} <= {str(p) for p in have["python"]}
+
+
+def test_a_rattler_build_recipe_gives_its_version_and_package():
+    """conda-forge/torchvision-feedstock's recipe/recipe.yaml at 488ecd9 (2026-08-01), its first
+    lines: the version under ``context:`` and the package name."""
+    head = (FIXTURES / "torchvision-recipe-head.yaml").read_text(encoding="utf-8")
+    match = builds.VERSION.search(head)
+    assert match is not None and (match.group(1) or match.group(2)) == "0.28.0"
+    assert builds.builds_package(head, "torchvision")
+    assert not builds.builds_package(head, "pytorch")

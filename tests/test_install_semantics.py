@@ -1722,10 +1722,20 @@ def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
     assert m1.outcome == FAIL and checks(m1, FAIL) == {"platform"}, text_of(m1)
     arm = judge(line, "2022-01-10", python="3.9", platform="linux", arch="aarch64")
     assert arm.outcome == UNKNOWN and "first linux-aarch64 build came on 2022-07-17" in text_of(arm)
-    # A companion beside it: torchvision's conda-forge packages are not in the facts.
+    # Companions from their own feedstock's rows (conda-forge/torchvision-feedstock): torchvision
+    # for Linux and Python 3.7 was there by then; on linux-aarch64 it came on 2023-01-20 (0.14.0),
+    # half a year after pytorch (2022-07-17): PackagesNotFoundError before. torchaudio's feedstock
+    # was not read: unknown.
     both = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.7",
                  platform="linux")  # fmt: skip
-    assert both.outcome == UNKNOWN and checks(both, UNKNOWN) == {"companion"}, text_of(both)
+    assert both.outcome == PASS and "conda-forge has torchvision" in text_of(both), text_of(both)
+    arm_tv = judge("conda install -c conda-forge pytorch torchvision", "2022-10-01",
+                   python="3.9", platform="linux", arch="aarch64")  # fmt: skip
+    assert arm_tv.outcome == FAIL and checks(arm_tv, FAIL) == {"companion"}, text_of(arm_tv)
+    assert "first linux-aarch64 build came on 2023-01-20" in text_of(arm_tv)
+    audio = judge("conda install -c conda-forge pytorch torchaudio", "2022-05-04", python="3.7",
+                  platform="linux")  # fmt: skip
+    assert audio.outcome == UNKNOWN and checks(audio, UNKNOWN) == {"companion"}, text_of(audio)
     # Windows rows before conda-forge's Windows builds merged (2025-01-14) are not used.
     win = judge(line, "2021-05-01", python="3.8", platform="windows")
     assert "conda_forge_builds" not in text_of(win), text_of(win)

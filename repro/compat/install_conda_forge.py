@@ -45,11 +45,11 @@ def check_conda_forge(
       that release has no CUDA build for the platform (conda installs the CPU build), unknown when
       it has one (conda takes it only where it sees the driver's ``__cuda`` at solve time:
       conda-forge/pytorch-cpu-feedstock#102, mamba-org/mamba#3005 got the CPU build); without
-      one, its CPU build (pass, with the run checks). A companion on the line is not covered
-      (torchvision/torchaudio feedstocks not read): unknown where the rest passes."""
+      one, its CPU build (pass, with the run checks), and each companion on the line from its own
+      rows (torchvision; torchaudio's feedstock not read: unknown)."""
     conda = line.conda
     names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
-    table = extra.get("conda_forge_builds") or {}
+    table = extra.get("conda_forge_builds", "pytorch") or {}
     if names != {CHANNEL} or conda.cuda_package or conda.cpu_only or conda.nightly_package:
         return None
     rows = table.get(host.wheel_platform) if isinstance(table, Mapping) else None
@@ -57,7 +57,7 @@ def check_conda_forge(
     day = src.as_of(extra)
     if not isinstance(rows, Mapping) or (trusted and day is not None and day < str(trusted)):
         return None
-    fact = "compat-extra:" + Facts.name("conda_forge_builds", host.wheel_platform)
+    fact = "compat-extra:" + Facts.name("conda_forge_builds", "pytorch", host.wheel_platform)
     spec = SpecifierSet(conda.spec) if conda.spec else SpecifierSet()
     built = {Version(str(v)): row for v, row in rows.items()}
     out = {v: row for v, row in built.items() if day is None or str(row["day"]) <= day}
@@ -119,13 +119,38 @@ def check_conda_forge(
     text = f"{conda.tool} gets conda-forge's pytorch {release} CPU build"
     reasons.append(Reason("install", PASS, text, fact))
     reasons += run_reasons(host_props, str(release), "cpu", facts, host)
-    if conda.companions:
-        text = (
-            f"the facts do not cover {conda.companions[0]}'s conda-forge packages (its feedstock "
-            "was not read)"
-        )
-        reasons.append(Reason("companion", UNKNOWN, text, "compat-extra:conda_forge_builds"))
+    reasons += [_companion(name, host, extra, day) for name in conda.companions]
     return LineResult(line, host, str(release), "cpu", combine(reasons))
+
+
+def _companion(name: str, host: Host, extra: Facts, day: str | None) -> Reason:
+    """Whether conda-forge had ``name`` for the host's platform and Python by ``day``
+    (``conda_forge_builds.<name>``): pass, fail (PackagesNotFoundError), or unknown where the
+    package's feedstock was not read (torchaudio). Which pairs conda-forge's builds pin is not
+    checked: conda may pair an older pytorch with the companion."""
+    rows = extra.get("conda_forge_builds", name, host.wheel_platform)
+    fact = "compat-extra:" + Facts.name("conda_forge_builds", name, host.wheel_platform)
+    if extra.get("conda_forge_builds", name) is None:
+        text = f"the facts do not cover {name}'s conda-forge packages (its feedstock was not read)"
+        return Reason("companion", UNKNOWN, text, "compat-extra:conda_forge_builds")
+    rows = rows if isinstance(rows, Mapping) else {}
+    out = [
+        v
+        for v, row in rows.items()
+        if (day is None or str(row["day"]) <= day)
+        and host.python in [str(p) for p in row["python"]]
+    ]
+    if out:
+        newest = max(out, key=Version)
+        text = f"conda-forge has {name} {newest} for {host.wheel_platform}, Python {host.python}"
+        return Reason("companion", PASS, text, fact)
+    first = min((str(row["day"]) for row in rows.values()), default=None)
+    since = f" (its first {host.wheel_platform} build came on {first})" if first else ""
+    text = (
+        f"conda-forge had no {name} for {host.wheel_platform} and Python {host.python} on "
+        f"{day or 'today'}{since}: PackagesNotFoundError: {name}"
+    )
+    return Reason("companion", FAIL, text, fact)
 
 
 def _defaults_empty(host: Host, extra: Facts, day: str) -> str | None:
