@@ -1733,6 +1733,11 @@ def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
                    python="3.9", platform="linux", arch="aarch64")  # fmt: skip
     assert arm_tv.outcome == FAIL and checks(arm_tv, FAIL) == {"companion"}, text_of(arm_tv)
     assert "first linux-aarch64 build came on 2023-01-20" in text_of(arm_tv)
+    # On Apple silicon the conda-forge rows decide (conda_coverage's unlisted platforms are the
+    # pytorch and nightly channels').
+    m1_tv = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.9",
+                  platform="macos", arch="arm64")  # fmt: skip
+    assert m1_tv.outcome == PASS and "conda-forge has torchvision" in text_of(m1_tv), text_of(m1_tv)
     audio = judge("conda install -c conda-forge pytorch torchaudio", "2022-05-04", python="3.7",
                   platform="linux")  # fmt: skip
     assert audio.outcome == UNKNOWN and checks(audio, UNKNOWN) == {"companion"}, text_of(audio)

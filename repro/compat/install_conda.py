@@ -57,6 +57,8 @@ def uncovered(conda, host: Host, extra: Facts) -> Reason | None:
     table = extra.get("conda_coverage") or {}
     fact = "compat-extra:conda_coverage"
     names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+    if names == {"conda-forge"}:
+        return None  # its companions are judged from conda_forge_builds (install_conda_forge)
     nightly = sorted(names & {str(c) for c in table.get("nightly_channels") or ()})
     if nightly and conda.companions:
         day = src.as_of(extra) or "today"
