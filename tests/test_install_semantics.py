@@ -1724,8 +1724,7 @@ def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
     assert arm.outcome == UNKNOWN and "first linux-aarch64 build came on 2022-07-17" in text_of(arm)
     # Companions from their own feedstock's rows (conda-forge/torchvision-feedstock): torchvision
     # for Linux and Python 3.7 was there by then; on linux-aarch64 it came on 2023-01-20 (0.14.0),
-    # half a year after pytorch (2022-07-17): PackagesNotFoundError before. torchaudio's feedstock
-    # was not read: unknown.
+    # half a year after pytorch (2022-07-17): PackagesNotFoundError before.
     both = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.7",
                  platform="linux")  # fmt: skip
     assert both.outcome == PASS and "conda-forge has torchvision" in text_of(both), text_of(both)
@@ -1738,9 +1737,17 @@ def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
     m1_tv = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.9",
                   platform="macos", arch="arm64")  # fmt: skip
     assert m1_tv.outcome == PASS and "conda-forge has torchvision" in text_of(m1_tv), text_of(m1_tv)
-    audio = judge("conda install -c conda-forge pytorch torchaudio", "2022-05-04", python="3.7",
-                  platform="linux")  # fmt: skip
-    assert audio.outcome == UNKNOWN and checks(audio, UNKNOWN) == {"companion"}, text_of(audio)
+    # torchaudio came to conda-forge with its feedstock (2024-10-13): PackagesNotFoundError before
+    # (as conda/conda#11054 and pytorch/audio#2562 saw on osx-arm64 and linux-aarch64), judged
+    # after; torchdata's conda-forge packages are not in the facts.
+    audio = "conda install -c conda-forge pytorch torchaudio"
+    early = judge(audio, "2022-05-04", python="3.9", platform="linux")
+    assert early.outcome == FAIL and checks(early, FAIL) == {"companion"}, text_of(early)
+    late = judge(audio, "2025-03-01", python="3.11", platform="linux")
+    assert late.outcome == PASS and "conda-forge has torchaudio" in text_of(late), text_of(late)
+    data = judge("conda install -c conda-forge pytorch torchdata", "2025-03-01", python="3.11",
+                 platform="linux")  # fmt: skip
+    assert data.outcome == UNKNOWN and checks(data, UNKNOWN) == {"companion"}, text_of(data)
     # Windows rows before conda-forge's Windows builds merged (2025-01-14) are not used.
     win = judge(line, "2021-05-01", python="3.8", platform="windows")
     assert "conda_forge_builds" not in text_of(win), text_of(win)

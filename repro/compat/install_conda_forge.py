@@ -46,7 +46,7 @@ def check_conda_forge(
       it has one (conda takes it only where it sees the driver's ``__cuda`` at solve time:
       conda-forge/pytorch-cpu-feedstock#102, mamba-org/mamba#3005 got the CPU build); without
       one, its CPU build (pass, with the run checks), and each companion on the line from its own
-      rows (torchvision; torchaudio's feedstock not read: unknown)."""
+      rows (torchvision, torchaudio; another companion: unknown)."""
     conda = line.conda
     names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
     table = extra.get("conda_forge_builds", "pytorch") or {}
@@ -126,7 +126,7 @@ def check_conda_forge(
 def _companion(name: str, host: Host, extra: Facts, day: str | None) -> Reason:
     """Whether conda-forge had ``name`` for the host's platform and Python by ``day``
     (``conda_forge_builds.<name>``): pass, fail (PackagesNotFoundError), or unknown where the
-    package's feedstock was not read (torchaudio). Which pairs conda-forge's builds pin is not
+    package's feedstock was not read (torchdata, torchtext). Which pairs conda-forge's builds pin is not
     checked: conda may pair an older pytorch with the companion."""
     rows = extra.get("conda_forge_builds", name, host.wheel_platform)
     fact = "compat-extra:" + Facts.name("conda_forge_builds", name, host.wheel_platform)
