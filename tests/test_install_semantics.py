@@ -177,8 +177,13 @@ def test_conda_nightly_channel_builds_the_next_line_for_its_cuda_versions():
         "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch-nightly -c nvidia"
     )
     nightly = judge(works, "2021-09-20", python="3.9", platform="linux")
-    assert nightly.outcome == PASS
     assert (nightly.torch, nightly.runtime) == ("1.10 nightly", "cu111")
+    # Its torchvision/torchaudio nightlies of that day are not in the facts (conda_coverage,
+    # round ten): unknown; pytorch alone from the channel is judged.
+    assert nightly.outcome == UNKNOWN and checks(nightly, UNKNOWN) == {"companion"}
+    alone = judge(works.replace(" torchvision torchaudio", ""), "2021-09-20", python="3.9",
+                  platform="linux")  # fmt: skip
+    assert alone.outcome == PASS and alone.runtime == "cu111", text_of(alone)
     # The channel's nightlies ended with its deprecation (pytorch/pytorch#138506).
     today = judge(works, None, python="3.12", platform="linux")
     assert today.outcome == FAIL and "stopped" in text_of(today)
@@ -598,8 +603,13 @@ def test_conda_cudatoolkit_without_a_minor_is_a_fuzzy_match(line, day):
     # build; it is not "no CUDA 11 build, CPU instead".
     result = judge(line, day, python="3.8", platform="linux", gpu="GeForce RTX 3090",
                    capability="8.6", driver="455.23.04")  # fmt: skip
-    assert result.outcome == PASS, text_of(result)
-    assert "built for CUDA 11." in text_of(result)
+    assert "built for CUDA 11." in text_of(result) and not checks(result, FAIL), text_of(result)
+    # The nightly channel's torchvision of that day is not in the facts (conda_coverage, round
+    # ten): that line is unknown although #46794 ran; the stable channel's is judged.
+    nightly = "pytorch-nightly" in line
+    assert result.outcome == (UNKNOWN if nightly else PASS), text_of(result)
+    if nightly:
+        assert checks(result, UNKNOWN) == {"companion"}, text_of(result)
 
 
 # ------------------------------------------------------------------------------------------
@@ -672,8 +682,13 @@ def test_the_pytorch_channel_built_osx_arm64_from_1_12():
     assert defaults.outcome == FAIL and checks(defaults, FAIL) == {"platform"}, text_of(defaults)
     # https://github.com/pytorch/pytorch/issues/82428 (2022-07-28): the 1.12 osx-arm64 build
     # installs from the pytorch channel (ContinuumIO/anaconda-issues#13006: the files are there).
-    later = judge("conda install pytorch torchvision torchaudio -c pytorch", "2022-07-28", **m1)
+    later = judge("conda install pytorch -c pytorch", "2022-07-28", **m1)
     assert later.outcome == PASS and "pytorch 1.12.0" in text_of(later), text_of(later)
+    # #82428's own line names torchvision and torchaudio, whose osx-arm64 conda packages are not
+    # in the facts (conda_coverage, round ten; pytorch/pytorch#82483 got PackagesNotFoundError for
+    # torchaudio the next day): unknown, the pytorch build still named.
+    both = judge("conda install pytorch torchvision torchaudio -c pytorch", "2022-07-28", **m1)
+    assert both.outcome == UNKNOWN and "pytorch 1.12.0" in text_of(both), text_of(both)
     # A pin below 1.12 after the default channels got osx-arm64 builds (#82428 shows anaconda's
     # main with pytorch-1.10.2 cpu): whether conda finds one there is not in the facts.
     pinned = judge("conda install pytorch==1.10.2 -c pytorch", "2023-01-10", **m1)
@@ -1693,3 +1708,157 @@ def test_a_find_links_page_given_as_an_index_serves_no_torch():
     assert judge(f"pip install torch==1.6.0+cu101 -f {page}", "2025-04-19", **py38).outcome == PASS
     plain = judge(f"pip install torch==1.6.0 --extra-index-url {page}", "2025-04-19", **py38)
     assert plain.outcome == PASS and plain.torch == "1.6.0", text_of(plain)
+
+
+# ------------------------------------------------------------------------------------------
+# Round ten (conda): a pass that rests on a conda dimension the facts do not list is unknown
+# (compat-extra conda_coverage; the issue's item 4 wording "unknown: the facts do not cover X").
+
+
+def test_companions_from_the_conda_nightly_channel_are_not_covered():
+    """https://github.com/pytorch/test-infra/issues/4567 (2023-09-12, Linux): the nightly's CUDA
+    12.1 builds were missing that day and conda installed the CPU builds of pytorch, torchvision
+    and torchaudio. https://github.com/pytorch/vision/issues/1902 (2020-02-21): torchvision
+    came from pkgs/main with cudatoolkit instead of the nightly CPU torchvision. Which companion
+    nightlies the pruned channel held on a day is not in the facts: unknown, not "installs"."""
+    line = "conda install pytorch torchvision torchaudio pytorch-cuda=12.1 -c pytorch-nightly -c nvidia"
+    result = judge(line, "2023-09-12", python="3.10", platform="linux", gpu="NVIDIA GPU")
+    assert result.outcome == UNKNOWN and checks(result, UNKNOWN) == {"companion"}, text_of(result)
+    assert "the facts do not cover the pytorch-nightly conda channel's torchvision" in text_of(
+        result
+    )
+    vision = judge(
+        "conda install pytorch torchvision cpuonly -c pytorch-nightly",
+        "2020-02-21",
+        python="3.7",
+        platform="linux",
+    )
+    assert vision.outcome == UNKNOWN, text_of(vision)
+    # pytorch alone from the nightly channel stays judged (pytorch/pytorch#79337, 2022-06-11: the
+    # expected 1.13.0.dev20220610 nightly on an M1; pytorch/pytorch#56882, 2021-04-28).
+    alone = judge(
+        "conda install -c pytorch-nightly pytorch",
+        "2022-06-11",
+        python="3.9",
+        platform="macos",
+        arch="arm64",
+    )
+    assert alone.outcome == PASS, text_of(alone)
+    nvidia = judge(
+        "conda create -y -p $(pwd) -c pytorch-nightly -c nvidia python=3.8 pytorch cudatoolkit=11.1",
+        "2021-04-28",
+        python="3.8",
+        platform="linux",
+    )
+    assert nvidia.outcome == PASS, text_of(nvidia)
+    # A nightly line that fails on a listed fact still fails (the channel's end, #138506).
+    ended = judge(line, "2025-06-01", python="3.10", platform="linux", gpu="NVIDIA GPU")
+    assert ended.outcome == FAIL, text_of(ended)
+
+
+def test_conda_companions_on_apple_silicon_are_not_covered():
+    """https://github.com/pytorch/pytorch/issues/82483 (2022-07-29, M1, Python 3.9):
+    `conda install pytorch torchvision torchaudio -c pytorch` -> PackagesNotFoundError:
+    torchaudio, one day after pytorch/pytorch#82428 solved the same line. Which companion
+    releases each channel built for osx-arm64 is not in the facts: unknown."""
+    line = "conda install pytorch torchvision torchaudio -c pytorch"
+    m1 = {"python": "3.9", "platform": "macos", "arch": "arm64"}
+    result = judge(line, "2022-07-29", **m1)
+    assert result.outcome == UNKNOWN and checks(result, UNKNOWN) == {"companion"}, text_of(result)
+    assert "torchvision's conda packages for macos-arm64" in text_of(result)
+    # The listed fact still decides where it holds: no torchaudio on osx-arm64 through 2021-11-20.
+    early = judge(line, "2021-06-16", **m1)
+    assert early.outcome == FAIL, text_of(early)
+    # pytorch alone on Apple silicon, and the same line on an Intel Mac, stay judged.
+    assert judge("conda install pytorch -c pytorch", "2022-07-29", **m1).outcome == PASS
+    intel = judge(line, "2022-07-29", python="3.9", platform="macos", arch="x86_64")
+    assert intel.outcome == PASS, text_of(intel)
+
+
+def test_torchdata_from_conda_is_not_covered():
+    """https://github.com/meta-pytorch/data/issues/315 (2022-03-22, Linux, Python 3.8): adding
+    torchdata to a cudatoolkit=11.3 line made conda install pytorch 1.11.0's CPU build
+    (pytorch-mutex cpu); without it the CUDA 11.3 build came. torchdata's conda packages are not
+    in the facts: unknown, while the line without torchdata is judged."""
+    line = "conda install -c pytorch python=3.8 pytorch torchvision torchaudio cudatoolkit=11.3"
+    linux = {"python": "3.8", "platform": "linux"}
+    result = judge(line + " torchdata", "2022-03-22", **linux)
+    assert result.outcome == UNKNOWN, text_of(result)
+    assert "torchdata's conda packages" in text_of(result)
+    assert install_line.parse(line + " torchdata").conda.companions[-1] == "torchdata"
+    assert judge(line, "2022-03-22", **linux).outcome == PASS
+
+
+def test_conda_forge_alone_is_judged_from_the_feedstock_s_builds():
+    """compat-extra conda_forge_builds (scripts/conda_forge_builds.py over
+    conda-forge/pytorch-cpu-feedstock's history). https://github.com/conda-forge/pytorch-cpu-feedstock/issues/102
+    (2022-05-04, Ubuntu 20.04 with a GPU, Python 3.7): `conda install -c conda-forge pytorch`
+    planned pytorch-1.11.0 cpu_py37 'even though I have a gpu'; https://github.com/mamba-org/mamba/issues/3005
+    (2023-11-23): micromamba's pytorch=1.9.1 from conda-forge was the CPU build without a build
+    string. Both releases had CUDA builds there: which one conda takes depends on the __cuda
+    virtual package at solve time, not in the facts (unknown, not "installs")."""
+    line = "conda install -c conda-forge pytorch"
+    gpu = {"python": "3.7", "platform": "linux", "gpu": "NVIDIA GPU"}
+    result = judge(line, "2022-05-04", **gpu)
+    assert result.outcome == UNKNOWN and result.torch == "1.11.0", text_of(result)
+    assert "CUDA 10.2, 11.0, 11.1, 11.2 builds" in text_of(result) and "__cuda" in text_of(result)
+    mamba = judge("micromamba install -c conda-forge pytorch=1.9.1", "2023-11-23", python="3.9",
+                  platform="linux", gpu="NVIDIA GPU")  # fmt: skip
+    assert mamba.outcome == UNKNOWN and mamba.torch == "1.9.1", text_of(mamba)
+    # The same line on a host without a GPU gets the CPU build: judged, and it runs.
+    cpu = judge(line, "2022-05-04", python="3.7", platform="linux")
+    assert cpu.outcome == PASS and (cpu.torch, cpu.runtime) == ("1.11.0", "cpu"), text_of(cpu)
+    # A Python conda-forge had not built by then (3.12 came with 2.1.0 on 2023-11-06): conda
+    # keeps the environment's Python and finds no pytorch for it.
+    py312 = judge(line, "2023-10-01", python="3.12", platform="linux")
+    assert py312.outcome == FAIL and checks(py312, FAIL) == {"python"}, text_of(py312)
+    assert judge(line, "2023-12-01", python="3.12", platform="linux").outcome == PASS
+    # Apple silicon before conda-forge's first osx-arm64 pytorch (1.8.0, 2021-03-08): no channel
+    # conda reads had one (conda-forge/miniforge#101, 2021-01-17, the existing platform fact);
+    # linux-aarch64 before 1.12.0 (2022-07-17): conda-forge had none, the default channels are not
+    # in the facts (unknown).
+    m1 = judge(line, "2021-01-17", python="3.8", platform="macos", arch="arm64")
+    assert m1.outcome == FAIL and checks(m1, FAIL) == {"platform"}, text_of(m1)
+    arm = judge(line, "2022-01-10", python="3.9", platform="linux", arch="aarch64")
+    assert arm.outcome == UNKNOWN and "first linux-aarch64 build came on 2022-07-17" in text_of(arm)
+    # Companions from their own feedstock's rows (conda-forge/torchvision-feedstock): torchvision
+    # for Linux and Python 3.7 was there by then; on linux-aarch64 it came on 2023-01-20 (0.14.0),
+    # half a year after pytorch (2022-07-17): PackagesNotFoundError before.
+    both = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.7",
+                 platform="linux")  # fmt: skip
+    assert both.outcome == PASS and "conda-forge has torchvision" in text_of(both), text_of(both)
+    arm_tv = judge("conda install -c conda-forge pytorch torchvision", "2022-10-01",
+                   python="3.9", platform="linux", arch="aarch64")  # fmt: skip
+    assert arm_tv.outcome == FAIL and checks(arm_tv, FAIL) == {"companion"}, text_of(arm_tv)
+    assert "first linux-aarch64 build came on 2023-01-20" in text_of(arm_tv)
+    # On Apple silicon the conda-forge rows decide (conda_coverage's unlisted platforms are the
+    # pytorch and nightly channels').
+    m1_tv = judge("conda install -c conda-forge pytorch torchvision", "2022-05-04", python="3.9",
+                  platform="macos", arch="arm64")  # fmt: skip
+    assert m1_tv.outcome == PASS and "conda-forge has torchvision" in text_of(m1_tv), text_of(m1_tv)
+    # torchaudio came to conda-forge with its feedstock (2024-10-13): PackagesNotFoundError before
+    # (as conda/conda#11054 and pytorch/audio#2562 saw on osx-arm64 and linux-aarch64), judged
+    # after; torchdata's conda-forge packages are not in the facts.
+    audio = "conda install -c conda-forge pytorch torchaudio"
+    early = judge(audio, "2022-05-04", python="3.9", platform="linux")
+    assert early.outcome == FAIL and checks(early, FAIL) == {"companion"}, text_of(early)
+    late = judge(audio, "2025-03-01", python="3.11", platform="linux")
+    assert late.outcome == PASS and "conda-forge has torchaudio" in text_of(late), text_of(late)
+    data = judge("conda install -c conda-forge pytorch torchdata", "2025-03-01", python="3.11",
+                 platform="linux")  # fmt: skip
+    assert data.outcome == UNKNOWN and checks(data, UNKNOWN) == {"companion"}, text_of(data)
+    # Windows rows before conda-forge's Windows builds merged (2025-01-14) are not used.
+    win = judge(line, "2021-05-01", python="3.8", platform="windows")
+    assert "conda_forge_builds" not in text_of(win), text_of(win)
+
+
+def test_conda_forge_s_aarch64_cuda_build_on_a_jetson_is_not_called_a_pass():
+    """https://github.com/conda-forge/pytorch-cpu-feedstock/issues/303 (2024-12-11, Jetson Orin,
+    linux-aarch64, Python 3.12): conda-forge's CUDA pytorch installed, then 'no kernel image' for
+    sm_87. The table names 2.5.1's CUDA 12.0/12.6 linux-aarch64 builds; whether conda takes one
+    (and its arch list) is not in the facts: unknown."""
+    result = judge("conda install -c conda-forge pytorch", "2024-12-11", python="3.12",
+                   platform="linux", arch="aarch64", gpu="NVIDIA Jetson Orin",
+                   capability="8.7")  # fmt: skip
+    assert result.outcome == UNKNOWN and result.torch == "2.5.1", text_of(result)
+    assert "CUDA 12.0, 12.6 builds for linux-aarch64" in text_of(result)

@@ -7,6 +7,7 @@ pytorch#138506), and whether the build runs on the host.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -23,6 +24,7 @@ from repro.compat.install_conda_cuda import (
     no_nvidia_channel,
     toolkit_only,
 )
+from repro.compat.install_conda_forge import check_conda_forge
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
 from repro.compat.install_runs import run_reasons
@@ -32,7 +34,56 @@ from repro.compat.sources import Host
 
 def check_conda(line, host_props, host, facts, extra) -> LineResult:
     """``line``'s conda install on ``host`` (see the module docstring); only the pytorch
-    channel's builds are in the facts, other channels are ``unknown``."""
+    channel's builds are in the facts, other channels are ``unknown``. A pass that rests on a
+    conda dimension the facts do not list (:func:`uncovered`) is ``unknown`` instead."""
+    result = _judge_conda(line, host_props, host, facts, extra)
+    if result.outcome != PASS:
+        return result
+    gap = uncovered(line.conda, host, extra)
+    if gap is None:
+        return result
+    return replace(result, prediction=combine([*result.prediction.reasons, gap]))
+
+
+def uncovered(conda, host: Host, extra: Facts) -> Reason | None:
+    """An ``unknown`` reason naming the conda dimension a would-be pass rests on that the facts
+    do not list (compat-extra ``conda_coverage``), or None. Three, each measured as the first-sight
+    precision of the engine's conda passes on the frozen install sets test3 ... test8
+    (/work/notes/issue-30-install10-conda.md): companions from the nightly channel
+    (``nightly_channels``: which companion nightlies a day held is not listed; the channel was
+    pruned), conda companions on the platforms whose companion packages
+    are not listed (``companion_platforms_unlisted``: Apple silicon, Linux aarch64), and companion
+    packages the facts hold nothing of (``companions_unlisted``: torchdata, torchtext)."""
+    table = extra.get("conda_coverage") or {}
+    fact = "compat-extra:conda_coverage"
+    names = {c.rstrip("/").rsplit("/", 1)[-1] for c in conda.channels}
+    if names == {"conda-forge"}:
+        return None  # its companions are judged from conda_forge_builds (install_conda_forge)
+    nightly = sorted(names & {str(c) for c in table.get("nightly_channels") or ()})
+    if nightly and conda.companions:
+        day = src.as_of(extra) or "today"
+        text = (
+            f"the facts do not cover the {nightly[0]} conda channel's {conda.companions[0]}"
+            f" packages on {day} (which companion nightlies it held that day, and for which "
+            "builds, is not listed)"
+        )
+        return Reason("companion", UNKNOWN, text, fact + ".nightly_channels")
+    unlisted = [c for c in conda.companions if c in (table.get("companions_unlisted") or ())]
+    if unlisted:
+        text = f"the facts do not cover {unlisted[0]}'s conda packages (builds, pins)"
+        return Reason("companion", UNKNOWN, text, fact + ".companions_unlisted")
+    platforms = [str(p) for p in table.get("companion_platforms_unlisted") or ()]
+    if conda.companions and host.wheel_platform in platforms:
+        text = (
+            f"the facts do not cover {conda.companions[0]}'s conda packages for "
+            f"{host.wheel_platform} (which releases each channel built there)"
+        )
+        return Reason("companion", UNKNOWN, text, fact + ".companion_platforms_unlisted")
+    return None
+
+
+def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
+    """:func:`check_conda` before the coverage check."""
     conda = line.conda
     assert conda is not None
     channel = facts.get("conda_channel", "name") or "pytorch"
@@ -64,6 +115,9 @@ def check_conda(line, host_props, host, facts, extra) -> LineResult:
         missing = _default_channels_missing(conda, host, extra)
         if missing is not None:
             return LineResult(line, host, None, None, combine([missing]))
+        forge = check_conda_forge(line, host_props, host, facts, extra)
+        if forge is not None:
+            return forge
         where = ", ".join(conda.channels) or "the default channels"
         text = f"{conda.tool} installs pytorch from {where}: only the pytorch channel's builds are in the facts"
         return LineResult(

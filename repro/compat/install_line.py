@@ -92,7 +92,7 @@ class Conda:
     cpu_only: bool
     nightly_package: bool = False
     mkl: str | None = None
-    #: torchvision/torchaudio packages the line names beside pytorch.
+    #: torchvision/torchaudio/torchdata/torchtext packages the line names beside pytorch.
     companions: tuple[str, ...] = ()
 
 
@@ -396,7 +396,7 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
             nightly_package = nightly_package or name == "pytorch-nightly"
         elif name == "mkl":
             mkl = version
-        elif name in ("torchvision", "torchaudio"):
+        elif name in ("torchvision", "torchaudio", "torchdata", "torchtext"):
             companions.append(name)
         elif name in ("cudatoolkit", "pytorch-cuda", "cuda-toolkit") and version:
             cuda = re.sub(r"^==|\.\*$", "", version)
