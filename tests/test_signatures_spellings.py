@@ -292,3 +292,21 @@ def test_torchruns_summary_exit_code_alone_stays_the_launchers_report() -> None:
 def test_the_word_segfault_denied_is_not_a_segfault() -> None:
     assert classify("It trains fine now, no segfault anymore.\n").name != "segfault"
     assert classify("This is not a segfault but a hang.\n").name != "segfault"
+
+
+def test_english_failure_words_inside_a_chinese_sentence_are_read() -> None:
+    # QwenLM/Qwen-VL#507: "Killed" written against the Chinese words around it (no space): the
+    # person's words say the host killed it (rule 7), read with ASCII word boundaries.
+    text = "[BUG] <title>训练到一段出现Killed\n训练到一段时间就出现Killed, 如下图\n"
+    result = classify(text)
+    assert result.name == "host_oom_killed_hint"
+    assert result.line_no == 1
+    # An ASCII word that merely contains it is still not the word.
+    assert classify("[BUG] 训练时出现Unkilledable\n").name != "host_oom_killed_hint"
+
+
+def test_rocblas_library_errors_no_row_names_are_a_rocm_runtime_error() -> None:
+    # ROCm/rocBLAS#1331: the person's one line, no row's spelling; coarse family named (item 3).
+    result = classify("ROCm Version: 5.5.1\nError: TensileLibrary.dat not found\n")
+    assert result.name == UNKNOWN
+    assert result.coarse == "a ROCm runtime error"
