@@ -167,6 +167,19 @@ SPELLINGS = [
         "    PyTorch no longer supports this GPU because it is too old.",
         "https://github.com/pytorch/pytorch/issues/6515",
     ),
+    # The kernel's OOM killer before Linux 5.x (mm/oom_kill.c), as dmesg -T printed it.
+    (
+        "host_oom_killed_hint",
+        "[Thu Mar 14 01:57:54 2019] Out of memory: Kill process 89746 (python) score 1031 or"
+        " sacrifice child",
+        "https://github.com/intel/platform-resource-manager/issues/42",
+    ),
+    (
+        "host_oom_killed_hint",
+        "[Thu Mar 14 01:57:54 2019] Killed process 89879 (python) total-vm:146328kB,"
+        " anon-rss:0kB, file-rss:1824kB, shmem-rss:0kB",
+        "https://github.com/intel/platform-resource-manager/issues/42",
+    ),
     # The statement that raises the DataLoader's error, quoted as a title.
     (
         "dataloader_worker_killed",
