@@ -323,3 +323,20 @@ def test_rocblas_library_errors_no_row_names_are_a_rocm_runtime_error() -> None:
     result = classify("ROCm Version: 5.5.1\nError: TensileLibrary.dat not found\n")
     assert result.name == UNKNOWN
     assert result.coarse == "a ROCm runtime error"
+
+
+def test_a_torch_compile_error_no_row_reads_names_its_coarse_family() -> None:
+    # FoundationVision/Infinity#31 (studied test4, labelled unknown): Dynamo's wrapper around a
+    # triton version mismatch; unknown, but said to be torch.compile's (item 3).
+    text = (
+        "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'"
+        " (/opt/conda/lib/python3.10/site-packages/triton/compiler/compiler.py)\n"
+    )
+    result = classify(text)
+    assert result.name == UNKNOWN
+    assert result.coarse == "a torch.compile (Dynamo/Inductor) error"
+    # A CUDA error inside it keeps the more specific coarse family, listed first.
+    cuda = "torch._dynamo.exc.TorchRuntimeError: CUDA error: unspecified launch failure\n"
+    assert classify(cuda).coarse == "a CUDA error"

@@ -371,6 +371,15 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
             re.MULTILINE,
         ),
     ),
+    (
+        # torch.compile's own exceptions (torch/_dynamo/exc.py, torch/_inductor/exc.py): Dynamo's
+        # BackendCompilerFailed / Unsupported / TorchRuntimeError, Inductor's errors, when no row
+        # reads the error inside them (a triton version mismatch: FoundationVision/Infinity#31,
+        # studied test4; issue 30, round ten, item 3).
+        "a torch.compile (Dynamo/Inductor) error",
+        ("torch._dynamo.exc.", "torch._inductor.exc.", "BackendCompilerFailed"),
+        re.compile(r"torch\._(?:dynamo|inductor)\.exc\.\w+|BackendCompilerFailed: "),
+    ),
 )
 
 
