@@ -201,8 +201,8 @@ def first_meaningful_line(text: str) -> str:
 def coarse_family(text: str) -> str:
     """The coarse family a failure no row names still shows (issue 30, item 3): ``"a ROCm
     runtime error"``, ``"a CUDA error"``, ``"an NCCL error"``, ``"a process killed by signal 7
-    (SIGBUS)"``, ``"a C++ abort"``, ``"a compiler error"``, ``"a hang (a pasted stack no row
-    reads)"``; ``""`` when it shows none."""
+    (SIGBUS)"``, ``"a C++ abort"``, ``"a torch.compile (Dynamo/Inductor) error"``, ``"a
+    compiler error"``, ``"a hang (a pasted stack no row reads)"``; ``""`` when it shows none."""
     scanner = _scan_text(text)
     return scanner._issue30.coarse(_is_compiler(scanner._compiler_error))
 

@@ -156,6 +156,13 @@ _DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+#: Rule 7's words are English words in any script: in Chinese or Japanese text they touch the
+#: characters around them ("训练到一段时间就出现Killed", QwenLM/Qwen-VL#507), where Unicode's
+#: ``\b`` finds no word boundary; ASCII's does (issue 30, round ten).
+_DESCRIBED_FAILURE = tuple(
+    (kind, re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII))
+    for kind, pattern in _DESCRIBED_FAILURE
+)
 #: The described kinds a row names (rule 7): a process the person says was killed, with no line
 #: of the log showing why, is the host's OOM killer's SIGKILL, as the shell's bare "Killed" is
 #: (mkocabas/VIBE#83, MIC-DKFZ/nnUNet#469, danijar/dreamerv3#203 in the studied sets;
@@ -322,11 +329,19 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
             "amdgpu",
             "/dev/kfd",
             "Tensile host",
+            "TensileLibrary",
+            "No paths matched",
+            "rocblaslt",
+            "hipBLASLt error",
         ),  # fmt: skip
         re.compile(
             r"HSA_STATUS_|hipError\w+|HIP error|hipBLAS|HIPBLAS_STATUS|rocBLAS error|rocblas_status"
             r"|MIOpen(?:\(HIP\))?:? ?Error|rocdevice\.cpp|\bamdgpu\b|/dev/kfd"
             r"|Could not initialize Tensile host"
+            # rocBLAS's and hipBLASLt's kernel libraries missing for the GPU (tensile_host.cpp;
+            # issue 30, round ten): a library file not found, no code object for the gfx target.
+            r"|TensileLibrary\S* not found|(?:rocBLAS|rocblaslt) warning: No paths matched"
+            r"|hipBLASLt error|rocblaslt error"
         ),
     ),
     (
@@ -386,6 +401,15 @@ _COARSE: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
             r"|std::(?:runtime_error|logic_error|bad_alloc|system_error)",
             re.MULTILINE,
         ),
+    ),
+    (
+        # torch.compile's own exceptions (torch/_dynamo/exc.py, torch/_inductor/exc.py): Dynamo's
+        # BackendCompilerFailed / Unsupported / TorchRuntimeError, Inductor's errors, when no row
+        # reads the error inside them (a triton version mismatch: FoundationVision/Infinity#31,
+        # studied test4; issue 30, round ten, item 3).
+        "a torch.compile (Dynamo/Inductor) error",
+        ("torch._dynamo.exc.", "torch._inductor.exc.", "BackendCompilerFailed"),
+        re.compile(r"torch\._(?:dynamo|inductor)\.exc\.\w+|BackendCompilerFailed: "),
     ),
 )
 
