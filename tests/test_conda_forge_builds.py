@@ -6,19 +6,14 @@ agrees with what the recorded snapshots say."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 from repro.compat.facts import extra_facts
+from scripts import conda_forge_builds as builds
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "conda-forge"
-_spec = importlib.util.spec_from_file_location(
-    "conda_forge_builds", ROOT / "scripts" / "conda_forge_builds.py"
-)
-builds = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(builds)
 
 
 def snapshots() -> list[dict]:

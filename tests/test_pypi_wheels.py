@@ -1,4 +1,4 @@
-"""benchmarks/pypi_wheels.py over a recorded input: PyPI's JSON for a few releases of torch,
+"""scripts/pypi_wheels.py over a recorded input: PyPI's JSON for a few releases of torch,
 torchvision and torchaudio (tests/fixtures/pypi-json/, read 2026-11-27 from
 https://pypi.org/pypi/<name>/json and trimmed), and the facts repro check uses agree with it."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import pypi_wheels
 from repro.compat.facts import Facts, default_facts, extra_facts
+from scripts import pypi_wheels
 
 RECORDED = Path(__file__).parent / "fixtures" / "pypi-json"
 

@@ -6,8 +6,8 @@ of every release with its ``filename``, ``upload_time``, ``yanked``, ``requires_
 ``packagetype``), saved as ``DIR/<name>.json``:
 
     curl -sS -o DIR/torch.json https://pypi.org/pypi/torch/json      # likewise torchvision, torchaudio
-    python benchmarks/pypi_wheels.py check DIR        # the facts against PyPI; exit 1 on a difference
-    python benchmarks/pypi_wheels.py companions DIR   # compat-extra companion_pypi_wheels as YAML
+    python scripts/pypi_wheels.py check DIR        # the facts against PyPI; exit 1 on a difference
+    python scripts/pypi_wheels.py companions DIR   # compat-extra companion_pypi_wheels as YAML
 
 What it derives (the facts it checks, all in repro/data):
 
