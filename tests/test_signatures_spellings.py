@@ -186,6 +186,42 @@ SPELLINGS = [
         "raise RuntimeError('DataLoader worker (pid(s) {}) exited unexpectedly'.format(pids_str))",
         "https://github.com/crane-papercode/3DMedPT/issues/10",
     ),
+    # Round eleven. NCCL >= 2.13's ncclGetErrorString texts as vLLM's pynccl raises them, with no
+    # "NCCL error in:" and no enum name (NVIDIA/nccl src/init.cc).
+    (
+        "nccl_init_failure",
+        "RuntimeError: NCCL error: internal error - please report this issue to the NCCL"
+        " developers",
+        "https://github.com/NVIDIA/nccl/issues/1591",
+    ),
+    (
+        "nccl_init_failure",
+        "(VllmWorkerProcess pid=1775) ERROR 09-23 10:49:22 multiproc_worker_utils.py:226]"
+        " Exception in worker VllmWorkerProcess while processing method init_device: NCCL error:"
+        " internal error - please report this issue to the NCCL developers, Traceback (most"
+        " recent call last):",
+        "https://github.com/vllm-project/vllm/issues/8691",
+    ),
+    # nvidia-smi's report of a driver whose kernel module is not loaded (NVML_ERROR_DRIVER_NOT_LOADED),
+    # also with the apostrophe retyped.
+    (
+        "no_nvidia_driver",
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure"
+        " that the latest NVIDIA driver is installed and running.",
+        "https://github.com/pytorch/pytorch/issues/67991",
+    ),
+    (
+        "no_nvidia_driver",
+        "NVIDIA-SMI has failed because it couldn‘t communicate with the NVIDIA driver.",
+        "https://github.com/qixuema/envs/issues/4",
+    ),
+    # HIP's hipError_t name under torch >= 2.8's message on ROCm (the message line cut or wrapped).
+    (
+        "cuda_illegal_memory_access",
+        "Search for `hipErrorIllegalAddress' in https://rocm.docs.amd.com/projects/HIP/en/latest/"
+        "index.html for more information.",
+        "https://github.com/ROCm/legacy-rocm-build/issues/5742",
+    ),
 ]
 
 
@@ -340,3 +376,31 @@ def test_a_torch_compile_error_no_row_reads_names_its_coarse_family() -> None:
     # A CUDA error inside it keeps the more specific coarse family, listed first.
     cuda = "torch._dynamo.exc.TorchRuntimeError: CUDA error: unspecified launch failure\n"
     assert classify(cuda).coarse == "a CUDA error"
+
+
+def test_a_pasted_nvidia_smi_failure_outranks_the_cuda_error_it_explains() -> None:
+    # pytorch/pytorch#67991: nvidia-smi cannot reach the driver, then torch finds no GPU (a line
+    # no row reads): the driver's row names it, on nvidia-smi's line.
+    text = (
+        "$ nvidia-smi\n"
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure"
+        " that the latest NVIDIA driver is installed and running.\n"
+        'File "/home/ubuntu/.local/lib/python3.9/site-packages/torch/cuda/__init__.py", line 214,'
+        " in _lazy_init\n"
+        "    torch._C._cuda_init()\n"
+        "RuntimeError: No CUDA GPUs are available\n"
+    )
+    result = classify(text)
+    assert result.name == "no_nvidia_driver"
+    assert result.line_no == 2
+
+
+def test_hips_own_trace_of_a_return_value_is_not_the_error() -> None:
+    # AMD_LOG_LEVEL=3 traces every HIP call's return ("hipMemGetInfo: Returned
+    # hipErrorInvalidValue", vllm-project/vllm#3122); a call returning the illegal-address error
+    # there is the trace, not torch's raised error.
+    trace = (
+        ":3:hip_memory.cpp           :777 : 3852921767 us: [pid:9     tid:0x7fcd5fa0c4c0]"
+        " hipMemcpy: Returned hipErrorIllegalAddress :\n"
+    )
+    assert classify(trace).name != "cuda_illegal_memory_access"

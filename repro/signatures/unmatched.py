@@ -28,9 +28,16 @@ _STACK_DUMP = re.compile(
     r"#\d+[ \t]+(?:0x[0-9a-fA-F]+ in )?\S"
     r"|Thread \d+ \(Thread 0x[0-9a-fA-F]+"
     r"|Thread (?:0x)?[0-9a-fA-F]+ \((?:idle|active)\b"
-    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt|info cuda (?:kernels|threads))"
+    r"|\(\w*-?gdb\) (?:bt|backtrace|where|thread apply all|py-bt|info threads"
+    r"|info cuda (?:kernels|threads))"
+    # gdb's "info threads" rows ("* 1    Thread 0x7fc73ac5d700 (LWP 52422) ...", the gdb manual's
+    # "Debugging Programs with Multiple Threads"; pytorch/pytorch#75147), issue 30, round eleven
+    r"|[* ][ \t]+\d+[ \t]+Thread 0x[0-9a-fA-F]+ \(LWP \d+\)"
     r"|\[Switching focus to CUDA kernel"  # cuda-gdb attached to a live kernel (issue 30, round 8)
     r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):"
+    # faulthandler's header for one thread, gdb py-bt's (CPython Python/traceback.c,
+    # Tools/gdb/libpython.py): a Python traceback says "most recent call last"
+    r"|(?:Stack|Traceback) \(most recent call first\):"
     r"|Attaching to process \d+"  # gdb -p: a debugger attached to a live (stuck) process
     r"|\^C"
     r"|KeyboardInterrupt\s*$)",
