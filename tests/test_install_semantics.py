@@ -1862,3 +1862,58 @@ def test_conda_forge_s_aarch64_cuda_build_on_a_jetson_is_not_called_a_pass():
                    capability="8.7")  # fmt: skip
     assert result.outcome == UNKNOWN and result.torch == "2.5.1", text_of(result)
     assert "CUDA 12.0, 12.6 builds for linux-aarch64" in text_of(result)
+
+
+# ------------------------------------------------------------------------------------------
+# Round eleven (issue 30, kinds): the import failures whose cause is the host, not the line.
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/6607 (CentOS 6.7, glibc 2.12, conda 0.3.1:
+        # "version `GLIBC_2.17' not found (required by .../torch/_C...so)")
+        ("conda install pytorch torchvision -c pytorch", "2018-04-14", "3.6"),
+        # https://github.com/pytorch/pytorch/issues/26467 (RHEL 6.4: "GLIBC_2.14 not found")
+        ("conda install pytorch torchvision cudatoolkit=10.0 -c pytorch", "2019-09-19", "3.7"),
+        # https://github.com/pytorch/pytorch/issues/14274 (CentOS 6.8, glibc 2.12, "pytorch 1.0"
+        # on 2018-11-21, a preview: the day here is after 1.0.0's release)
+        ("pip install torch==1.0.0", "2019-01-15", "3.6"),
+        # https://github.com/pytorch/pytorch/issues/43758 (pip in a virtualenv: libgomp needs
+        # GLIBC_2.14); the same from a download.pytorch.org index (linux_x86_64 tags)
+        ("pip install torch", "2020-08-28", "3.7"),
+        (
+            "pip install torch==1.8.1+cu111 -f https://download.pytorch.org/whl/torch_stable.html",
+            "2021-05-01",
+            "3.8",
+        ),
+    ],
+)
+def test_pytorch_s_linux_binaries_fail_at_import_below_glibc_2_17(line, day, python):
+    """compat-extra linux_glibc_floor: the get-started page's "glibc >= v2.17"; soumith on
+    pytorch/pytorch#14274: "Our binaries do not support centos 6 since 0.4.1 and going forward".
+    pip (manylinux1 / linux_x86_64 tags) and conda install them; `import torch` fails."""
+    old = judge(line, day, python=python, platform="linux", glibc="2.12")
+    assert old.outcome == FAIL and checks(old, FAIL) == {"runs"}, text_of(old)
+    assert "glibc is 2.12" in text_of(old) and old.installs is not False, text_of(old)
+    assert old.summary == "installs but will not run"
+    # glibc 2.17 (CentOS 7) runs them; a host whose glibc is unknown is judged as before.
+    for host in ({"glibc": "2.17"}, {}):
+        other = judge(line, day, python=python, platform="linux", **host)
+        assert "linux_glibc_floor" not in json.dumps([r.fact for r in other.prediction.reasons])
+
+
+def test_the_glibc_floor_starts_where_its_sources_do():
+    """Before 0.4.1 only the pytorch channel's conda packages are known to need glibc 2.17
+    (pytorch/pytorch#6607, 0.3.1); a 0.3.1 wheel, conda-forge's builds and other platforms are
+    not judged by it."""
+    old = {"platform": "linux", "glibc": "2.12"}
+    for line, day, python in (
+        ("pip install torch==0.3.1", "2018-04-14", "3.6"),
+        ("conda install -c conda-forge pytorch", "2022-05-04", "3.9"),
+    ):
+        result = judge(line, day, python=python, **old)
+        facts = [r.fact for r in result.prediction.reasons]
+        assert "compat-extra:linux_glibc_floor" not in facts, text_of(result)
+    win = judge("pip install torch==1.0.0", "2018-11-21", python="3.6", platform="windows")
+    assert "compat-extra:linux_glibc_floor" not in [r.fact for r in win.prediction.reasons]

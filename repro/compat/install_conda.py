@@ -27,7 +27,7 @@ from repro.compat.install_conda_cuda import (
 from repro.compat.install_conda_forge import check_conda_forge
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
-from repro.compat.install_runs import run_reasons
+from repro.compat.install_runs import glibc_import_reasons, run_reasons
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import Host
 
@@ -221,6 +221,7 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
             )
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
         reasons += _mkl_break(conda, release, host, extra)
+        reasons += glibc_import_reasons(str(release), host, extra, conda=True)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
     unlinked = no_nvidia_channel(line, host_props, host, facts, extra, releases[-1], python_reason)
     if unlinked is not None:
@@ -274,6 +275,7 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
     ]
     reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
     reasons += _mkl_break(conda, release, host, extra)
+    reasons += glibc_import_reasons(str(release), host, extra, conda=True)
     prediction = combine(reasons)
     fix = None
     if prediction.outcome == FAIL:
