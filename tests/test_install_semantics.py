@@ -1917,3 +1917,48 @@ def test_the_glibc_floor_starts_where_its_sources_do():
         assert "compat-extra:linux_glibc_floor" not in facts, text_of(result)
     win = judge("pip install torch==1.0.0", "2018-11-21", python="3.6", platform="windows")
     assert "compat-extra:linux_glibc_floor" not in [r.fact for r in win.prediction.reasons]
+
+
+GT710 = {"gpu": "GeForce GT 710", "capability": "3.5", "driver": "446.14"}
+
+
+def test_windows_builds_from_1_4_have_no_sm_35_kernels():
+    """windows_arch_floor: pytorch/builder b3543d0d ("Kick out cuda arch 3.5 for Windows (#386)",
+    2019-11-27) made 3.7+PTX the lowest entry of the Windows wheels' and conda packages' lists.
+    https://github.com/pytorch/pytorch/issues/40430: `conda install pytorch torchvision
+    cudatoolkit=10.2 -c pytorch` on Windows 10, GeForce GT 710, driver 446.14 -> "no kernel
+    image is available for execution on the device"."""
+    win = {"python": "3.8", "platform": "windows", **GT710}
+    line = "conda install pytorch torchvision cudatoolkit=10.2 -c pytorch"
+    result = judge(line, "2020-06-23", **win)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"kernel_image"}, text_of(result)
+    assert "windows_arch_floor" in json.dumps([r.fact for r in result.prediction.reasons])
+    # The Linux package of the same release keeps sm_35 (conda_arch_lists); a K80 (3.7) runs
+    # the Windows one.
+    linux = judge(line, "2020-06-23", **{**win, "platform": "linux"})
+    assert linux.outcome == PASS, text_of(linux)
+    k80 = judge(line, "2020-06-23", **{**win, "gpu": "Tesla K80", "capability": "3.7"})
+    assert k80.outcome == PASS, text_of(k80)
+    # The pip wheel's own list (builder_wheel_arches) already starts at sm_37 on both platforms.
+    pip = "pip install torch==1.5.1+cu102 -f https://download.pytorch.org/whl/torch_stable.html"
+    assert judge(pip, "2020-06-23", **win).outcome == FAIL
+    # Before 1.4.0 the Windows builds had sm_35 (3.5;5.0+PTX;...).
+    old = judge(
+        "conda install pytorch=1.3.1 cudatoolkit=10.1 -c pytorch",
+        "2019-11-20",
+        **{**win, "python": "3.7"},
+    )
+    assert "windows_arch_floor" not in json.dumps([r.fact for r in old.prediction.reasons])
+    assert checks(old, FAIL) == set(), text_of(old)
+
+
+def test_windows_arch_drops_only_entries_below_sm_37():
+    from repro.compat.facts import default_facts
+    from repro.compat.predictions import windows_arch
+
+    facts = default_facts()
+    entries = ["sm_35", "compute_35", "sm_37", "sm_50", "sm_90a", "compute_90"]
+    assert windows_arch(facts, "1.5.1", entries) == entries[2:]
+    assert windows_arch(facts, "2.4.0+cu118", entries) == entries[2:]
+    assert windows_arch(facts, "1.3.1", entries) == entries
+    assert windows_arch(facts, None, entries) == entries

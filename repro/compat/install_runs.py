@@ -15,7 +15,7 @@ from repro.compat import check as build_check
 from repro.compat import install_xpu
 from repro.compat import sources as src
 from repro.compat.facts import Facts
-from repro.compat.predictions import gpus_of, key_for_release, predict
+from repro.compat.predictions import gpus_of, key_for_release, predict, windows_arch
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host
 
@@ -131,6 +131,12 @@ def run_reasons(
         )
         return reasons
     variant = {property_names.VARIANT_RUNTIME: runtime, property_names.VARIANT_TORCH: torch}
+    if arch_list and host.platform == "windows":
+        # A conda package's own list is its Linux build's (conda_arch_lists): the Windows
+        # package of the release has no kernel below sm_37 from 1.4.0 (windows_arch_floor).
+        kept = windows_arch(facts, torch, arch_list)
+        if len(kept) != len(arch_list):
+            arch_list, fact_label = kept, f"{fact_label or 'arch_list'}, windows_arch_floor"
     if arch_list:
         variant[property_names.RUNTIME_ARCH_LIST] = ",".join(arch_list)
     # The platform the line is judged for (--platform, a conda line's Windows channels), not the
