@@ -1962,3 +1962,31 @@ def test_windows_arch_drops_only_entries_below_sm_37():
     assert windows_arch(facts, "2.4.0+cu118", entries) == entries[2:]
     assert windows_arch(facts, "1.3.1", entries) == entries
     assert windows_arch(facts, None, entries) == entries
+
+
+def test_aarch64_wheels_that_stop_with_sigill_on_armv8_0_are_unknown_not_a_pass():
+    """compat-extra aarch64.armv8_0_sigill. https://github.com/pytorch/pytorch/issues/132032
+    (Raspberry Pi 4, `pip install torch==2.4.0`: SIGILL on the LSE instruction ldaddal in
+    libarm_compute; 2.3.1 works) and https://github.com/pytorch/pytorch/issues/97226 (Raspberry
+    Pi 4: the cpu index's 2.0.0 stops with 'Illegal instruction'; the manylinux2014 wheel from
+    https://download.pytorch.org/whl/torch-2.0.0-cp310-cp310-manylinux2014_aarch64.whl works)."""
+    pi = {"platform": "linux", "arch": "aarch64"}
+    for line, day, python in (
+        ("pip install torch==2.4.0", "2024-07-29", "3.9"),
+        (
+            "pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cpu",
+            "2023-03-21",
+            "3.10",
+        ),
+    ):
+        result = judge(line, day, python=python, **pi)
+        assert result.outcome == UNKNOWN, text_of(result)
+        assert "ARMv8.0" in text_of(result) and checks(result, UNKNOWN) == {"runs"}
+    # 2.3.1 runs there; 2.0.0 from PyPI is not reported; x86_64 is not concerned.
+    for line, day, host in (
+        ("pip install torch==2.3.1", "2024-07-29", pi),
+        ("pip install torch==2.0.0", "2023-03-21", pi),
+        ("pip install torch==2.4.0", "2024-07-29", {"platform": "linux"}),
+    ):
+        result = judge(line, day, python="3.10", **host)
+        assert result.outcome == PASS, text_of(result)
