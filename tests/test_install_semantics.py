@@ -1990,3 +1990,35 @@ def test_aarch64_wheels_that_stop_with_sigill_on_armv8_0_are_unknown_not_a_pass(
     ):
         result = judge(line, day, python="3.10", **host)
         assert result.outcome == PASS, text_of(result)
+
+
+def test_mamba_takes_the_cpu_build_beside_cudatoolkit_for_1_8_to_1_11():
+    """compat-extra conda_mamba_cpu_variant. https://github.com/mamba-org/mamba/issues/1617
+    (mamba 0.22.1: `mamba install pytorch torchvision torchaudio cudatoolkit=11.3 -c pytorch`
+    plans the CPU build) and https://github.com/mamba-org/mamba/issues/1349 (pytorch=1.8.1 with
+    cudatoolkit=10.2 from the pytorch channel -> py3.9_cpu_0; still so for 1.10.2)."""
+    gpu = {"python": "3.9", "platform": "linux", "gpu": "NVIDIA GPU"}
+    for line, day in (
+        ("mamba install pytorch torchvision torchaudio cudatoolkit=11.3 -c pytorch", "2022-04-09"),
+        ("micromamba install pytorch=1.8.1 cudatoolkit=10.2 -c pytorch", "2021-12-14"),
+    ):
+        result = judge(line, day, **gpu)
+        assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+        assert result.runtime == "cpu" and result.fix.startswith("conda install pytorch==")
+        # conda itself takes the CUDA build.
+        plain = judge(line.replace("micromamba", "conda").replace("mamba", "conda"), day, **gpu)
+        assert plain.outcome == PASS, text_of(plain)
+    # pytorch-cuda (1.13 on), cpuonly and releases outside 1.8-1.11 are judged as before:
+    # https://github.com/mamba-org/mamba/issues/3294's line ran.
+    for line, day, host in (
+        (
+            "mamba install pytorch==2.3.0 pytorch-cuda=12.1 -c pytorch -c nvidia",
+            "2024-04-30",
+            {**gpu, "platform": "windows", "python": "3.11"},
+        ),
+        ("mamba install pytorch=1.7.1 cudatoolkit=10.2 -c pytorch", "2021-02-01", gpu),
+    ):
+        result = judge(line, day, **host)
+        assert "compat-extra:conda_mamba_cpu_variant" not in [
+            r.fact for r in result.prediction.reasons
+        ], text_of(result)
