@@ -1862,3 +1862,163 @@ def test_conda_forge_s_aarch64_cuda_build_on_a_jetson_is_not_called_a_pass():
                    capability="8.7")  # fmt: skip
     assert result.outcome == UNKNOWN and result.torch == "2.5.1", text_of(result)
     assert "CUDA 12.0, 12.6 builds for linux-aarch64" in text_of(result)
+
+
+# ------------------------------------------------------------------------------------------
+# Round eleven (issue 30, kinds): the import failures whose cause is the host, not the line.
+
+
+@pytest.mark.parametrize(
+    ("line", "day", "python"),
+    [
+        # https://github.com/pytorch/pytorch/issues/6607 (CentOS 6.7, glibc 2.12, conda 0.3.1:
+        # "version `GLIBC_2.17' not found (required by .../torch/_C...so)")
+        ("conda install pytorch torchvision -c pytorch", "2018-04-14", "3.6"),
+        # https://github.com/pytorch/pytorch/issues/26467 (RHEL 6.4: "GLIBC_2.14 not found")
+        ("conda install pytorch torchvision cudatoolkit=10.0 -c pytorch", "2019-09-19", "3.7"),
+        # https://github.com/pytorch/pytorch/issues/14274 (CentOS 6.8, glibc 2.12, "pytorch 1.0"
+        # on 2018-11-21, a preview: the day here is after 1.0.0's release)
+        ("pip install torch==1.0.0", "2019-01-15", "3.6"),
+        # https://github.com/pytorch/pytorch/issues/43758 (pip in a virtualenv: libgomp needs
+        # GLIBC_2.14); the same from a download.pytorch.org index (linux_x86_64 tags)
+        ("pip install torch", "2020-08-28", "3.7"),
+        (
+            "pip install torch==1.8.1+cu111 -f https://download.pytorch.org/whl/torch_stable.html",
+            "2021-05-01",
+            "3.8",
+        ),
+    ],
+)
+def test_pytorch_s_linux_binaries_fail_at_import_below_glibc_2_17(line, day, python):
+    """compat-extra linux_glibc_floor: the get-started page's "glibc >= v2.17"; soumith on
+    pytorch/pytorch#14274: "Our binaries do not support centos 6 since 0.4.1 and going forward".
+    pip (manylinux1 / linux_x86_64 tags) and conda install them; `import torch` fails."""
+    old = judge(line, day, python=python, platform="linux", glibc="2.12")
+    assert old.outcome == FAIL and checks(old, FAIL) == {"runs"}, text_of(old)
+    assert "glibc is 2.12" in text_of(old) and old.installs is not False, text_of(old)
+    assert old.summary == "installs but will not run"
+    # glibc 2.17 (CentOS 7) runs them; a host whose glibc is unknown is judged as before.
+    for host in ({"glibc": "2.17"}, {}):
+        other = judge(line, day, python=python, platform="linux", **host)
+        assert "linux_glibc_floor" not in json.dumps([r.fact for r in other.prediction.reasons])
+
+
+def test_the_glibc_floor_starts_where_its_sources_do():
+    """Before 0.4.1 only the pytorch channel's conda packages are known to need glibc 2.17
+    (pytorch/pytorch#6607, 0.3.1); a 0.3.1 wheel, conda-forge's builds and other platforms are
+    not judged by it."""
+    old = {"platform": "linux", "glibc": "2.12"}
+    for line, day, python in (
+        ("pip install torch==0.3.1", "2018-04-14", "3.6"),
+        ("conda install -c conda-forge pytorch", "2022-05-04", "3.9"),
+    ):
+        result = judge(line, day, python=python, **old)
+        facts = [r.fact for r in result.prediction.reasons]
+        assert "compat-extra:linux_glibc_floor" not in facts, text_of(result)
+    win = judge("pip install torch==1.0.0", "2018-11-21", python="3.6", platform="windows")
+    assert "compat-extra:linux_glibc_floor" not in [r.fact for r in win.prediction.reasons]
+
+
+GT710 = {"gpu": "GeForce GT 710", "capability": "3.5", "driver": "446.14"}
+
+
+def test_windows_builds_from_1_4_have_no_sm_35_kernels():
+    """windows_arch_floor: pytorch/builder b3543d0d ("Kick out cuda arch 3.5 for Windows (#386)",
+    2019-11-27) made 3.7+PTX the lowest entry of the Windows wheels' and conda packages' lists.
+    https://github.com/pytorch/pytorch/issues/40430: `conda install pytorch torchvision
+    cudatoolkit=10.2 -c pytorch` on Windows 10, GeForce GT 710, driver 446.14 -> "no kernel
+    image is available for execution on the device"."""
+    win = {"python": "3.8", "platform": "windows", **GT710}
+    line = "conda install pytorch torchvision cudatoolkit=10.2 -c pytorch"
+    result = judge(line, "2020-06-23", **win)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"kernel_image"}, text_of(result)
+    assert "windows_arch_floor" in json.dumps([r.fact for r in result.prediction.reasons])
+    # The Linux package of the same release keeps sm_35 (conda_arch_lists); a K80 (3.7) runs
+    # the Windows one.
+    linux = judge(line, "2020-06-23", **{**win, "platform": "linux"})
+    assert linux.outcome == PASS, text_of(linux)
+    k80 = judge(line, "2020-06-23", **{**win, "gpu": "Tesla K80", "capability": "3.7"})
+    assert k80.outcome == PASS, text_of(k80)
+    # The pip wheel's own list (builder_wheel_arches) already starts at sm_37 on both platforms.
+    pip = "pip install torch==1.5.1+cu102 -f https://download.pytorch.org/whl/torch_stable.html"
+    assert judge(pip, "2020-06-23", **win).outcome == FAIL
+    # Before 1.4.0 the Windows builds had sm_35 (3.5;5.0+PTX;...).
+    old = judge(
+        "conda install pytorch=1.3.1 cudatoolkit=10.1 -c pytorch",
+        "2019-11-20",
+        **{**win, "python": "3.7"},
+    )
+    assert "windows_arch_floor" not in json.dumps([r.fact for r in old.prediction.reasons])
+    assert checks(old, FAIL) == set(), text_of(old)
+
+
+def test_windows_arch_drops_only_entries_below_sm_37():
+    from repro.compat.facts import default_facts
+    from repro.compat.predictions import windows_arch
+
+    facts = default_facts()
+    entries = ["sm_35", "compute_35", "sm_37", "sm_50", "sm_90a", "compute_90"]
+    assert windows_arch(facts, "1.5.1", entries) == entries[2:]
+    assert windows_arch(facts, "2.4.0+cu118", entries) == entries[2:]
+    assert windows_arch(facts, "1.3.1", entries) == entries
+    assert windows_arch(facts, None, entries) == entries
+
+
+def test_aarch64_wheels_that_stop_with_sigill_on_armv8_0_are_unknown_not_a_pass():
+    """compat-extra aarch64.armv8_0_sigill. https://github.com/pytorch/pytorch/issues/132032
+    (Raspberry Pi 4, `pip install torch==2.4.0`: SIGILL on the LSE instruction ldaddal in
+    libarm_compute; 2.3.1 works) and https://github.com/pytorch/pytorch/issues/97226 (Raspberry
+    Pi 4: the cpu index's 2.0.0 stops with 'Illegal instruction'; the manylinux2014 wheel from
+    https://download.pytorch.org/whl/torch-2.0.0-cp310-cp310-manylinux2014_aarch64.whl works)."""
+    pi = {"platform": "linux", "arch": "aarch64"}
+    for line, day, python in (
+        ("pip install torch==2.4.0", "2024-07-29", "3.9"),
+        (
+            "pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cpu",
+            "2023-03-21",
+            "3.10",
+        ),
+    ):
+        result = judge(line, day, python=python, **pi)
+        assert result.outcome == UNKNOWN, text_of(result)
+        assert "ARMv8.0" in text_of(result) and checks(result, UNKNOWN) == {"runs"}
+    # 2.3.1 runs there; 2.0.0 from PyPI is not reported; x86_64 is not concerned.
+    for line, day, host in (
+        ("pip install torch==2.3.1", "2024-07-29", pi),
+        ("pip install torch==2.0.0", "2023-03-21", pi),
+        ("pip install torch==2.4.0", "2024-07-29", {"platform": "linux"}),
+    ):
+        result = judge(line, day, python="3.10", **host)
+        assert result.outcome == PASS, text_of(result)
+
+
+def test_mamba_takes_the_cpu_build_beside_cudatoolkit_for_1_8_to_1_11():
+    """compat-extra conda_mamba_cpu_variant. https://github.com/mamba-org/mamba/issues/1617
+    (mamba 0.22.1: `mamba install pytorch torchvision torchaudio cudatoolkit=11.3 -c pytorch`
+    plans the CPU build) and https://github.com/mamba-org/mamba/issues/1349 (pytorch=1.8.1 with
+    cudatoolkit=10.2 from the pytorch channel -> py3.9_cpu_0; still so for 1.10.2)."""
+    gpu = {"python": "3.9", "platform": "linux", "gpu": "NVIDIA GPU"}
+    for line, day in (
+        ("mamba install pytorch torchvision torchaudio cudatoolkit=11.3 -c pytorch", "2022-04-09"),
+        ("micromamba install pytorch=1.8.1 cudatoolkit=10.2 -c pytorch", "2021-12-14"),
+    ):
+        result = judge(line, day, **gpu)
+        assert result.outcome == FAIL and checks(result, FAIL) == {"accelerator"}, text_of(result)
+        assert result.runtime == "cpu" and result.fix.startswith("conda install pytorch==")
+        # conda itself takes the CUDA build.
+        plain = judge(line.replace("micromamba", "conda").replace("mamba", "conda"), day, **gpu)
+        assert plain.outcome == PASS, text_of(plain)
+    # pytorch-cuda (1.13 on), cpuonly and releases outside 1.8-1.11 are judged as before:
+    # https://github.com/mamba-org/mamba/issues/3294's line ran.
+    for line, day, host in (
+        (
+            "mamba install pytorch==2.3.0 pytorch-cuda=12.1 -c pytorch -c nvidia",
+            "2024-04-30",
+            {**gpu, "platform": "windows", "python": "3.11"},
+        ),
+        ("mamba install pytorch=1.7.1 cudatoolkit=10.2 -c pytorch", "2021-02-01", gpu),
+    ):
+        result = judge(line, day, **host)
+        assert "compat-extra:conda_mamba_cpu_variant" not in [
+            r.fact for r in result.prediction.reasons
+        ], text_of(result)

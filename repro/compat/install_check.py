@@ -310,6 +310,28 @@ def check_line(
     return result
 
 
+def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts) -> list[Reason]:
+    """An unknown ``runs`` reason where ``offer`` is a Linux aarch64 CPU wheel of a release
+    whose wheels stop with SIGILL at import on ARMv8.0 cores (compat-extra
+    ``aarch64.armv8_0_sigill``: 2.0.0 from the cpu index, 2.1.0, 2.4.0, 2.10.0; pytorch/pytorch
+    #97226, #132032, #176993): no host fact says whether the CPU has the LSE atomics."""
+    table = extra.get("aarch64", "armv8_0_sigill")
+    if host.wheel_platform != "linux-aarch64" or offer.runtime != "cpu":
+        return []
+    if not isinstance(table, Mapping) or str(release) not in (table.get("releases") or []):
+        return []
+    only = (table.get("only_from") or {}).get(str(release))
+    if only and str(only) not in offer.source:
+        return []
+    text = (
+        f"unknown: the facts do not cover this host's CPU: torch {release}'s Linux aarch64 wheel "
+        "uses the ARMv8.1 LSE atomics and stops at import with SIGILL ('Illegal instruction') on "
+        "ARMv8.0 cores (Raspberry Pi 3/4, AWS a1; pytorch/pytorch#132032, #97226); a CPU with "
+        "them (Graviton2+, Neoverse, Apple) runs it"
+    )
+    return [Reason("runs", UNKNOWN, text, "compat-extra:aarch64.armv8_0_sigill")]
+
+
 def _installs(
     build: str, result: LineResult, host_props: Mapping[str, str], facts: Facts, extra: Facts
 ) -> bool:
@@ -534,6 +556,7 @@ def _check_line(
             )
         )
     reasons += run_reasons_on(host_props, str(release), offer.runtime, facts, extra, host)
+    reasons += _armv8_0_sigill(release, offer, host, extra)
     if offer.runtime and any(r.check == "driver" and r.verdict == FAIL for r in reasons):
         hint = build_check._forward_compat_hint(host_props, offer.runtime, facts, extra)
         reasons += [hint] if hint else []

@@ -27,7 +27,7 @@ from repro.compat.install_conda_cuda import (
 from repro.compat.install_conda_forge import check_conda_forge
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
-from repro.compat.install_runs import run_reasons
+from repro.compat.install_runs import glibc_import_reasons, run_reasons
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import Host
 
@@ -221,6 +221,7 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
             )
         reasons += run_reasons(host_props, str(release), "cpu", facts, host)
         reasons += _mkl_break(conda, release, host, extra)
+        reasons += glibc_import_reasons(str(release), host, extra, conda=True)
         return LineResult(line, host, str(release), "cpu", combine(reasons))
     unlinked = no_nvidia_channel(line, host_props, host, facts, extra, releases[-1], python_reason)
     if unlinked is not None:
@@ -266,6 +267,10 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
     builds = conda_cuda(facts, release, host.platform)
     cuda = wanted or (builds[-1] if builds else None)
     runtime = conda_runtime(cuda) if cuda else None
+    mamba = _mamba_cpu_variant(conda, release, cuda, extra)
+    if mamba is not None:
+        fix = f"conda install pytorch=={release} cudatoolkit={cuda} -c pytorch"
+        return LineResult(line, host, f"{release}", "cpu", combine([*python_reason, mamba]), fix)
     path = Facts.name("torch_variants", f"{release.major}.{release.minor}", "conda")
     text = f"{conda.tool} gets pytorch {release} built for CUDA {cuda} from the pytorch channel"
     reasons = [
@@ -274,6 +279,7 @@ def _judge_conda(line, host_props, host, facts, extra) -> LineResult:
     ]
     reasons += _conda_run_reasons(host_props, host, facts, release, cuda, runtime)
     reasons += _mkl_break(conda, release, host, extra)
+    reasons += glibc_import_reasons(str(release), host, extra, conda=True)
     prediction = combine(reasons)
     fix = None
     if prediction.outcome == FAIL:
@@ -456,6 +462,28 @@ def _python_gap(extra: Facts, host: Host) -> Version | None:
     if not isinstance(value, Mapping):
         return None
     return src.parse_version(str(value.get("none_through") or ""))
+
+
+def _mamba_cpu_variant(conda, release: Version, cuda: str | None, extra: Facts) -> Reason | None:
+    """An ``accelerator`` FAIL where mamba/micromamba asks the pytorch channel for a CUDA build of
+    ``release`` by ``cudatoolkit`` alone and the facts (compat-extra ``conda_mamba_cpu_variant``:
+    1.8-1.11) say it takes the CPU build: mamba does not weigh the CPU variant down as conda does
+    (mamba-org/mamba#1349, #1617, #336; pytorch/builder#823). None otherwise."""
+    table = extra.get("conda_mamba_cpu_variant")
+    if not isinstance(table, Mapping) or conda.tool not in (table.get("tools") or []):
+        return None
+    if conda.cuda_package != "cudatoolkit" or conda.cpu_only or cuda is None:
+        return None
+    first = src.parse_version(str(table.get("from_release") or ""))
+    before = src.parse_version(str(table.get("before") or ""))
+    if first is None or before is None or not first <= Version(release.public) < before:
+        return None
+    text = (
+        f"{conda.tool} takes the CPU build of pytorch {release} beside cudatoolkit={cuda}: it does "
+        "not weigh the CPU variant down as conda does (track_features, pytorch-mutex), so the GPU "
+        "stays unused (mamba-org/mamba#1617, #1349); conda itself gets the CUDA build"
+    )
+    return Reason("accelerator", FAIL, text, "compat-extra:conda_mamba_cpu_variant")
 
 
 def _mkl_break(conda, release: Version, host: Host, extra: Facts) -> list[Reason]:

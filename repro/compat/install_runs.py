@@ -15,7 +15,7 @@ from repro.compat import check as build_check
 from repro.compat import install_xpu
 from repro.compat import sources as src
 from repro.compat.facts import Facts
-from repro.compat.predictions import gpus_of, key_for_release, predict
+from repro.compat.predictions import gpus_of, key_for_release, predict, windows_arch
 from repro.compat.results import FAIL, NOTE, PASS, UNKNOWN, Reason
 from repro.compat.sources import Host
 
@@ -131,6 +131,12 @@ def run_reasons(
         )
         return reasons
     variant = {property_names.VARIANT_RUNTIME: runtime, property_names.VARIANT_TORCH: torch}
+    if arch_list and host.platform == "windows":
+        # A conda package's own list is its Linux build's (conda_arch_lists): the Windows
+        # package of the release has no kernel below sm_37 from 1.4.0 (windows_arch_floor).
+        kept = windows_arch(facts, torch, arch_list)
+        if len(kept) != len(arch_list):
+            arch_list, fact_label = kept, f"{fact_label or 'arch_list'}, windows_arch_floor"
     if arch_list:
         variant[property_names.RUNTIME_ARCH_LIST] = ",".join(arch_list)
     # The platform the line is judged for (--platform, a conda line's Windows channels), not the
@@ -162,6 +168,36 @@ def run_reasons(
     return reasons
 
 
+def glibc_import_reasons(
+    torch: str, host: Host, extra: Facts, *, conda: bool = False
+) -> list[Reason]:
+    """A ``runs`` FAIL when the host's glibc is below the floor PyTorch's own Linux binaries of
+    release ``torch`` need at import (compat-extra ``linux_glibc_floor``: 2.17 from 0.4.1 for every
+    wheel and conda package, from 0.3.1 for the pytorch channel's conda packages when
+    ``conda``): pip installs them (PyPI's manylinux1 and download.pytorch.org's linux_x86_64
+    tags promise no newer glibc) and conda too (the packages declare no ``__glibc``), then
+    ``import torch`` fails (pytorch/pytorch#6607, #14274, #26467). Empty off Linux, when the
+    host's glibc or the release is unknown, or for a release before the floor's first."""
+    table = extra.get("linux_glibc_floor")
+    if host.platform != "linux" or not host.glibc or not isinstance(table, Mapping):
+        return []
+    floor, have = src.parse_version(str(table.get("floor") or "")), src.parse_version(host.glibc)
+    release = src.parse_version(torch)
+    first = src.parse_version(str(table.get("conda_from" if conda else "from") or ""))
+    if None in (floor, have, release, first):
+        return []
+    if have >= floor or Version(release.public) < first:
+        return []
+    what = "the pytorch channel's conda package" if conda else "the wheel"
+    text = (
+        f"import torch fails: PyTorch's Linux binaries of {release.public} are built against glibc "
+        f"{floor} (CentOS 7) and this host's glibc is {host.glibc}; {what} installs (nothing "
+        f'checks glibc), then the import stops at "version `GLIBC_2.1x\' not found" '
+        f"(pytorch/pytorch#6607, #14274): a host with glibc >= {floor}, or a build from source"
+    )
+    return [Reason("runs", FAIL, text, "compat-extra:linux_glibc_floor")]
+
+
 def run_reasons_on(
     host_props: Mapping[str, str],
     torch: str,
@@ -173,7 +209,11 @@ def run_reasons_on(
     """:func:`run_reasons` with the kernel list of the host's CPU architecture: on Linux aarch64
     download.pytorch.org's CUDA builds are sbsa builds with their own sm_XY list (compat-extra
     ``aarch64.arch``: 8.0 and 9.0 for cu126; a Jetson's 8.7 is in none of them); a ROCm build
-    under WSL2 sees no GPU (compat-extra ``rocm_wsl``)."""
+    under WSL2 sees no GPU (compat-extra ``rocm_wsl``); on a glibc below the binaries' floor
+    the import fails (:func:`glibc_import_reasons`)."""
+    glibc = glibc_import_reasons(torch, host, extra)
+    if glibc:
+        return glibc
     if runtime == "xpu":
         return install_xpu.run_reasons(Version(Version(torch).public), host_props, host, extra)
     wsl2 = (host_props.get(property_names.WSL2) or "").strip().lower() == "true"

@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from repro import gpu_properties
 from repro import properties as property_names
 from repro.compat.arch import match_arch, normalise_gfx
@@ -194,6 +196,34 @@ class _ArchList:
     fact: str
     unverified: frozenset[str]  # entries whose fact is unverified
     all_unverified: bool = False  # the list (or the variant's choice of it) is unverified
+
+
+def windows_arch(facts: Facts, release: str | None, entries: list[str]) -> list[str]:
+    """``entries`` (a build's ``sm_XY``/``compute_XY`` list) as the native Windows build of
+    ``release`` has them: from ``windows_arch_floor.from_release`` (1.4.0) on, without entries
+    below ``windows_arch_floor.lowest`` (37: pytorch/builder b3543d0d, "Kick out cuda arch 3.5
+    for Windows", 2019-11-27). Unchanged for earlier or unknown releases."""
+    lowest, first = (
+        facts.get("windows_arch_floor", "lowest"),
+        facts.get("windows_arch_floor", "from_release"),
+    )
+    parsed = _release_of(release)
+    if lowest is None or first is None or parsed is None or parsed < Version(str(first)):
+        return entries
+    floor = int(str(lowest))
+    kept = []
+    for item in entries:
+        digits = item.split("_", 1)[-1].rstrip("af")
+        if not digits.isdigit() or int(digits) >= floor:
+            kept.append(item)
+    return kept
+
+
+def _release_of(release: str | None) -> Version | None:
+    try:
+        return Version(Version(release).public) if release else None
+    except InvalidVersion:
+        return None
 
 
 def key_for_release(facts: Facts, entry: Path_, key: str, release: str | None) -> Path_:
@@ -416,6 +446,12 @@ def _cuda_checks(
             )
     reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props, windows)]
     arch = _arch_list(facts, variant_props, entry, "arch", "arch_lists", ("sm_", "compute_"))
+    if windows and not wsl2 and arch is not None and arch.fact != "observed runtime.arch_list":
+        release = variant_props.get(property_names.VARIANT_TORCH)
+        kept = windows_arch(facts, release, list(arch.entries))
+        if len(kept) != len(arch.entries):
+            fact = f"{arch.fact}, windows_arch_floor"
+            arch = _ArchList(tuple(kept), fact, arch.unverified, arch.all_unverified)
     for gpu in gpus:
         code = _code(gpu.capability or "")
         if code is not None:
