@@ -2022,3 +2022,24 @@ def test_mamba_takes_the_cpu_build_beside_cudatoolkit_for_1_8_to_1_11():
         assert "compat-extra:conda_mamba_cpu_variant" not in [
             r.fact for r in result.prediction.reasons
         ], text_of(result)
+
+
+def test_a_windows_build_with_its_own_list_in_the_facts_is_judged_by_that_list():
+    """torch_variants 2.4/2.5 name each Windows CUDA wheel's own list (arch_windows:
+    win_cu118_2_4 from compute_37/sm_37, win_cu12_2_4 from sm_50 with sm_61); a native Windows
+    host is judged by it; windows_arch_floor (the Linux list cut below sm_37) is the coarser fact
+    for releases whose Windows lists the facts do not hold."""
+    line = "pip install torch==2.4.0 --index-url https://download.pytorch.org/whl/cu121"
+    gtx1080 = {"python": "3.11", "platform": "windows", "gpu": "GeForce GTX 1080"}
+    result = judge(line, "2024-08-01", **gtx1080, capability="6.1")
+    facts = json.dumps([r.fact for r in result.prediction.reasons])
+    assert "arch_windows" in facts and "windows_arch_floor" not in facts, facts
+    assert checks(result, FAIL) == set(), text_of(result)
+    # A K80 (3.7) has no kernel in the cu12 Windows list and one in the cu118 list.
+    k80 = {**gtx1080, "gpu": "Tesla K80", "capability": "3.7"}
+    assert "kernel_image" in checks(judge(line, "2024-08-01", **k80), FAIL)
+    cu118 = line.replace("cu121", "cu118")
+    assert "kernel_image" not in checks(judge(cu118, "2024-08-01", **k80), FAIL)
+    # On Linux the same wheel is judged by its Linux list (no arch_windows).
+    linux = judge(line, "2024-08-01", **{**gtx1080, "platform": "linux"}, capability="6.1")
+    assert "arch_windows" not in json.dumps([r.fact for r in linux.prediction.reasons])

@@ -219,6 +219,23 @@ def windows_arch(facts: Facts, release: str | None, entries: list[str]) -> list[
     return kept
 
 
+def _windows_arch_list(
+    facts: Facts, variant_props: Mapping[str, str], entry: Path_ | None, linux: _ArchList
+) -> _ArchList:
+    """The arch list of the native Windows build of a variant whose Linux list is ``linux``: the
+    variant entry's own ``arch_windows`` list where the facts hold one (2.4 and 2.5: the Windows
+    wheels' lists), else ``linux`` cut at ``windows_arch_floor`` (:func:`windows_arch`)."""
+    own = _arch_list(facts, variant_props, entry, "arch_windows", "arch_lists", ("sm_", "compute_"))
+    if own is not None:
+        return own
+    kept = windows_arch(facts, variant_props.get(property_names.VARIANT_TORCH), list(linux.entries))
+    if len(kept) == len(linux.entries):
+        return linux
+    return _ArchList(
+        tuple(kept), f"{linux.fact}, windows_arch_floor", linux.unverified, linux.all_unverified
+    )
+
+
 def _release_of(release: str | None) -> Version | None:
     try:
         return Version(Version(release).public) if release else None
@@ -447,11 +464,7 @@ def _cuda_checks(
     reasons = [_driver_check(facts, driver, cuda, cuda_fact, wsl2, gpus, variant_props, windows)]
     arch = _arch_list(facts, variant_props, entry, "arch", "arch_lists", ("sm_", "compute_"))
     if windows and not wsl2 and arch is not None and arch.fact != "observed runtime.arch_list":
-        release = variant_props.get(property_names.VARIANT_TORCH)
-        kept = windows_arch(facts, release, list(arch.entries))
-        if len(kept) != len(arch.entries):
-            fact = f"{arch.fact}, windows_arch_floor"
-            arch = _ArchList(tuple(kept), fact, arch.unverified, arch.all_unverified)
+        arch = _windows_arch_list(facts, variant_props, entry, arch)
     for gpu in gpus:
         code = _code(gpu.capability or "")
         if code is not None:
