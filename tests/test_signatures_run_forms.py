@@ -135,3 +135,17 @@ def test_run_lines_never_make_a_failure_text_clean() -> None:
     # The person's words still decide over a run (rule 7): a NaN told in words is not clean.
     told = "the loss becomes nan after a few steps\n" + dicts
     assert not classify(told).clean
+
+
+def test_theanos_level_and_logger_line_is_a_log_line_not_the_persons_words() -> None:
+    """Theano's and PyTensor's handler writes "%(levelname)s (%(name)s): %(message)s"; rule 7c
+    read such a line's "no CUDA-capable device is detected" as a person saying no GPU was
+    detected, and called the run after it unknown (fastai/courses#27's line, studied train set)."""
+    theano = (
+        "WARNING (theano.sandbox.cuda): CUDA is installed, but device gpu is not available  (error:"
+        " Unable to get the number of gpus available: no CUDA-capable device is detected)\n"
+    )
+    assert classify(theano + "Epoch 1/10 loss: 0.52\n").clean
+    # A person's own sentence of the same form is still the person's words.
+    said = "The GPU is not detected, no CUDA-capable device is detected on my machine\n"
+    assert not classify(said + "Epoch 1/10 loss: 0.52\n").clean
