@@ -831,6 +831,7 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "cuda_init_failed",
         "cuda_device_busy",
         "cuda_unavailable_host_unknown",
+        "cuda_no_device",
         "no_nvidia_driver",
         "wsl_libcuda_missing",
         "libcuda_not_found",
