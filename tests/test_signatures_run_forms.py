@@ -132,6 +132,9 @@ def test_run_lines_never_make_a_failure_text_clean() -> None:
     for text in (dicts + failure, failure + dicts, RUN_TEXTS[5][0] + failure):
         result = classify(text)
         assert (result.name, result.clean) == ("oom", False), text
+    # A logged NaN loss is the failure line, whatever the dict form (nan_detected reads it).
+    nan = "{'loss': nan, 'grad_norm': nan, 'learning_rate': 0.0001, 'epoch': 0.04}\n"
+    assert classify(dicts + nan).name == "nan_detected"
     # The person's words still decide over a run (rule 7): a NaN told in words is not clean.
     told = "the loss becomes nan after a few steps\n" + dicts
     assert not classify(told).clean
