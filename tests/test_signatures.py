@@ -96,6 +96,8 @@ CATEGORIES = {
     "invalid_device_ordinal",
     "rocm_gpu_hang",
     "launcher_signalled",
+    # Issue 30, round eleven: torch's "No CUDA GPUs are available" (cudaErrorNoDevice).
+    "cuda_no_device",
 }
 
 # (expected signature, one line as quoted in ../shared/field-reports.md or printed by torch).
@@ -448,6 +450,7 @@ SINGLE_LINES = [
         "cuda_unavailable_host_unknown",
         "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
     ),  # pytorch/pytorch#100691 (CUDA 12's spelling; native there, unknown here)
+    ("cuda_no_device", "RuntimeError: No CUDA GPUs are available"),  # Grace9994/CoMoSVC#6
     (
         "cudnn_no_engine",
         "RuntimeError: GET was unable to find an engine to execute this computation",
@@ -828,6 +831,7 @@ def test_environment_and_weak_kinds_are_as_documented() -> None:
         "cuda_init_failed",
         "cuda_device_busy",
         "cuda_unavailable_host_unknown",
+        "cuda_no_device",
         "no_nvidia_driver",
         "wsl_libcuda_missing",
         "libcuda_not_found",

@@ -24,8 +24,8 @@ counts as ``nan_detected`` only when the traceback it is in ends in ``AssertionE
 Precedence (the cases each rule comes from are cited at the code that applies it):
 
 1. ``environment`` rows (driver too old, forward compatibility, no kernel image and its hint,
-   no ROCm code object, CUDA init failed / device busy on a native host, WSL GPU unavailable,
-   container GPU setup) pre-empt everything else; the
+   no ROCm code object, CUDA init failed / device busy on a native host, no GPU visible to the
+   process, WSL GPU unavailable, container GPU setup) pre-empt everything else; the
    earliest wins, except that ``no_kernel_image`` beats the ``no_kernel_image_hint`` warning
    printed before it.
 2. Otherwise the earliest ``root`` error wins, with demotions: an illegal instruction / illegal

@@ -42,13 +42,18 @@ def _led(words: tuple[str, ...], tail: str) -> tuple[re.Pattern[str], ...]:
     )
 
 
-_PROGRESS_UNITS = ("it", "s", "ex", "img", "imgs", "samples", "tokens", "step", "steps", "batches")
+_PROGRESS_UNITS = (
+    "it", "s", "ex", "examples", "img", "imgs", "samples", "tokens", "step", "steps", "batches",
+)  # fmt: skip
 _RUN_OUTPUT = (
-    # Progress bars: a rate (tqdm's N it/s or N s/it, Keras' N ms/step), tqdm's
+    # Progress bars: a rate (tqdm's N it/s or N s/it, with unit_scale's SI prefix "1.23kit/s",
+    # tqdm's format_sizeof; datasets' "N examples/s"; Keras' N ms/step), tqdm's
     # [elapsed<remaining and N%|bar|.
     re.compile(
         r"/s\b(?:"
-        + "|".join(rf"(?<=\d{unit}/s)|(?<=\d {unit}/s)" for unit in _PROGRESS_UNITS)
+        + "|".join(
+            rf"(?<=\d{unit}/s)|(?<=\d {unit}/s)|(?<=\d[kMGT]{unit}/s)" for unit in _PROGRESS_UNITS
+        )
         + r")|s/it\b(?<=\ds/it)|/step\b(?<=\ds/step)|<(?<=\d:\d\d<)|%\|(?<=\d%\|)"
     ),
     # Logging lines: a timestamp, detectron2's, a level, glog's, c10's, a printed warning, CPython's
@@ -56,6 +61,7 @@ _RUN_OUTPUT = (
     re.compile(
         r"(?m)^[ \t>`]*(?:\[(?:rank|default)\d*\]:[ \t]*)?(?:"
         r"\[?\d{2,4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d"
+        r"|\[?\d\d/\d\d/\d{4},? \d\d:\d\d"
         r"|\[\d\d/\d\d \d\d:\d\d:\d\d"
         r"|\[?(?:INFO|WARNING|WARN|DEBUG|NOTICE)\]?(?:[ \t]*[:|\]-]|[ \t]+\d)"
         r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d"
@@ -71,14 +77,37 @@ _RUN_OUTPUT = (
         r"|NVIDIA-SMI \d|ROCk module is loaded|HSA System Attributes|ROCm System Management Interface"
         r"|Cuda compilation tools, release|Result = PASS|# Avg bus bandwidth|# nThread \d"
     ),
+    # Training frameworks' own run lines (issue 30, round eleven): transformers' Trainer banners
+    # (trainer.py "***** Running training *****", "***** Running Evaluation *****";
+    # log_metrics' "***** train metrics *****"); Lightning's device summary, model summary and
+    # fit loop's end (trainer/setup.py _log_device_info "GPU available: True (cuda), used: True",
+    # "TPU available: False, using: 0 TPU cores"; accelerators/cuda.py "LOCAL_RANK: 0 -
+    # CUDA_VISIBLE_DEVICES: [0]"; model_summary "Total estimated model params size (MB)";
+    # "`Trainer.fit` stopped: `max_epochs=10` reached."); accelerate's state
+    # (state.py __repr__ "Distributed environment: MULTI_GPU  Backend: nccl").
+    # One expression each, led by a literal (a scan near memory speed; as one alternation the
+    # scan took 76 ms per MB of text, each apart a few ms).
+    re.compile(
+        r"\*\*\*\*\* (?:Running (?:[Tt]raining|[Ee]valuation|[Pp]rediction)|\w+ metrics) \*{5}"
+    ),
+    re.compile(
+        r"PU available: (?<=\b[GTIH]PU available: )(?:True|False)(?: \(\w+\))?, us(?:ed|ing): "
+    ),
+    re.compile(r"LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \["),
+    re.compile(r"Total estimated model params size \(MB\)"),
+    re.compile(r"`Trainer\.fit` stopped: "),
+    re.compile(r"Distributed environment: (?:DistributedType\.)?[A-Z][A-Z_]+\b"),
 )
 #: Rule 8's word forms, matched in the lowercased text, each led by its word
 #: (:func:`_led`): numbered epochs, steps, iterations, batches; a metric with its value; a
-#: finished run's summary.
+#: finished run's summary. A key may be quoted and its value too: transformers' Trainer prints
+#: each logged dict as Python writes it, ``{'loss': 0.0923, 'grad_norm': 2.38, 'learning_rate':
+#: 9.66e-05, 'epoch': 0.38}`` (trainer_callback.py: ProgressCallback.on_log's
+#: ``training_bar.write(str(logs))``, PrinterCallback's ``print(logs)``; issue 30, round eleven).
 _RUN_WORDS = (
     _led(
         ("epoch", "step", "iteration", "iter", "ite", "batch", "global_step"),
-        r"\b[ \t:=#\[]*\d",
+        r"\b['\"]?[ \t:=#\[]*['\"]?\d",
     )
     + _led(
         (
@@ -86,7 +115,7 @@ _RUN_WORDS = (
             "map", "f1", "precision", "recall", "perplexity", "ppl", "bleu", "wer",
             "cross_entropy",
         ),
-        r"\b[\w/-]*(?:[ \t]*[:=][ \t]*-?\.?\d|[ \t]+-?\d+\.\d)",
+        r"\b[\w/-]*['\"]?(?:[ \t]*[:=][ \t]*['\"]?-?\.?\d|[ \t]+-?\d+\.\d)",
     )
     + _led(
         ("training", "train", "inference", "evaluation", "testing"),

@@ -201,10 +201,12 @@ _DESCRIBED_ROWS = {
 #: here" says more than "Hello, nnUNet community," before it (issue 30, item 3).
 #: Where rule 7c's words may start: a line that is not a log line (no bracket, parenthesis, digit,
 #: path, drive, glog level (``I0814``, ``I tensorflow/.../x.cc:28]``), ``XWarning:``/``XError:``
-#: or ``PREFIX:`` at its start).
+#: or ``PREFIX:`` at its start, nor Theano's and PyTensor's ``LEVEL (logger):``, their logging
+#: handler's format "%(levelname)s (%(name)s): %(message)s": "WARNING (theano.sandbox.cuda): CUDA
+#: is installed, but device gpu is not available", fastai/courses#27; issue 30, round eleven).
 _NOT_A_LOG_LINE = (
     r"^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[IWEF] [\w./-]+:\d+\]"
-    r"|[\w.]*(?:Warning|Error|Exception)\b|[A-Z][A-Z_ ]+:))"
+    r"|[\w.]*(?:Warning|Error|Exception)\b|[A-Z][A-Z_ ]+:|[A-Z]{4,8} \([\w.]+\):))"
 )
 _PERSONS_WORDS = re.compile(
     r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?:"
