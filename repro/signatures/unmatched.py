@@ -13,7 +13,7 @@ import re
 import signal
 from typing import Any
 
-from repro.signatures import prefilter
+from repro.signatures import prefilter, words
 from repro.signatures import table as tables
 from repro.signatures.grammar import _STACK_HEADER, _body, _clip, _line_bounds
 from repro.signatures.lines import LineReader
@@ -75,187 +75,6 @@ _HANG_NEEDLES = (
 _DISTRIBUTED = re.compile(r"NCCL (?:INFO|version)|ProcessGroupNCCL|torch/multiprocessing/spawn\.py")
 _DISTRIBUTED_NEEDLES = ("NCCL ", "ProcessGroupNCCL", "multiprocessing/spawn.py")
 _INTERRUPTED = re.compile(r"^\^C|^KeyboardInterrupt\s*$", re.MULTILINE)
-#: A failure in the person's own words, in a log whose lines show none (rule 7, issue 30, round
-#: six): "it ends with Killed error again" (mkocabas/VIBE#83), "the training process was killed"
-#: (nnUNet#469, dreamerv3#203), "the code ran stuck" (NVIDIA/nccl#1126), "in deadLock"
-#: (pytorch/pytorch#49733), "Loss nan" (deepinsight/insightface#2262), "grad norm is nan"
-#: (espnet/espnet#3237), "I keep getting this error" (csuhan/opendet2#29), "HSA_ERROR_INVALID_ISA
-#: error occurred" (ROCm/TheRock#3044). Fitted on the studied sets' first-sight records (test3,
-#: test4, test5): it holds in 11 of their 15 failures called clean and in none of the 43 logs
-#: any corpus labels clean (their "Failed to open ibv device", "cannot assign requested address",
-#: "Exception ignored in" are log lines, not these words). Groups: (kind, expression).
-_DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # Not a kill the sentence puts on someone ("I killed it", "killed by the user", "manually"):
-    # no OOM kill.
-    (
-        "killed",
-        re.compile(
-            r"(?i)(?<!I )(?<!we )\bkilled\b(?!\s+(?:by\s+(?:the\s+)?(?:user|me|myself|hand|operator|admin"
-            r"|scheduler|slurm|ctrl)|manually))|已杀死|被kill|被杀"
-        ),
-    ),
-    # A process that never ends is a hang too: "the program does not stop and the GPU memory is
-    # still occupied" (MIC-DKFZ/nnUNet#842, studied test7), "doesn't exit after training",
-    # "never terminates" (issue 30, round eight).
-    (
-        "a hang",
-        re.compile(
-            r"(?i)\b(?:hangs?|hanging|hung|stuck|dead-?lock(?:ed|s)?|freez(?:e|es|ing)|froze)\b"
-            r"|\b(?:does not|doesn't|does't|won't|will not|never)\s+(?:stops?|exits?|terminates?"
-            r"|finish(?:es)?|ends?|quits?)\b"
-            r"|卡住|卡死"
-        ),
-    ),
-    # A NaN loss in other words and either case (issue 30, round eight, from the studied test7's
-    # three misses): "Nan loss after 20k+ steps" (PKU-YuanGroup/Open-Sora-Plan#333), "the loss
-    # value is Nan" / "the loss always becomes Nan" (Xu3XiWang/CACViT-AAAI24#9), "datas(box, obj,
-    # cls) are nan" / "many nan and zero" (ultralytics/yolov5#4538); "Get nan loss during
-    # training" (facebookresearch/maskrcnn-benchmark#841); an infinite loss alike, as the row's
-    # "Loss is inf" and detectron2's "Loss became infinite or NaN": "why the loss goes to inf and
-    # nan?" (NVlabs/Deep_Object_Pose#74), "MultiBox loss goes to infinity"
-    # (sgrvinod/a-PyTorch-Tutorial-to-Object-Detection#43), "loss is inf when training resnet50"
-    # (NVIDIA/DeepLearningExamples#1266). Not "not nan", "no nan", "without nan".
-    (
-        "NaN in training",
-        re.compile(
-            r"(?i)\b(?:loss(?:es)?|grad(?:ient)?s?(?: norm)?)\b[^.\n]{0,40}?"
-            r"(?<!not )(?<!no )(?<!non-)(?<!without )\b(?:nan|inf(?:inity|inite)?)\b"
-            r"|(?<!not )(?<!no )(?<!non-)(?<!without )\bnan\W{0,3}(?:loss(?:es)?|values?"
-            r"|gradients?|outputs?|and (?:zero|inf)|or inf)\b"
-            r"|\b(?:are|becomes?|became|turns? (?:in)?to|goes to|went to|gets?|getting|got|outputs?"
-            r"|many|all) nan\b"
-        ),
-    ),
-    # torch's "The NVIDIA driver on your system is too old" in the person's words: "the msg is that
-    # my Nvidia version is too old" (pytorch/pytorch#28195, studied test7), "NVIDIA driver too old
-    # error" (pytorch/pytorch#4546's title); issue 30, round eight.
-    (
-        "a driver too old",
-        # The driver, not the GPU ("your GPU is too old" is an architecture the wheel dropped).
-        re.compile(r"(?i)\b(?:driver|nvidia version)\b[^.\n]{0,20}?\btoo old\b"),
-    ),
-    (
-        "a crash",
-        re.compile(r"(?i)\b(?:crash(?:ed|es|ing)?|segfault\w*|core dumped|aborted)\b|崩溃"),
-    ),
-    # A run the person says failed or ended silently (issue 30, round eight: symptom titles such
-    # as "The training process exit without any Traceback" (open-mmlab/mmdetection#392), "Training
-    # fails with 2 GPUs", "training failed after epoch 3"). Not fitted on a studied miss: every
-    # corpus's clean logs keep their verdict with it.
-    (
-        "a failure",
-        re.compile(
-            r"(?i)\b(?:training|train|it|model|program|process|job|run|script|code)\b[^.\n]{0,30}?"
-            r"\b(?:fails?|failed|failing)\b"
-            r"|\bexit(?:s|ed)?\b[^.\n]{0,20}?\b(?:without|with no)\b[^.\n]{0,15}?"
-            r"\b(?:error|message|output|traceback|log)"
-        ),
-    ),
-    (
-        "an error",
-        re.compile(
-            r"(?i)^\W{0,3}(?:[\w.-]+\s){0,3}errors? (?:when|while|during|in|on|at|after) \w"
-            r"|\b(?:I|we|it|this|my|the (?:program|process|training|code|job))\b[^.\n]{0,80}"
-            r"\b(?:get|got|getting|gets|meet|met|encounter(?:ed)?|see|saw|ran into|run into"
-            r"|occurs?|occurred|throws?|threw|reports?|reported|shows?|showed|appears?|appeared"
-            r"|hit)\b[^.\n]{0,60}\berror\b|\berror (?:occurred|occurs|happens|happened"
-            r"|appears|appeared)\b|报错"
-        ),
-    ),
-)
-#: Rule 7's words are English words in any script: in Chinese or Japanese text they touch the
-#: characters around them ("训练到一段时间就出现Killed", QwenLM/Qwen-VL#507), where Unicode's
-#: ``\b`` finds no word boundary; ASCII's does (issue 30, round ten).
-_DESCRIBED_FAILURE = tuple(
-    (kind, re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII))
-    for kind, pattern in _DESCRIBED_FAILURE
-)
-#: The described kinds a row names (rule 7): a process the person says was killed, with no line
-#: of the log showing why, is the host's OOM killer's SIGKILL, as the shell's bare "Killed" is
-#: (mkocabas/VIBE#83, MIC-DKFZ/nnUNet#469, danijar/dreamerv3#203 in the studied sets;
-#: szymanowiczs/splatter-image#30 "the training process will be killed", georghess/neurad-studio#45
-#: "it was killed", facebookresearch/SymbolicMathematics#9 "it gets killed when loading the training
-#: data", askforalfred/alfred#33 "the training process is still being killed", each answered
-#: "out of RAM"); a loss the person says is NaN is nan_detected; a driver the person says is too old
-#: is driver_too_old (round eight). The other kinds stay unknown.
-_DESCRIBED_ROWS = {
-    "killed": "host_oom_killed_hint",
-    "NaN in training": "nan_detected",
-    "a driver too old": "driver_too_old",
-}
-#: The person's own words in a log (rule 7c, issue 30, round eight): a line that is not a log
-#: line (no timestamp, bracket, path, level or ``XWarning:`` prefix) and speaks as a person does: in
-#: the first person ("I tried", "my training"), greeting or thanking someone, or asking a question.
-#: A log that holds them was pasted into a report by someone who saw a problem; when no line of
-#: it shows a failure and none of rule 7's kinds reads the words, the engine has not understood
-#: what went wrong, so it says unknown, not "no failure found". Fitted on the first-sight records
-#: of the studied sets (each set classified by the engine as it was when the set was frozen,
-#: today's labels): of their 31 "clean" verdicts 25 were failures, 17 of them with such words
-#: (test3 cmt#15; test4 pytorch#49733, nccl#1126, opendet2#29; test5 snowfall#71, nnUNet#469,
-#: VIBE#83, nccl#447; test6 svraster#7; test7 Open-Sora-Plan#333, CACViT#9, yolov5#4538,
-#: nnUNet#842, panopticseg#20, pytorch#28195, unsloth#1175), and 3 of the 6 clean logs
-#: (voxceleb_trainer#110, nnUNet#1490, ssd.pytorch#539: a slow run, a log file not updated). No
-#: clean log of the seen, train, test or test2 corpora holds them (tensorflow's "I tensorflow/..."
-#: lines, banners and warnings are log lines). A greeting or thanks (group ``polite``) decides only
-#: when the head holds no other words: "I am trying to run nnUNet ... my training is stopped
-#: here" says more than "Hello, nnUNet community," before it (issue 30, item 3).
-#: Where rule 7c's words may start: a line that is not a log line (no bracket, parenthesis, digit,
-#: path, drive, glog level (``I0814``, ``I tensorflow/.../x.cc:28]``), ``XWarning:``/``XError:``
-#: or ``PREFIX:`` at its start, nor Theano's and PyTensor's ``LEVEL (logger):``, their logging
-#: handler's format "%(levelname)s (%(name)s): %(message)s": "WARNING (theano.sandbox.cuda): CUDA
-#: is installed, but device gpu is not available", fastai/courses#27; issue 30, round eleven).
-_NOT_A_LOG_LINE = (
-    r"^(?![ \t]*(?:[\[(<0-9/]|[A-Za-z]:\\|[IWEF]\d{4}|[IWEF] [\w./-]+:\d+\]"
-    r"|[\w.]*(?:Warning|Error|Exception)\b|[A-Z][A-Z_ ]+:|[A-Z]{4,8} \([\w.]+\):))"
-)
-_PERSONS_WORDS = re.compile(
-    r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?:"
-    r"(?<![\w/.-])I(?:'m|'ve|'d| (?:am|have|had|was|did|do|don't|tried|try|get|got|use|used|run"
-    r"|ran|found|see|saw|think|want|wanted|can|cannot|can't|could|would|will|just|also|then"
-    r"|noticed|encountered|followed|installed|set|await|met|meet|train|trained|keep|changed"
-    r"|checked|start|started|launched|wonder|guess|suspect|believe|only|still|even|really))\b"
-    r"|(?<![\w/.-])(?:[Mm]y|[Oo]ur) (?:\w+ ){0,2}?(?:training|model|code|program|job|run|script"
-    r"|gpu|GPU|machine|server|dataset|data|computer|laptop|environment|process)\b"
-    r"|(?P<polite>^[ \t]*(?:Hi|Hello|Hey|Dear)\b[ ,!]"
-    r"|(?i:\bthanks?(?: you)?\b[ ,.!]*(?:in advance|for)?)[ .!]*$)"
-    r"|^[ \t]*(?:Why|How|What|Is|Are|Does|Do|Did|Can|Could|Has|Have|Any|Anyone|Should)\b"
-    r"[^\n]*\?[ \t]*$"
-    r")"
-)
-#: Rule 7c's words also: a run or a GPU the person says does not work (issue 30, round ten):
-#: "Cannot train on gfx803" (ROCm/pytorch#342: the loss stays at 2.303, no error), "Pytorch does
-#: not recognize GPU in WSL2" (pytorch/pytorch#84550), "no gpu used to train policy"
-#: (huggingface/lerobot#2363), each over a run with no failure line, so called "no failure found"
-#: (test8's first sight and the base engine); the same form in titles rules 7c and 8 already read
-#: there ("Torch is not detecting cuda", "(WSL2) - No GPU / Cuda detected"). The verb is a run's
-#: (work, train, learn, converge) or one that a GPU is the object of (recognize, detect, use): a
-#: log line's "could not open", "not found", "were not used when initializing" is not one. Read
-#: only on the lines :data:`_NOT_WORKING_GATE` finds (inside :data:`_PERSONS_WORDS`, tried at
-#: every position, they took the words scan of the corpora's heads from 0.10 to 0.25 s).
-_NOT_WORKING = re.compile(
-    r"(?m)" + _NOT_A_LOG_LINE + r"[^\n]*?(?i:"
-    r"\b(?:cannot|can't|can ?not|could ?not|couldn't|unable to|does ?not|doesn't|did ?not|didn't"
-    r"|is ?not|isn't|are ?not|aren't|won't|not)[ \t]+(?:be(?:ing)?[ \t]+)?(?:\w+[ \t]+)?"
-    r"(?:work(?:s|ing)?|train(?:s|ing|ed)?|learn(?:s|ing)?|converg\w*)\b"
-    r"|(?:\bnot|n't|\bcannot|\bcan ?not|\bunable to)[ \t]+(?:\w+[ \t]+)?(?:recogni[sz]\w*"
-    r"|detect\w*|see|sees|find|finds|use|using|utili[sz]e)[ \t]+(?:\w+[ \t]+)?(?:gpus?|cuda"
-    r"|nvidia)\b"
-    r"|\bno (?:gpus?|cuda|nvidia gpus?)\b[^.\n]{0,20}?\b(?:used|detected|found|available"
-    r"|recogni[sz]ed)\b"
-    r"|\b(?:gpus?|cuda)\b[^.\n]{0,20}?\bnot (?:being )?(?:used|utili[sz]ed|detected"
-    r"|recogni[sz]ed)\b)"
-)
-#: Where :data:`_NOT_WORKING` can match: a negation's literal.
-_NOT_WORKING_GATE = re.compile(r"(?i)not\b|n't\b|\bno (?:gpus?|cuda|nvidia)\b|\bunable to\b")
-#: How much of a log rule 7 reads: the person's words come first (a title, a description over
-#: the pasted log); a long machine log after them is not searched for them again (the scan costs
-#: 1.8 s per 4 MB otherwise: benchmarks/classify_stream.py --in-process).
-_DESCRIBED_CHARS = 64 * 1024
-_DESCRIBED_NEEDLES = (
-    "ill", "ang", "ung", "tuck", "ock", "reez", "roze", "nan", "NaN", "Nan", "NAN", "rash",
-    "egfault", "dumped", "borted", "rror", "too old", "ail", "inf", "Inf", "INF", "top", "xit", "erminat", "inish", "nd", "uit", "杀",
-    "卡", "报错", "崩溃",
-)  # fmt: skip
 #: A Python traceback's header: a log whose last traceback is cut before its exception line (a
 #: search excerpt, a paste cut short, a logger's warning that dumps the stack) shows a failure
 #: no line names (rule 7b, issue 30, round eight: unslothai/unsloth#1175's dynamo trace).
@@ -540,8 +359,8 @@ class _Unmatched:
     def _feed_described_failure(
         self, block: str, present: dict[object, Any], first_line_no: int
     ) -> None:
-        left = _DESCRIBED_CHARS - self._described_read
-        if left <= 0 or len(self._described) == len(_DESCRIBED_FAILURE):
+        left = words.DESCRIBED_CHARS - self._described_read
+        if left <= 0 or len(self._described) == len(words.DESCRIBED_FAILURE):
             return
         self._described_read += len(block)
         part = block if len(block) <= left else block[:left]
@@ -551,25 +370,25 @@ class _Unmatched:
             self._feed_cut_traceback(part, first_line_no)
         if self._words is None and self._not_working is None:
             checked = -1
-            for gate in _NOT_WORKING_GATE.finditer(part):
+            for gate in words.NOT_WORKING_GATE.finditer(part):
                 start, end = _line_bounds(part, gate.start())
-                if start != checked and _NOT_WORKING.match(part, start, end):
+                if start != checked and words.NOT_WORKING.match(part, start, end):
                     line_no = first_line_no + part.count("\n", 0, start)
                     self._not_working = (line_no, part[start:end].strip())
                     break
                 checked = start
         if self._words is None:
-            for words in _PERSONS_WORDS.finditer(part):
-                start, end = _line_bounds(part, words.start())
+            for spoken in words.PERSONS_WORDS.finditer(part):
+                start, end = _line_bounds(part, spoken.start())
                 said = (first_line_no + part.count("\n", 0, start), part[start:end].strip())
-                if words.group("polite") is None:
+                if spoken.group("polite") is None:
                     self._words = said
                     break
                 if self._polite is None:
                     self._polite = said
-        if not prefilter.present(present, part, _DESCRIBED_NEEDLES):
+        if not prefilter.present(present, part, words.DESCRIBED_NEEDLES):
             return
-        for kind, pattern in _DESCRIBED_FAILURE:
+        for kind, pattern in words.DESCRIBED_FAILURE:
             if kind in self._described:
                 continue
             key = ("described", kind)
@@ -618,8 +437,8 @@ class _Unmatched:
         """``(line_no, line, coarse family, row name)`` of the earliest line where the person
         describes a failure (killed, hangs, stuck, NaN loss, crashed, "I got this error", ...;
         rule 7), or ``None``. The coarse family says the failure is only described: "killed (in
-        the person's words)"; the row name is the row that kind names (:data:`_DESCRIBED_ROWS`),
-        ``""`` for the kinds that stay unknown. With no kind: a traceback cut before its exception
+        the person's words)"; the row name is the row that kind names
+        (:data:`repro.signatures.words.DESCRIBED_ROWS`), ``""`` for the kinds that stay unknown. With no kind: a traceback cut before its exception
         (rule 7b), else the person's first line of words no kind reads (rule 7c, a greeting or
         thanks only when there is no other), coarse "a problem in the person's words"."""
         if not self._described:
@@ -628,18 +447,18 @@ class _Unmatched:
                 coarse = "a Python traceback cut before its exception (the log shows no error line)"
                 return cut[0], cut[1], coarse, ""
             said = [w for w in (self._words, self._not_working) if w is not None]
-            words = min(said) if said else self._polite
-            if words is None:
+            first = min(said) if said else self._polite
+            if first is None:
                 return None
             # Rule 7c: the person wrote about the log, and no row, failure line or kind of rule 7
             # reads what they wrote; said plainly rather than "no failure found".
             coarse = (
                 "a problem in the person's words (the log shows no error line; no row reads them)"
             )
-            return words[0], words[1], coarse, ""
+            return first[0], first[1], coarse, ""
         kind, (line_no, line) = min(self._described.items(), key=lambda item: item[1][0])
         coarse = f"{kind} (in the person's words; the log shows no error line)"
-        return line_no, line, coarse, _DESCRIBED_ROWS.get(kind, "")
+        return line_no, line, coarse, words.DESCRIBED_ROWS.get(kind, "")
 
     def described_hang(self, only_interrupted: bool) -> tuple[int, str] | None:
         """``(line_no, line)`` of the line where the person says the job hangs (stuck, hangs,
