@@ -10,9 +10,13 @@ wrong "pass" and unknown for install lines), never a text or a miss, so it may b
 nobody has studied.
 
     python benchmarks/first_sight.py [--logs | --install] [--set NAME ...] [--engine REV]
+    python benchmarks/first_sight.py --since REV [--logs | --install] [--set NAME ...]
 
 ``--engine REV`` judges every set with the engine of one revision instead of each set's own
-freezing commit (for example the commit a round started from). Raises SystemExit naming the set
+freezing commit (for example the commit a round started from). ``--since REV`` prints one row
+per engine along main's first-parent history from REV to HEAD (REV itself, then each commit or
+merge that changed ``repro/``), so the effect of each merge on the sets nobody studied can be
+read off one table. Raises SystemExit naming the set
 whose file git does not know (a set not committed has no freezing commit). Exit status 0.
 
 The figures are the ones the closing notes call "first sight": last stop's test8 (logs, b0025de)
@@ -226,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine", help="judge every set with this revision's engine, not its freezing commit's"
     )
+    parser.add_argument(
+        "--since",
+        metavar="REV",
+        help="one row per engine on the first-parent history from REV to HEAD that changed repro/",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -239,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if not sets:
         parser.error("no frozen set matches")
+    if args.since:
+        return _history(args.since, sets)
     by_engine: dict[str, list[FrozenSet]] = {}
     for item in sets:
         rev = _git("rev-parse", args.engine) if args.engine else freezing_commit(item.path)
@@ -257,6 +268,38 @@ def main(argv: list[str] | None = None) -> int:
             f" {_row(item.kind, then[item.key]):<40} {_row(item.kind, now[item.key])}"
         )
     return 0
+
+
+def engines_since(rev: str) -> list[tuple[str, str]]:
+    """``(full hash, subject)`` of ``rev``, then of each first-parent commit after it up to HEAD
+    that changed ``repro/``, oldest first. Raises subprocess.CalledProcessError for an unknown
+    revision."""
+    first = _git("rev-parse", rev)
+    rows = [(first, _git("log", "-1", "--format=%s", first))]
+    listed = _git(
+        "log", "--first-parent", "--reverse", "--format=%H %s", f"{first}..HEAD", "--", "repro"
+    )
+    for line in listed.splitlines():
+        commit, _, subject = line.partition(" ")
+        rows.append((commit, subject))
+    return rows
+
+
+def _history(rev: str, sets: list[FrozenSet]) -> int:
+    """Print the figures of ``sets`` for each engine of :func:`engines_since`."""
+    print(f"{'engine':<10} {'subject':<44} " + " ".join(f"{s.key:<24}" for s in sets))
+    with tempfile.TemporaryDirectory(prefix="first-sight-") as tmp:
+        for commit, subject in engines_since(rev):
+            figures = judge_with(extract_engine(commit, Path(tmp) / commit), sets)
+            cells = " ".join(f"{_cell(s.kind, figures[s.key]):<24}" for s in sets)
+            print(f"{commit[:9]:<10} {subject[:44]:<44} {cells}")
+    return 0
+
+
+def _cell(kind: str, figures: Counter) -> str:
+    if kind == "logs":
+        return f"{figures['right']}/{figures['wrong']}/{figures['unnamed']}"
+    return f"{figures['agree']}/{figures['lines']} pw{figures['wrong_pass']}"
 
 
 if __name__ == "__main__":

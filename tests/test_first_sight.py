@@ -74,3 +74,25 @@ def test_an_old_engine_is_extracted_from_git_and_imported_by_the_child(tmp_path)
     figures = first_sight.judge_with(tree, [item])[item.key]
     assert figures["lines"] == len(install_corpus.load(ROOT / item.path))
     assert 0 <= figures["agree"] <= figures["lines"]
+
+
+def test_engines_since_a_revision_are_it_then_each_first_parent_change_of_repro():
+    base = "9fe9577"  # last stop's main: every later round's engines follow it
+    rows = first_sight.engines_since(base)
+    assert rows[0][0].startswith(base)
+    first_parents = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-list", "--first-parent", f"{base}..HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    later = [commit for commit, _ in rows[1:]]
+    assert later == [c for c in reversed(first_parents) if c in set(later)]
+    for commit in first_parents:
+        changed = subprocess.run(
+            ["git", "-C", str(ROOT), "diff", "--name-only", f"{commit}^1", commit, "--", "repro"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert bool(changed.strip()) == (commit in later), commit
