@@ -38,6 +38,7 @@ from repro.containers import builder as builder_mod
 from repro.containers.build_settings import BuildSettings, project_requirements, source_version
 from repro.containers.wheelhouse import check_wheelhouse
 from repro.errors import FatalError
+from repro.host import docker_sdk
 from repro.model import Runtime
 
 LABEL = "io.repro-matrix"
@@ -241,11 +242,9 @@ class ImageRecord:
 def client(timeout_s: int = _BUILD_TIMEOUT_S):
     """A docker SDK client, or FatalError with one line when the daemon is unreachable."""
     try:
-        import docker
-    except ImportError:
-        raise FatalError(
-            "the docker Python SDK is not installed", hint="pip install 'repro-matrix[docker]'"
-        ) from None
+        docker = docker_sdk.import_sdk()
+    except docker_sdk.SdkMissing as exc:
+        raise FatalError(str(exc), hint=docker_sdk.INSTALL_HINT) from None
     try:
         result = docker.from_env(timeout=timeout_s)
         result.ping()

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from repro.host import amd, nvidia
+from repro.host import amd, docker_sdk, nvidia
 from repro.host.smi import DriverQuery
 
 NVIDIA = "nvidia"
@@ -110,11 +110,9 @@ class DaemonInfo:
 def query_daemon(timeout_s: float = 10.0) -> DaemonInfo:
     """Ask the Docker daemon (``DOCKER_HOST`` or the default socket) for its info; never raises."""
     try:
-        import docker
-    except ImportError:
-        return DaemonInfo.unreachable(
-            "the docker Python SDK is not installed (pip install 'repro-matrix[docker]')"
-        )
+        docker = docker_sdk.import_sdk()
+    except docker_sdk.SdkMissing as exc:
+        return DaemonInfo.unreachable(f"{exc} ({docker_sdk.INSTALL_HINT})")
     try:
         client = docker.from_env(timeout=int(timeout_s))
         try:
