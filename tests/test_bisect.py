@@ -434,6 +434,7 @@ def test_a_non_torch_package_is_listed_where_it_is_installed_from(tmp_path, monk
         ("--env-python", "3"),
     ],
 )
+@pytest.mark.slow
 def test_bad_with_and_env_python_values_exit_2_naming_the_flag(tmp_path, flag, value):
     index = make_index(tmp_path / "index")
     project = _project(tmp_path)

@@ -107,6 +107,7 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("name", "args", "expected"), BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+@pytest.mark.slow
 def test_bad_input_exits_2_with_one_line(project, name, args, expected):
     done = repro(*args, cwd=project)
     assert done.returncode == EXIT_CONFIG, done.stderr
@@ -137,6 +138,7 @@ CANNOT_GO_ON = [
 @pytest.mark.parametrize(
     ("name", "args", "stdout", "expected"), CANNOT_GO_ON, ids=[c[0] for c in CANNOT_GO_ON]
 )
+@pytest.mark.slow
 def test_cannot_go_on_exits_3_with_one_line(project, name, args, stdout, expected):
     if stdout == FULL and not Path(FULL).exists():
         pytest.skip("no /dev/full on this system")
@@ -263,6 +265,7 @@ def test_the_standalone_docker_entry_point_is_gone():
     ],
     ids=["1 MB of arguments", "120 kB command", "5,000-digit version", "120 kB runtime"],
 )
+@pytest.mark.slow
 def test_a_huge_argument_is_exit_2_with_a_short_line(project, args, expected):
     """Issue 25: a 5,000-digit torch version gave exit 3 (int()'s digit limit), and a 1 MB
     command line was echoed whole in the error."""

@@ -462,6 +462,7 @@ INFO = re.compile(r"^(?:Note|NOTE|INFO|Info)\b|(?<![=\w])INFO\b|^\[?I\d{3,4} \d\
 
 
 @pytest.mark.parametrize("split", sorted(SPLITS))
+@pytest.mark.slow
 def test_no_unknown_verdict_s_decisive_line_is_a_banner_a_prompt_or_an_info_line(split):
     """Over every log of the corpus: the verdict as repro classify prints it, and the verdict
     with no row at all (every failure then unknown, its decisive line chosen by item 3)."""

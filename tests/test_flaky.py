@@ -98,6 +98,7 @@ def test_without_reruns_the_flaky_case_is_just_red(project):
     ("flag", "value"),
     [("--rerun-failures", "-1"), ("--rerun-failures", "11"), ("--rounds", "0"), ("--rounds", "21")],
 )
+@pytest.mark.slow
 def test_rerun_failures_and_rounds_out_of_range_are_a_one_line_error(project, flag, value):
     write_matrix(project, PLANTED_MATRIX)
     done = run_repro("run", flag, value, cwd=project, env={})

@@ -163,6 +163,7 @@ def test_case_selection_by_substring_and_glob_and_no_match_hint(tmp_path):
         ),
     ],
 )
+@pytest.mark.slow
 def test_cli_reports_a_bad_matrix_in_one_line_with_exit_2_and_no_traceback(project, body, fragment):
     (project / "matrix.yaml").write_text(body)
     for command in (["plan"], ["run", "--list"], ["run"]):

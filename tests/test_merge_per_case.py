@@ -244,6 +244,7 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_cli_union_of_two_selections_and_ctrl_c_after_one_passing_case(project):
     write_matrix(project, PLANTED)
     red = run_cli(
@@ -319,6 +320,7 @@ scenarios:
 """
 
 
+@pytest.mark.slow
 def test_unknown_variant_is_exit_2_with_list_too(tmp_path):
     (tmp_path / "matrix.yaml").write_text(TWO_PINS)
     for args in (("--list",), ()):

@@ -100,6 +100,7 @@ def test_a_planted_entry_is_refused_and_reinstalled_its_code_never_run(cache, tm
     assert sorted(p.name for p in cache.iterdir()) == [entry.name, f"{entry.name}.lock"]
 
 
+@pytest.mark.slow
 def test_an_entry_changed_after_publication_is_refused_and_reinstalled(cache, tmp_path):
     marker = tmp_path / "planted-code-ran"
     published = _packages.ensure([REQ], timeout_s=120)
@@ -114,6 +115,7 @@ def test_an_entry_changed_after_publication_is_refused_and_reinstalled(cache, tm
 
 
 @pytest.mark.parametrize("where", ["repro-packages.json", "reprotiny/__init__.py"])
+@pytest.mark.slow
 def test_a_fifo_in_an_entry_is_refused_never_read(cache, tmp_path, where):
     """A FIFO as the manifest or as a file of the entry: reading it would wait forever."""
     published = _packages.ensure([REQ], timeout_s=120)
@@ -229,6 +231,7 @@ def test_a_read_only_cache_is_refused_with_the_errno_text(cache, tmp_path):
     assert "Read-only file system (EROFS)" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_full_cache_is_refused_with_the_errno_text(cache, tmp_path, monkeypatch):
     _wheel(tmp_path / "big-wheels", payload=os.urandom(600_000))
     monkeypatch.setenv("REPRO_WHEELHOUSE", str(tmp_path / "big-wheels"))

@@ -74,6 +74,7 @@ def test_j1_runs_one_case_at_a_time(tmp_path):
     assert not _overlap(ran["window~a"], ran["window~b"])
 
 
+@pytest.mark.slow
 def test_a_bad_jobs_count_is_refused_naming_the_option(tmp_path):
     write_matrix(tmp_path, "planted: {module: planted, params: {kind: [pass]}}\n")
     for bad in ("0", "-3", "100000"):

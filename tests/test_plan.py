@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from conftest import REPO, run_cli
 
 GOLDEN = REPO / "tests" / "fixtures" / "plan" / "plan.json"
@@ -43,6 +44,7 @@ def test_plan_text_names_each_selected_variant_with_its_limits():
     assert all("mem default" in line and "pids default" in line for line in variant_lines)
 
 
+@pytest.mark.slow
 def test_plan_warns_when_the_newest_pin_is_older_than_the_facts_and_still_exits_0(tmp_path):
     from repro.compat.check import newest_torch
 

@@ -1363,6 +1363,7 @@ def test_html_has_filters_drilldown_with_log_excerpt_and_a_throughput_plot(tmp_p
     assert "url(" not in page and "<script src" not in page
 
 
+@pytest.mark.slow
 def test_html_and_markdown_stay_usable_at_50_variants_by_20_hosts(tmp_path):
     for h in range(20):
         for v in range(50):

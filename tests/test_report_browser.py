@@ -75,6 +75,7 @@ def artifacts(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("width", [1400, 800])
+@pytest.mark.slow
 def test_matrix_html_as_a_person_sees_it(browser, site, artifacts, width):
     page = browser.new_page(viewport={"width": width, "height": VIEWPORT_HEIGHT})
     try:
@@ -147,6 +148,7 @@ def site_with_config(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("width", [1400, 800, 390])
+@pytest.mark.slow
 def test_with_config_red_cells_come_first_on_the_first_screen(
     browser, site_with_config, artifacts, width
 ):

@@ -224,6 +224,7 @@ def test_fifo_run_json_and_history_entries_do_not_block(tmp_path):
 
 
 @pytest.mark.parametrize("option", ["--config", "--history"])
+@pytest.mark.slow
 def test_fifo_as_config_or_history_is_one_line_exit_2(tmp_path, option):
     results = tmp_path / "results"
     write_run(results / "run")
@@ -298,6 +299,7 @@ def test_a_10_mb_host_key_is_capped_and_outputs_stay_small(tmp_path):
     assert report.totals["tests"] == 22
 
 
+@pytest.mark.slow
 def test_html_and_markdown_say_so_when_something_was_cut(tmp_path, monkeypatch):
     results = tmp_path / "results"
     cases = [

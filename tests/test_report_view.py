@@ -291,6 +291,7 @@ def test_no_tests_and_skipped_have_different_emoji():
     assert len(set(EMOJI.values())) == len(EMOJI)
 
 
+@pytest.mark.slow
 def test_markdown_for_50_hosts_by_20_variants_fits_a_step_summary(tmp_path):
     for h in range(50):
         host = f"NVIDIA H100 80GB HBM3 · driver 5{h:02d}.10 · Ubuntu 24.04 · rack {h}"

@@ -69,6 +69,7 @@ def _run_cell(matrix: dict) -> dict:
     return cell
 
 
+@pytest.mark.slow
 def test_run_json_records_the_digest_of_the_junit_xml_the_runner_wrote(planted_run):
     (run_dir,) = [p for p in (planted_run / "results").iterdir() if p.is_dir()]
     info = json.loads((run_dir / "run.json").read_text())

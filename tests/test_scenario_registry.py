@@ -39,6 +39,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.slow
 def test_a_scenario_added_as_one_module_is_listed_planned_and_preimported(tmp_path):
     checkout = tmp_path / "checkout"
     shutil.copytree(

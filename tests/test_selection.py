@@ -28,6 +28,7 @@ def test_glob_brackets_are_literal_and_only_star_and_question_mark_are_wildcards
     assert not config.glob_match("ddp", "ddp[backend=gloo]")  # a glob matches the whole id
 
 
+@pytest.mark.slow
 def test_case_selector_with_brackets_lists_every_case_of_the_scenario():
     every = listed()
     ddp = [case_id for case_id in every if case_id.startswith("ddp[")]

@@ -1398,6 +1398,7 @@ def test_colour_codes_are_ignored() -> None:
     assert result.message == "RuntimeError: CUDA error: an illegal instruction was encountered"
 
 
+@pytest.mark.slow
 def test_big_log_is_classified_exactly() -> None:
     """The 4.1 MB progress log before a cascade: the verdict and its line, exactly. Its speed is
     measured by ``benchmarks/classify_stream.py --in-process``, never asserted here."""

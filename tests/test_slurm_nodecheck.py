@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, cli_env
 
 from repro.host.checks import FAIL, NA, OK, WARN, Finding
@@ -110,6 +111,7 @@ def _node_check(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProces
     return done, written
 
 
+@pytest.mark.slow
 def test_a_healthy_cpu_node_is_one_ok_line_exit_0_and_only_its_log(tmp_path):
     done, written = _node_check(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -121,6 +123,7 @@ def test_a_healthy_cpu_node_is_one_ok_line_exit_0_and_only_its_log(tmp_path):
     assert len(log) == 1 and log[0].endswith(lines[0]) and log[0][:4].isdigit()
 
 
+@pytest.mark.slow
 def test_a_planted_failing_check_is_an_error_line_and_exit_1(tmp_path):
     done, written = _node_check(tmp_path, "--fixture", str(PLANTED_ROOT))
     assert done.returncode == 1, done.stdout + done.stderr

@@ -121,6 +121,7 @@ def _classify(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_classify_reads_a_team_file_and_refuses_a_bad_one_with_exit_2(tmp_path):
     log = tmp_path / "run.log"
     log.write_text(LOG)

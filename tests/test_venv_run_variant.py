@@ -3,6 +3,7 @@ item 7); the old positional spelling still parses, with the deprecation note the
 
 from __future__ import annotations
 
+import pytest
 from conftest import REPO, run_cli
 
 CONFIG = str(REPO / "matrix.yaml")
@@ -12,6 +13,7 @@ def _dry_run(*args: str):
     return run_cli("venv-run", "--config", CONFIG, "--dry-run", *args, cwd=REPO, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_flag_and_the_old_positional_give_the_same_command():
     flag = _dry_run("--variant", "cpu-torch2.13", "-k", "losses", "--", "-j", "1")
     old = run_cli(
@@ -25,6 +27,7 @@ def test_the_flag_and_the_old_positional_give_the_same_command():
     assert "repro: note: a positional cpu-torch2.13 is deprecated; use --variant ID" in old.stderr
 
 
+@pytest.mark.slow
 def test_a_glob_must_select_one_variant_and_none_is_a_usage_error():
     many = _dry_run("--variant", "cpu-*")
     assert many.returncode == 2

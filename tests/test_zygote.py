@@ -303,6 +303,7 @@ signal.setitimer(signal.ITIMER_REAL, 0.3)
 """
 
 
+@pytest.mark.slow
 def test_a_zygote_whose_run_ended_before_it_was_ready_exits_quietly(tmp_path):
     """Every case of a run ended before the zygote finished its imports: the runner closed its
     end, and the zygote's "ready" meets a closed socket (issue 32: a BrokenPipeError traceback
@@ -625,6 +626,7 @@ def test_the_fork_check_runs_on_accelerator_lanes_only_and_once(tmp_path, monkey
     assert calls == [["torch._dynamo", "repro.scenarios.noop"]] * 2
 
 
+@pytest.mark.slow
 def test_on_this_cpu_host_a_gpu_variant_still_gets_its_zygote(tmp_path):
     """The real check under this CPU torch answers n/a (no accelerator), which is no reason to
     give up the zygote."""
