@@ -26,7 +26,11 @@ runs is weighed: on the quiet 2-core VM one run per side flagged false drops in 
 of one build, two runs per side in 2 of 10, benchmarks/metric_stability.py); ``repro run --rounds
 3`` measures each rate in three processes within one run (``repro.runner.repeat``): one such run
 per side, 0 false drops in 10 pairs and the planted 2x slowdown in 175 of 175 case-pairs, against
-14 false drops and 158 with one round, back to back on the same quiet host. A matrix.json is read as a stream
+14 false drops and 158 with one round, back to back on the same quiet host. On a GPU the same
+holds: on one H100 (torch 2.11+cu130, device run of 2026-11-27) two one-round runs of the cuda
+dataloader cases with 2 workers, one build, flagged 3 of 11 cases past 20 % and the windows'
+spread (-23 % to -39 %, wall and per-CPU rates alike): gate on ``--rounds 3`` or pooled runs,
+never on one round per side. A matrix.json is read as a stream
 (``repro.report.stream``) straight into the compact index compare works on (``repro.report.sides.Side``),
 never as a whole dict: memory grows with the cases kept (about 0.5 KB each, at most
 ``repro.report.stream.MAX_MATRIX_CASES`` per side, else one-line ConfigError), not with the
