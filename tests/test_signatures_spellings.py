@@ -11,6 +11,7 @@ import pytest
 
 from repro.signatures.engine import _NEEDLES as NEEDLES
 from repro.signatures.engine import classify
+from repro.signatures.hostfacts import HostFacts
 from repro.signatures.table import SIGNATURES, UNKNOWN
 
 #: (row, real text, its public source).
@@ -528,3 +529,18 @@ def test_nccls_connect_retry_and_the_word_illegal_instruction_name_nothing() -> 
     # CUDA's own illegal-instruction error keeps its row.
     cuda = "RuntimeError: CUDA error: an illegal instruction was encountered\n"
     assert classify(cuda).name == "cuda_illegal_instruction"
+
+
+def test_nvidia_smis_failure_inside_wsl_is_wsls_gpu_path_not_a_linux_driver() -> None:
+    # microsoft/WSL#9134 (and #3847, #5265, #7716, #9640): nvidia-smi inside WSL is
+    # /usr/lib/wsl/lib's and reaches the Windows driver; its "couldn't communicate" there is WSL's
+    # GPU path. Known from the host facts or from the log's own WSL evidence.
+    line = (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure"
+        " that the latest NVIDIA driver is installed and running.\n"
+    )
+    assert classify(line, HostFacts(wsl2=True)).name == "wsl_gpu_unavailable"
+    assert classify("I get this error in WSL:\n" + line).name == "wsl_gpu_unavailable"
+    # On a native host, or one nothing says is WSL, it stays the driver's row.
+    assert classify(line, HostFacts(wsl2=False)).name == "no_nvidia_driver"
+    assert classify(line).name == "no_nvidia_driver"
