@@ -11,6 +11,7 @@ import pytest
 
 from repro.signatures.engine import _NEEDLES as NEEDLES
 from repro.signatures.engine import classify
+from repro.signatures.hostfacts import HostFacts
 from repro.signatures.table import SIGNATURES, UNKNOWN
 
 #: (row, real text, its public source).
@@ -222,6 +223,103 @@ SPELLINGS = [
         "index.html for more information.",
         "https://github.com/ROCm/legacy-rocm-build/issues/5742",
     ),
+    # Round thirteen. NCCL's socket connect failing for good, in three versions' spellings
+    # (NVIDIA/nccl src/misc/socket.cc socketStartConnect; include/socket.h before 2.12).
+    (
+        "nccl_init_failure",
+        "id-d3:715:790 [1] include/socket.h:382 NCCL WARN Connect to 172.18.0.1<49273> failed :"
+        " Connection refused",
+        "https://github.com/pytorch/examples/issues/689",
+    ),
+    (
+        "nccl_init_failure",
+        "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to"
+        " 10.0.0.2<45763> failed : Software caused connection abort",
+        "https://github.com/NVIDIA/nccl-tests/issues/166",
+    ),
+    (
+        "nccl_init_failure",
+        "*server name* [0] include/socket.h:185 WARN Call to connect failed : Connection refused",
+        "https://github.com/NVIDIA/nccl/issues/111",
+    ),
+    # torchrun's agent (torch 1.9-1.10) when a worker failed without an error file.
+    (
+        "rank_failed",
+        "Getting Error when start training with single GPU. [Error: CHILD PROCESS FAILED WITH NO"
+        " ERROR_FILE ]",
+        "https://github.com/open-mmlab/SoftTeacher/issues/158",
+    ),
+    # rocBLAS prints "Could not load" only for a Tensile library; the path abbreviated.
+    (
+        "rocblas_tensile_missing",
+        "[Issue]: rocBLAS error: Could not load gfx1103",
+        "https://github.com/vladmandic/sdnext/issues/4405",
+    ),
+    # nvidia-container-cli's other error kinds (libnvidia-container), and Ubuntu's ".real" binary.
+    (
+        "container_gpu_setup",
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:370:"
+        " starting container process caused: process_linux.go:459: container init caused: Running"
+        " hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli:"
+        " container error: cgroup subsystem devices not found: unknown.",
+        "https://github.com/NVIDIA/nvidia-docker/issues/1447",
+    ),
+    (
+        "container_gpu_setup",
+        "Failure: nvidia-container-cli.real: container error: cgroup subsystem devices not found",
+        "https://github.com/NVIDIA/k8s-device-plugin/issues/324",
+    ),
+    (
+        "container_gpu_setup",
+        "nvidia-container-cli: detection error: nvml error: unknown error",
+        "https://github.com/NVIDIA/nvidia-container-toolkit/issues/416",
+    ),
+    (
+        "container_gpu_setup",
+        "nvidia-container-cli: ldcache error: process /usr/sbin/ldconfig failed with error code: 1",
+        "https://github.com/NVIDIA/libnvidia-container/issues/177",
+    ),
+    # The shell's SIGILL report as people retype it, and its form with no core written.
+    (
+        "host_sigill",
+        "I get illegal instruction (core dumped) error. Impossible to know or debug what is going"
+        " on.",
+        "https://github.com/dusty-nv/jetson-inference/issues/1094",
+    ),
+    (
+        "host_sigill",
+        "3] python3 interpreter is killed with output message: Illegal Instruction (core dumped)",
+        "https://github.com/microsoft/onnxruntime/issues/6375",
+    ),
+    (
+        "host_sigill",
+        "Illegal-instruction (core dumped)",
+        "https://github.com/jkjung-avt/tensorrt_demos/issues/339",
+    ),
+    (
+        "host_sigill",
+        "The port builds, but crashes with ```Illegal instruction```:"
+        " https://people.freebsd.org/~yuri/py-pytorch.shar",
+        "https://github.com/pytorch/pytorch/issues/28780",
+    ),
+    (
+        "host_sigill",
+        "I'am trying to install torch2trt at Jetson Nano, but `Illegal instruction` occured.",
+        "https://github.com/NVIDIA-AI-IOT/torch2trt/issues/609",
+    ),
+    # cudaGetErrorString's text quoted cut before "on the device".
+    (
+        "no_kernel_image",
+        'Unable To Fix "no kernel image is available for execution" Error',
+        "https://github.com/facebookresearch/detectron2/issues/512",
+    ),
+    # libstdc++'s terminate with no exception in flight (libsupc++ vterminate.cc).
+    (
+        "cpp_terminate",
+        "Trying to train on 2x H200 but it crashes right after start with “terminate called without"
+        " an active exception” repeating over and over.",
+        "https://github.com/microsoft/TRELLIS.2/issues/95",
+    ),
 ]
 
 
@@ -404,3 +502,45 @@ def test_hips_own_trace_of_a_return_value_is_not_the_error() -> None:
         " hipMemcpy: Returned hipErrorIllegalAddress :\n"
     )
     assert classify(trace).name != "cuda_illegal_memory_access"
+
+
+def test_torchruns_no_error_file_report_names_the_failed_child() -> None:
+    # torch/distributed/elastic/multiprocessing/errors/__init__.py (torch 1.9-1.10),
+    # _no_error_file_warning_msg's lines, in its own format (no public paste of the second line
+    # was found): the wrapper row, as for ChildFailedError.
+    text = (
+        "CHILD PROCESS FAILED WITH NO ERROR_FILE\n"
+        "Child process 3124 (local_rank 1) FAILED (exitcode 1)\n"
+        "Error msg: Process failed with exitcode 1\n"
+    )
+    result = classify(text)
+    assert result.name == "rank_failed"
+    assert result.line_no == 1
+    assert classify(text.split("\n", 1)[1]).name == "rank_failed"
+
+
+def test_nccls_connect_retry_and_the_word_illegal_instruction_name_nothing() -> None:
+    # NCCL's INFO line for a connect it retries is no failure (socketStartConnect retries
+    # ECONNREFUSED/ETIMEDOUT before its WARN); a sentence about illegal instructions is no report.
+    retry = "node1:123:456 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+    assert classify(retry).name != "nccl_init_failure"
+    words = "Illegal instruction handling was reworked in the emulator for this release.\n"
+    assert classify(words).name != "host_sigill"
+    # CUDA's own illegal-instruction error keeps its row.
+    cuda = "RuntimeError: CUDA error: an illegal instruction was encountered\n"
+    assert classify(cuda).name == "cuda_illegal_instruction"
+
+
+def test_nvidia_smis_failure_inside_wsl_is_wsls_gpu_path_not_a_linux_driver() -> None:
+    # microsoft/WSL#9134 (and #3847, #5265, #7716, #9640): nvidia-smi inside WSL is
+    # /usr/lib/wsl/lib's and reaches the Windows driver; its "couldn't communicate" there is WSL's
+    # GPU path. Known from the host facts or from the log's own WSL evidence.
+    line = (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure"
+        " that the latest NVIDIA driver is installed and running.\n"
+    )
+    assert classify(line, HostFacts(wsl2=True)).name == "wsl_gpu_unavailable"
+    assert classify("I get this error in WSL:\n" + line).name == "wsl_gpu_unavailable"
+    # On a native host, or one nothing says is WSL, it stays the driver's row.
+    assert classify(line, HostFacts(wsl2=False)).name == "no_nvidia_driver"
+    assert classify(line).name == "no_nvidia_driver"
