@@ -53,7 +53,8 @@ def uncovered(conda, host: Host, extra: Facts) -> Reason | None:
     (/work/notes/issue-30-install10-conda.md): companions from the nightly channel
     (``nightly_channels``: which companion nightlies a day held is not listed; the channel was
     pruned), conda companions on the platforms whose companion packages
-    are not listed (``companion_platforms_unlisted``: Apple silicon, Linux aarch64), and companion
+    are not listed (``companion_platforms_unlisted``: empty since round thirteen, whose studied
+    files made those passes right 2 of 4), and companion
     packages the facts hold nothing of (``companions_unlisted``: torchdata, torchtext)."""
     table = extra.get("conda_coverage") or {}
     fact = "compat-extra:conda_coverage"
