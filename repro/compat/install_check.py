@@ -332,6 +332,14 @@ def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts
     return [Reason("runs", UNKNOWN, text, "compat-extra:aarch64.armv8_0_sigill")]
 
 
+def _windows_libomp_fixed(reasons: list[Reason], extra: Facts) -> Version | None:
+    """The release that fixes the missing ``libomp140.x86_64.dll`` (compat-extra
+    ``windows_libomp.fixed_in``) when ``reasons`` hold that failure, else None."""
+    if not any(r.verdict == FAIL and r.fact == "compat-extra:windows_libomp" for r in reasons):
+        return None
+    return src.parse_version(str(extra.get("windows_libomp", "fixed_in") or ""))
+
+
 def _installs(
     build: str, result: LineResult, host_props: Mapping[str, str], facts: Facts, extra: Facts
 ) -> bool:
@@ -581,6 +589,14 @@ def _check_line(
                 line,
                 companion_pins(facts, Version(near.public), line),
             )
+    fixed = _windows_libomp_fixed(reasons, extra)
+    if fixed is not None:
+        # Every Windows build of the release has the missing DLL: the fix is the next release.
+        instead = []
+        if offer.source == "PyPI" or offer.runtime is None:
+            fix = pypi_fix_line(facts, fixed, line)
+        else:
+            fix = fix_line(facts, fixed, offer.runtime, line, companion_pins(facts, fixed, line))
     companion_fails = [r for r in reasons if r.check == "companion" and r.verdict == FAIL]
     if (
         fix is None

@@ -28,6 +28,7 @@ from repro.compat.install_conda_forge import check_conda_forge
 from repro.compat.install_fix import fix_line, nearest_python
 from repro.compat.install_result import LineResult
 from repro.compat.install_runs import glibc_import_reasons, run_reasons
+from repro.compat.predictions import arch_floor
 from repro.compat.results import FAIL, PASS, UNKNOWN, Reason, combine
 from repro.compat.sources import Host
 
@@ -52,7 +53,8 @@ def uncovered(conda, host: Host, extra: Facts) -> Reason | None:
     (/work/notes/issue-30-install10-conda.md): companions from the nightly channel
     (``nightly_channels``: which companion nightlies a day held is not listed; the channel was
     pruned), conda companions on the platforms whose companion packages
-    are not listed (``companion_platforms_unlisted``: Apple silicon, Linux aarch64), and companion
+    are not listed (``companion_platforms_unlisted``: empty since round thirteen, whose studied
+    files made those passes right 2 of 4), and companion
     packages the facts hold nothing of (``companions_unlisted``: torchdata, torchtext)."""
     table = extra.get("conda_coverage") or {}
     fact = "compat-extra:conda_coverage"
@@ -313,18 +315,19 @@ def _conda_run_reasons(
     runtime: str | None,
 ) -> list[Reason]:
     """Run reasons of the pytorch channel's ``release`` built for CUDA ``cuda``, with that
-    package's own sm_XY list (``arch_lists.conda_<major>_<minor>_cu<XY>``) where known."""
+    package's own sm_XY list (``arch_lists.conda_<major>_<minor>_cu<XY>``) where known. On a
+    Linux host the list is cut at ``conda_arch_floor`` (sm_37 from 1.3.1: the packages' cuobjdump
+    keeps a bundled library's sm_35 cubins, torch's kernels start at sm_37; pytorch/builder
+    2aac90bd, pytorch/pytorch#30532, #31319)."""
     arch_name = f"conda_{release.major}_{release.minor}_cu{(cuda or '').replace('.', '')}"
     arch = facts.get("arch_lists", arch_name)
-    return run_reasons(
-        host_props,
-        str(release),
-        runtime,
-        facts,
-        host,
-        [str(a) for a in arch] if isinstance(arch, list) else None,
-        f"arch_lists.{arch_name}",
-    )
+    entries = [str(a) for a in arch] if isinstance(arch, list) else None
+    label = f"arch_lists.{arch_name}"
+    if entries and host.platform == "linux":
+        kept = arch_floor(facts, "conda_arch_floor", str(release), entries)
+        if len(kept) != len(entries):
+            entries, label = kept, f"{label}, conda_arch_floor"
+    return run_reasons(host_props, str(release), runtime, facts, host, entries, label)
 
 
 #: Channels conda reaches by default (miniforge's conda-forge, anaconda's main): by their names.

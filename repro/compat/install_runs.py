@@ -198,6 +198,27 @@ def glibc_import_reasons(
     return [Reason("runs", FAIL, text, "compat-extra:linux_glibc_floor")]
 
 
+def windows_libomp_reasons(torch: str, host: Host, extra: Facts) -> list[Reason]:
+    """A ``runs`` FAIL for a native Windows wheel of a release whose ``fbgemm.dll`` needs
+    ``libomp140.x86_64.dll`` that the wheel does not ship (compat-extra ``windows_libomp``: 2.4.0,
+    fixed in 2.4.1; pytorch/pytorch#131662, #133076, kohya-ss/sd-scripts#1597): ``import torch``
+    fails with WinError 126 unless Visual Studio's C++ tools put the DLL on the host. Empty off
+    Windows, for WSL2 (a Linux wheel) and for other releases (nightlies included)."""
+    table = extra.get("windows_libomp")
+    if host.platform != "windows" or not isinstance(table, Mapping):
+        return []
+    if torch not in [str(r) for r in table.get("releases") or ()]:
+        return []
+    fixed = table.get("fixed_in")
+    text = (
+        f"import torch fails: torch {torch}'s Windows wheels load torch\\lib\\fbgemm.dll, which "
+        "needs libomp140.x86_64.dll (LLVM's OpenMP runtime) that the wheel does not ship; without "
+        "Visual Studio's C++ tools on the host the import stops at \"OSError: [WinError 126] ... "
+        f'fbgemm.dll or one of its dependencies" (pytorch/pytorch#131662): torch {fixed} ships the fix'
+    )
+    return [Reason("runs", FAIL, text, "compat-extra:windows_libomp")]
+
+
 def run_reasons_on(
     host_props: Mapping[str, str],
     torch: str,
@@ -214,6 +235,10 @@ def run_reasons_on(
     glibc = glibc_import_reasons(torch, host, extra)
     if glibc:
         return glibc
+    libomp = windows_libomp_reasons(torch, host, extra)
+    if libomp:
+        kept = run_reasons(host_props, torch, runtime, facts, host)
+        return [*(r for r in kept if not (r.check == "runs" and r.verdict == PASS)), *libomp]
     if runtime == "xpu":
         return install_xpu.run_reasons(Version(Version(torch).public), host_props, host, extra)
     wsl2 = (host_props.get(property_names.WSL2) or "").strip().lower() == "true"

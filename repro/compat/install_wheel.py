@@ -78,6 +78,9 @@ def check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResul
             return LineResult(line, host, str(wheel.version), "jetson", combine([missing]))
         reasons += install_index.jetson_reasons(host_props, host, extra)
         return LineResult(line, host, str(wheel.version), "jetson", combine(reasons))
+    builder = _unknown_builder(wheel, extra)
+    if builder is not None:
+        return LineResult(line, host, str(wheel.version), runtime, combine([*reasons, builder]))
     if runtime is None and published is not None:
         runtime, fact, unverified = src.pypi_runtime(facts, extra, release, host)
     if wheel.name != "torch":
@@ -93,6 +96,29 @@ def check_wheel(line, wheel: Wheel, host_props, host, facts, extra) -> LineResul
         )
     reasons += run_reasons_on(host_props, str(release), runtime, facts, extra, host)
     return LineResult(line, host, str(wheel.version), runtime, combine(reasons))
+
+
+def _unknown_builder(wheel: Wheel, extra: Facts) -> Reason | None:
+    """An unknown ``runs`` reason for a torch wheel whose Linux aarch64 platform tag is none of
+    PyTorch's own (compat-extra ``aarch64.own_tags``: PyPI's and download.pytorch.org's aarch64
+    wheels are manylinux2014_aarch64 / manylinux_2_28_aarch64; a ``linux_aarch64`` file is
+    NVIDIA's Jetson wheel, a community or a local build): the facts do not hold what it needs.
+    None for other wheels (NVIDIA's Jetson indexes are judged by :func:`_is_jetson` first)."""
+    own = [str(tag) for tag in extra.get("aarch64", "own_tags") or ()]
+    name = wheel.source.rsplit("/", 1)[-1]
+    if wheel.name != "torch" or not own or not name.endswith(".whl"):
+        return None
+    tags = name[: -len(".whl")].rsplit("-", 1)[-1].split(".")
+    arm = [tag for tag in tags if tag.endswith("_aarch64")]
+    if not arm or any(tag in own for tag in arm):
+        return None
+    text = (
+        f"unknown: the facts do not cover who built {name}: its {arm[0]} tag is none of "
+        f"PyTorch's own aarch64 wheels' ({', '.join(own)}); such files are NVIDIA's Jetson wheels "
+        "or community and local builds, whose CUDA/JetPack, glibc and CPU needs the facts do not "
+        "hold"
+    )
+    return Reason("runs", UNKNOWN, text, "compat-extra:aarch64.own_tags")
 
 
 def _is_jetson(wheel: Wheel, extra: Facts) -> bool:

@@ -203,10 +203,15 @@ def windows_arch(facts: Facts, release: str | None, entries: list[str]) -> list[
     ``release`` has them: from ``windows_arch_floor.from_release`` (1.4.0) on, without entries
     below ``windows_arch_floor.lowest`` (37: pytorch/builder b3543d0d, "Kick out cuda arch 3.5
     for Windows", 2019-11-27). Unchanged for earlier or unknown releases."""
-    lowest, first = (
-        facts.get("windows_arch_floor", "lowest"),
-        facts.get("windows_arch_floor", "from_release"),
-    )
+    return arch_floor(facts, "windows_arch_floor", release, entries)
+
+
+def arch_floor(facts: Facts, table: str, release: str | None, entries: list[str]) -> list[str]:
+    """``entries`` (a build's ``sm_XY``/``compute_XY`` list) without the entries below
+    ``<table>.lowest`` when ``release`` is at least ``<table>.from_release`` (the floors
+    ``windows_arch_floor`` and ``conda_arch_floor`` of compat-facts-history.yaml). Unchanged for
+    earlier or unknown releases, or when the facts hold no such table."""
+    lowest, first = facts.get(table, "lowest"), facts.get(table, "from_release")
     parsed = _release_of(release)
     if lowest is None or first is None or parsed is None or parsed < Version(str(first)):
         return entries
