@@ -56,8 +56,8 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
    distributed job on NCCL (lines NCCL or ProcessGroupNCCL printed, torch's spawn in a stack;
    not the words init_process_group, DistributedDataParallel, torch.distributed or torchrun in
-   a title, a sentence, a command or pasted code: issue 30, round ten) is ``hang.nccl``, the
-   line that says so deciding.
+   a title, a sentence, a command or pasted code: issue 30, round ten; nor "NCCL version" inside
+   a sentence: issue 30, round thirteen) is ``hang.nccl``, the line that says so deciding.
 7. A described failure (issue 30, round six; an abstention): when nothing matched and no line of
    the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
    loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
