@@ -71,7 +71,8 @@ Precedence (the cases each rule comes from are cited at the code that applies it
 8. "No failure found" needs a run (issue 30, round eight): when nothing matched, no line shows a
    failure and rules 5-7 name nothing, the text is :attr:`Classification.clean` only when it
    shows output a job or a tool prints while it runs normally (progress bars and it/s, numbered
-   epoch/step lines, a metric with its value, logging lines with a level or timestamp, NCCL INFO
+   epoch/step lines, a metric with its value, logging lines with a timestamp or a level that is
+   not an error (glog's E and F lines log a failure: issue 30, round thirteen), NCCL INFO
    lines, an nvidia-smi or rocminfo report, a finished summary: :func:`shows_run`). A text with
    neither a failure line nor a run (a few command lines, an environment listing, a banner) is an
    excerpt cut before its failure or a failure only described: ``unknown``, coarse
