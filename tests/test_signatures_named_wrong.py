@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from repro.signatures import hostfacts
+from repro.signatures import hostfacts, table
 from repro.signatures.engine import UNKNOWN, classify
 from repro.signatures.runoutput import NO_RUN_COARSE, shows_run
 
@@ -130,6 +130,16 @@ NVIDIA_SMI_FAILED = (
 )
 def test_nvidia_smi_failing_inside_wsl_is_the_wsl_bridge(text: str, source: str) -> None:
     assert classify(text).name == "wsl_gpu_unavailable", source
+
+
+def test_the_nvidia_smi_line_is_read_by_one_row_per_host() -> None:
+    """no_nvidia_driver's host-dependent line is exactly a text wsl_gpu_unavailable reads on WSL2:
+    complementary hosts, so the two rows' order does not decide."""
+    rows = {sig.name: sig for sig in table.SIGNATURES}
+    off_wsl2 = {(line.pattern, line.when) for line in rows["no_nvidia_driver"].lines if line.when}
+    on_wsl2 = {(line.pattern, line.when) for line in rows["wsl_gpu_unavailable"].lines}
+    assert off_wsl2 and {(pattern, "wsl2") for pattern, _ in off_wsl2} <= on_wsl2
+    assert {when for _, when in off_wsl2} == {"not_wsl2"}
 
 
 def test_nvidia_smi_failing_elsewhere_is_still_no_driver() -> None:
