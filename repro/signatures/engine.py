@@ -56,8 +56,8 @@ Precedence (the cases each rule comes from are cited at the code that applies it
    person says the job hangs (stuck, hangs, deadlock, 卡住) and whose own lines show a
    distributed job on NCCL (lines NCCL or ProcessGroupNCCL printed, torch's spawn in a stack;
    not the words init_process_group, DistributedDataParallel, torch.distributed or torchrun in
-   a title, a sentence, a command or pasted code: issue 30, round ten) is ``hang.nccl``, the
-   line that says so deciding.
+   a title, a sentence, a command or pasted code: issue 30, round ten; nor "NCCL version" inside
+   a sentence: issue 30, round thirteen) is ``hang.nccl``, the line that says so deciding.
 7. A described failure (issue 30, round six; an abstention): when nothing matched and no line of
    the log shows a failure, but the person's words say one happened (killed, hangs, stuck, a NaN
    loss, crashed, "I keep getting this error"), the verdict is ``unknown``, not "no failure
@@ -71,7 +71,8 @@ Precedence (the cases each rule comes from are cited at the code that applies it
 8. "No failure found" needs a run (issue 30, round eight): when nothing matched, no line shows a
    failure and rules 5-7 name nothing, the text is :attr:`Classification.clean` only when it
    shows output a job or a tool prints while it runs normally (progress bars and it/s, numbered
-   epoch/step lines, a metric with its value, logging lines with a level or timestamp, NCCL INFO
+   epoch/step lines, a metric with its value, logging lines with a timestamp or a level that is
+   not an error (glog's E and F lines log a failure: issue 30, round thirteen), NCCL INFO
    lines, an nvidia-smi or rocminfo report, a finished summary: :func:`shows_run`). A text with
    neither a failure line nor a run (a few command lines, an environment listing, a banner) is an
    excerpt cut before its failure or a failure only described: ``unknown``, coarse

@@ -126,8 +126,10 @@ _WSL_EVIDENCE = re.compile(  # case-sensitive: uname prints these spellings, and
     r"microsoft-standard|-[Mm]icrosoft\b|/usr/lib/wsl/|\bWSL_DISTRO_NAME\b|/dev/dxg\b"
     # The person's own words around a pasted log (issue 30, round four): "WSL", "WSL2", "Windows
     # Subsystem for Linux", "Ubuntu Subsystem on Windows" (ProjectNUWA/DragNUWA#10,
-    # facebookresearch/seamless_communication#167).
-    r"|\bWSL2?\b(?!_)|Subsystem for Linux|\b(?:Linux|Ubuntu) [Ss]ubsystem\b"
+    # facebookresearch/seamless_communication#167), also lower-case as people type it and as the
+    # wsl command is spelled (issue 30, round thirteen: hiyouga/LlamaFactory#7521 "wsl2:
+    # UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount()").
+    r"|\b(?:WSL|[Ww]sl)2?\b(?!_)|Subsystem for Linux|\b(?:Linux|Ubuntu) [Ss]ubsystem\b"
 )
 #: Native Linux evidence: a ``uname -a`` line or a collect_env ``Platform:`` with a kernel release
 #: that is not Microsoft's; the nvidia-smi header of a Linux driver (three-part version: WSL2's
@@ -167,7 +169,7 @@ class Evidence:
             (
                 "wsl2",
                 _WSL_EVIDENCE,
-                ("icrosoft", "/usr/lib/wsl/", "WSL", "/dev/dxg", "ubsystem"),
+                ("icrosoft", "WSL", "wsl", "Wsl", "/dev/dxg", "ubsystem"),
             ),
             ("native", _NATIVE_EVIDENCE, ("Linux", "Driver Version: ", "NVRM version")),
             (

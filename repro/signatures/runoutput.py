@@ -57,16 +57,22 @@ _RUN_OUTPUT = (
         + r")|s/it\b(?<=\ds/it)|/step\b(?<=\ds/step)|<(?<=\d:\d\d<)|%\|(?<=\d%\|)"
     ),
     # Logging lines: a timestamp, detectron2's, a level, glog's, c10's, a printed warning, CPython's
-    # ignored exception; ldconfig's and ldd's library lines.
+    # ignored exception; ldconfig's and ldd's library lines. glog's and c10's prefixes count at
+    # levels I and W only, as Python logging's count at INFO, WARNING, DEBUG and NOTICE: an E
+    # (ERROR) or F (FATAL) line is the program logging a failure, not a run going on (glog's
+    # severities INFO, WARNING, ERROR, FATAL, https://github.com/google/glog; torch._logging's
+    # formatter writes them as glog does). Issue 30, round thirteen: pytorch/pytorch#148551
+    # (test10), torch._inductor's triton_heuristics logging a failed kernel's source at level E,
+    # a title and E lines only, was "no failure found".
     re.compile(
         r"(?m)^[ \t>`]*(?:\[(?:rank|default)\d*\]:[ \t]*)?(?:"
         r"\[?\d{2,4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d"
         r"|\[?\d\d/\d\d/\d{4},? \d\d:\d\d"
         r"|\[\d\d/\d\d \d\d:\d\d:\d\d"
         r"|\[?(?:INFO|WARNING|WARN|DEBUG|NOTICE)\]?(?:[ \t]*[:|\]-]|[ \t]+\d)"
-        r"|\[?[IWEF]\d{4} \d\d:\d\d:\d\d"
-        r"|[IWEF] [\w/.-]+\.(?:cc|cpp|h|py):\d+\]"
-        r"|\[[IWE](?:\d{3,4} [\d:.]+)?[ \t]+[\w./-]+\.(?:cpp|cc|h|cu|py):\d+\]"
+        r"|\[?[IW]\d{4} \d\d:\d\d:\d\d"
+        r"|[IW] [\w/.-]+\.(?:cc|cpp|h|py):\d+\]"
+        r"|\[[IW](?:\d{3,4} [\d:.]+)?[ \t]+[\w./-]+\.(?:cpp|cc|h|cu|py):\d+\]"
         r"|(?:[\w./-]+:[ \t]*){0,4}(?:[A-Z]\w*Warning|Warning|WARNING):[ \t]"
         r"|Exception ignored in\b"
         r"|lib[\w.+-]*\.so[\w.]* (?:\(libc6|=> /))"
