@@ -7,7 +7,7 @@ written from it) and two frozen test sets; rounds three to thirteen added a froz
 (tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/, -test9/,
 -test10/, -test11/, -test12/, -test13/). Frozen sets are measured
 (``benchmarks/classify_corpus.py --split test13``); those a later round studied list their misses
-with ``--misses --studied``; test11, test12 and test13 are held out. This module checks the split and the indexes, gates
+with ``--misses --studied``; test12 and test13 are held out. This module checks the split and the indexes, gates
 the train half, and tests each family issue 30 added with train-half texts and their URLs (or
 public texts); it never asserts a test-set verdict.
 """
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
     )
 )  # fmt: skip
 #: The frozen sets no round has studied: measured only, their misses and reasons never listed.
-HELD_OUT = ("test11", "test12", "test13")
+HELD_OUT = ("test12", "test13")
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -135,9 +135,9 @@ def test_misses_of_a_frozen_set_are_refused(capsys):
 
 
 def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
-    """Round thirteen studies test, test2, ... test10 (``--misses --studied``); test11, test12 and
-    test13 are measured only, studied or not, and a studied set beside them does not open them."""
-    assert {f"test{n}" for n in range(2, 11)} | {"test"} == STUDIED
+    """Round fourteen studies test, test2, ... test11 (``--misses --studied``); test12 and test13
+    are measured only, studied or not, and a studied set beside them does not open them."""
+    assert {f"test{n}" for n in range(2, 12)} | {"test"} == STUDIED
     assert set(HELD_OUT) == FROZEN - STUDIED
     for held in HELD_OUT:
         for argv in (["--split", held], ["--split", "test8", "--split", held]):
@@ -154,7 +154,7 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
             ]
         )
     assert done.value.code == 2
-    assert "--misses refuses the frozen set(s) test11, test12" in capsys.readouterr().err
+    assert "--misses refuses the frozen set(s) test12" in capsys.readouterr().err
     with pytest.raises(SystemExit) as done:
         main(
             [
@@ -164,7 +164,7 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
             ]
         )
     assert done.value.code == 2
-    refused = "--misses refuses the frozen set(s) test11, test12, test13"
+    refused = "--misses refuses the frozen set(s) test12, test13"
     assert refused in capsys.readouterr().err
     assert main(["--split", "test2", "--misses", "--studied"]) == 0
     printed = capsys.readouterr().out
@@ -179,7 +179,7 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
 
 
 def test_no_row_test_or_doc_quotes_a_held_out_log():
-    """The held-out sets (test11, test12, test13) are in no example: no row's source or
+    """The held-out sets (test12, test13) are in no example: no row's source or
     reading (repro/**), no test module, README.md or docs/** quotes one of their issues."""
     held = {
         entry.url.removeprefix("https://github.com/").lower()
