@@ -35,7 +35,10 @@ measures the engine as it stands at the end of round eleven. Round thirteen stud
 ``test10``; ``test11`` and ``test12`` stay held out. Round thirteen's own file (test-half-13.yaml,
 the ``test13`` half), collected and frozen by a helper who writes no rules, measures the engine as
 it stands at the end of round twelve; it stays held out beside ``test11`` and ``test12``. Round
-fourteen studies ``test11``; ``test12`` and ``test13`` stay held out.
+fourteen studies ``test11``; ``test12`` and ``test13`` stay held out. Round fourteen's own file
+(test-half-14.yaml, the ``test14`` half), collected and frozen by a helper who writes no rules,
+measures the engine as it stands at the end of round thirteen; it stays held out beside ``test12``
+and ``test13``.
 
     python benchmarks/install_corpus.py --split train [--misses]
     python benchmarks/install_corpus.py --split test     # each test file, then all together
@@ -50,6 +53,7 @@ fourteen studies ``test11``; ``test12`` and ``test13`` stay held out.
     python benchmarks/install_corpus.py --split test11   # round eleven's frozen file
     python benchmarks/install_corpus.py --split test12   # round twelve's frozen file
     python benchmarks/install_corpus.py --split test13   # round thirteen's frozen file
+    python benchmarks/install_corpus.py --split test14   # round fourteen's frozen file
     python benchmarks/install_corpus.py --split test3 --misses --studied  # a studied file's misses
     python benchmarks/install_corpus.py split LABELLED.yaml   # round one: write the two halves
     python benchmarks/install_corpus.py add LABELLED.yaml test-half-2.yaml  # a later round
@@ -112,6 +116,9 @@ HALVES = {
     # Round thirteen (issue 30): frozen whole, collected by a helper who writes no rules; measures
     # the engine as it stands at the end of round twelve.
     "test13": (CORPUS / "test-half-13.yaml",),
+    # Round fourteen (issue 30): frozen whole, collected by a helper who writes no rules; measures
+    # the engine as it stands at the end of round thirteen.
+    "test14": (CORPUS / "test-half-14.yaml",),
 }
 #: The halves whose misses are never printed (measured only).
 FROZEN = frozenset(
@@ -128,12 +135,13 @@ FROZEN = frozenset(
         "test11",
         "test12",
         "test13",
+        "test14",
     }
 )
 #: Frozen halves a later round has studied (issue 30, rounds four to nine: rules were written from
 #: their misses, so their figures are training figures now): ``--studied`` lets ``--misses`` print
 #: them (round thirteen: also ``test9`` and ``test10``; round fourteen: ``test11``). Never the
-#: held-out files (``test12`` and ``test13``).
+#: held-out files (``test12``, ``test13`` and ``test14``).
 STUDIED = frozenset(
     {"test", "test3", "test4", "test5", "test6", "test7", "test8", "test9", "test10", "test11"}
 )

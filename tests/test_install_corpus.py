@@ -6,9 +6,9 @@ deciding check), except the entries marked ``disagrees`` (each with why), which 
 disagree so the mark cannot go stale, and which stay under 10 %.
 
 Issue 30's corpus (train-half.yaml, test-half.yaml and round two's test-half-2.yaml, round three's
-test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml, round ten's test-half-10.yaml, round eleven's test-half-11.yaml, round twelve's test-half-12.yaml, round thirteen's test-half-13.yaml;
+test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml, round ten's test-half-10.yaml, round eleven's test-half-11.yaml, round twelve's test-half-12.yaml, round thirteen's test-half-13.yaml, round fourteen's test-half-14.yaml;
 benchmarks/install_corpus.py): every file is checked for form and for the split (each line in the
-half its issue URL hashes to, rounds three to thirteen's files frozen whole with no issue of another file, no issue in both halves, none from
+half its issue URL hashes to, rounds three to fourteen's files frozen whole with no issue of another file, no issue in both halves, none from
 corpus.yaml, no id twice); only
 the train half is judged here, at least 90 % agreeing. The test half is judged by the benchmark
 alone, when the rules are done.
@@ -85,7 +85,7 @@ def test_at_least_90_percent_agree():
 
 FILES = {name: load_half(name) for name in HALVES}
 HALF_ENTRIES = {name: [e for f in files.values() for e in f] for name, files in FILES.items()}
-#: Rounds three to thirteen's files: frozen whole, not split by issue URL.
+#: Rounds three to fourteen's files: frozen whole, not split by issue URL.
 FROZEN_WHOLE = {
     "test3",
     "test4",
@@ -98,6 +98,7 @@ FROZEN_WHOLE = {
     "test11",
     "test12",
     "test13",
+    "test14",
 }
 
 
@@ -112,14 +113,14 @@ def test_the_halves_are_real_and_split_by_issue():
     urls = {name: {e["url"] for e in entries} for name, entries in HALF_ENTRIES.items()}
     assert not urls["train"] & urls["test"], "an issue in both halves"
     assert not (urls["train"] | urls["test"]) & {e["url"] for e in ENTRIES}
-    # Rounds three to thirteen's files are frozen whole (no split): none of their issues in
+    # Rounds three to fourteen's files are frozen whole (no split): none of their issues in
     # another file.
     assert len(HALF_ENTRIES["test3"]) >= 40 and len(HALF_ENTRIES["test4"]) >= 30
     assert len(HALF_ENTRIES["test5"]) >= 40 and len(HALF_ENTRIES["test6"]) >= 40
     assert len(HALF_ENTRIES["test7"]) >= 40 and len(HALF_ENTRIES["test8"]) >= 40
     assert len(HALF_ENTRIES["test9"]) >= 40 and len(HALF_ENTRIES["test10"]) >= 40
     assert len(HALF_ENTRIES["test11"]) >= 40 and len(HALF_ENTRIES["test12"]) >= 40
-    assert len(HALF_ENTRIES["test13"]) >= 40
+    assert len(HALF_ENTRIES["test13"]) >= 40 and len(HALF_ENTRIES["test14"]) >= 40
     seen = urls["train"] | urls["test"] | {e["url"] for e in ENTRIES}
     assert not urls["test3"] & seen
     assert not urls["test4"] & (seen | urls["test3"])
@@ -138,6 +139,7 @@ def test_the_halves_are_real_and_split_by_issue():
     )
     later = urls["test7"] | urls["test8"] | urls["test9"] | urls["test10"] | urls["test11"]
     assert not urls["test13"] & (earlier | later | urls["test12"])
+    assert not urls["test14"] & (earlier | later | urls["test12"] | urls["test13"])
     ids = [e["id"] for entries in HALF_ENTRIES.values() for e in entries]
     assert len(ids) == len(set(ids)) and not set(ids) & {e["id"] for e in ENTRIES}
     for name, entries in HALF_ENTRIES.items():
@@ -164,9 +166,9 @@ def test_the_train_half_agrees_with_what_happened():
 
 
 def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
-    """Rounds three to thirteen's files, like the first two test files, are measured only (issue
+    """Rounds three to fourteen's files, like the first two test files, are measured only (issue
     30); ``--studied`` opens only the files a later round studied (round fourteen: up to test11),
-    never the held-out ones (test12 and round thirteen's own test13)."""
+    never the held-out ones (test12, test13 and round fourteen's own test14)."""
     from benchmarks.install_corpus import FROZEN, STUDIED, main
 
     assert {
@@ -177,8 +179,9 @@ def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
         "test11",
         "test12",
         "test13",
+        "test14",
     } | FROZEN_WHOLE == FROZEN
-    newest = {"test12", "test13"}
+    newest = {"test12", "test13", "test14"}
     assert not newest & STUDIED and STUDIED < FROZEN and {"test9", "test10", "test11"} <= STUDIED
     for argv in (
         ["--split", "test8", "--misses"],
@@ -186,6 +189,7 @@ def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
         ["--split", "test11", "--misses"],
         ["--split", "test12", "--misses", "--studied"],
         ["--split", "test13", "--misses", "--studied"],
+        ["--split", "test14", "--misses", "--studied"],
     ):
         assert main(argv) == 0
         out = capsys.readouterr().out
@@ -211,7 +215,7 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     """tests/fixtures/install-lines/host-facts.yaml (rounds five and six) adds to an earlier
     file's entry only a host fact its host_note (or the installer message its happened quotes)
     already states (the 32-bit Python, the glibc, WSL2: facts the host schema could not hold), never to the
-    five newest frozen files, and the benchmark merges it."""
+    six newest frozen files, and the benchmark merges it."""
     from benchmarks.install_corpus import HOST_FACTS
 
     added = yaml.safe_load(HOST_FACTS.read_text(encoding="utf-8"))
@@ -219,7 +223,7 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     assert added
     for item in added:
         name, entry = by_id[item["id"]]
-        assert name not in ("test9", "test10", "test11", "test12", "test13"), item["id"]
+        assert name not in ("test9", "test10", "test11", "test12", "test13", "test14"), item["id"]
         assert item["stated"] in entry["host_note"] + " " + entry["happened"], item["id"]
         assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}), item["id"]
         if "wsl2" in item["host"]:
