@@ -320,6 +320,67 @@ SPELLINGS = [
         " an active exception” repeating over and over.",
         "https://github.com/microsoft/TRELLIS.2/issues/95",
     ),
+    # Round fourteen. cudaGetErrorString's text capitalised as a title.
+    (
+        "no_kernel_image",
+        "No kernel image is available for execution on the device",
+        "https://github.com/pytorch/pytorch/issues/46647",
+    ),
+    # torch's incompatible-device warning pasted without its first line (_check_cubins).
+    (
+        "no_kernel_image_hint",
+        "I'm currently getting this error:\n\nThe current PyTorch install supports CUDA capabilities"
+        " sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\nIf you want to use the NVIDIA GeForce RTX 5060"
+        " Ti GPU with PyTorch",
+        "https://github.com/TaterTotterson/microWakeWord-Trainer-Nvidia-Docker/issues/4",
+    ),
+    # torch 2.13's _warn_unsupported_code when another CUDA build of the release runs the GPU.
+    (
+        "no_kernel_image_hint",
+        "Your installed torch==2.13.0+cu126 does not include kernels for this GPU. Reinstall the"
+        " same version against a CUDA build that does, e.g.:\n"
+        "  For CUDA 12.9 use pip install torch==2.13.0 --index-url"
+        " https://download.pytorch.org/whl/cu129",
+        "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/cuda/__init__.py",
+    ),
+    # rocBLAS's Tensile host, its first letter lost in the paste.
+    (
+        "rocblas_tensile_missing",
+        "I have the following error:\nocBLAS error: Cannot read /home/mark/PycharmProjects/WSN-MA/"
+        "venv/lib/python3.12/site-packages/torch/lib/rocblas/library/TensileLibrary.dat: Illegal"
+        " seek",
+        "https://github.com/ROCm/legacy-rocm-build/issues/3840",
+    ),
+    # hipBLASLt's Tensile host (library/src/amd_detail/rocblaslt/src/tensile_host.cpp).
+    (
+        "rocblas_tensile_missing",
+        '[Issue] rocblaslt error: Could not load "TensileLibrary_lazy_gfx1030.dat"',
+        "https://github.com/vladmandic/sdnext/issues/4035",
+    ),
+    (
+        "rocblas_tensile_missing",
+        'rocblaslt error: Cannot read "TensileLibrary_lazy_gfx1201.dat": No such file or directory',
+        "https://github.com/ROCm/ROCm/issues/6203",
+    ),
+    # torch's DataLoader bus-error message retyped with a lower-case first letter.
+    (
+        "dataloader_shm_exhausted",
+        'I train models "without" using docker but I meet "unexpected bus error encountered in'
+        ' worker, This might be caused by insufficient shared memory (shm)"',
+        "https://github.com/open-mmlab/mmdetection/issues/6993",
+    ),
+    # The name in title case.
+    (
+        "segfault",
+        "[Issue]: RX 7600 XT ROCm Torch Segmentation Fault Linux",
+        "https://github.com/ROCm/legacy-rocm-build/issues/4380",
+    ),
+    # torch's repr of a NaN loss autograd computed, printed by the training loop.
+    (
+        "nan_detected",
+        "21129:  nan\ntensor(nan, device='cuda:0', grad_fn=<SubBackward0>) 96000",
+        "https://github.com/NVIDIA/waveglow/issues/122",
+    ),
 ]
 
 
@@ -544,3 +605,21 @@ def test_nvidia_smis_failure_inside_wsl_is_wsls_gpu_path_not_a_linux_driver() ->
     # On a native host, or one nothing says is WSL, it stays the driver's row.
     assert classify(line, HostFacts(wsl2=False)).name == "no_nvidia_driver"
     assert classify(line).name == "no_nvidia_driver"
+
+
+def test_torchs_no_build_supports_this_gpu_warning_alone_names_nothing() -> None:
+    # Jetson Orin (CC 8.7) under torch 2.13 prints it and runs the sm_80 kernels (the warning is
+    # cosmetic there): only "does not include kernels for this GPU" (another build has them) is
+    # the hint.
+    text = (
+        "UserWarning: Found GPU0 Orin which is of compute capability (CC) 8.7.\n"
+        "The following list shows the CCs this version of PyTorch was built for and the hardware"
+        " CCs it supports:\n"
+        "- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}\n"
+        "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU.\n"
+    )
+    assert classify(text).name != "no_kernel_image_hint"
+
+
+def test_a_nan_tensor_autograd_did_not_compute_is_not_a_nan_loss() -> None:
+    assert classify(">>> torch.tensor(float('nan'))\ntensor(nan)\n").name != "nan_detected"
