@@ -623,3 +623,70 @@ def test_torchs_no_build_supports_this_gpu_warning_alone_names_nothing() -> None
 
 def test_a_nan_tensor_autograd_did_not_compute_is_not_a_nan_loss() -> None:
     assert classify(">>> torch.tensor(float('nan'))\ntensor(nan)\n").name != "nan_detected"
+
+
+#: A GPU out of memory only in the person's words (rule 7, round fourteen): the line names the GPU
+#: or the batch size, not the host's memory. (text, decisive line, source)
+GPU_OOM_IN_WORDS = [
+    (
+        "OOM on validation\n\nI can run train on my GPU with batch size = 24, but on validation I've"
+        " got OOM, nevertheless on validation I don't need gradients.\n",
+        3,
+        "https://github.com/MhLiao/DB/issues/320",
+    ),
+    (
+        "out of memory in training with batch size 1\n\nThank you for your incredible work.\n",
+        1,
+        "https://github.com/timothybrooks/instruct-pix2pix/issues/65",
+    ),
+    (
+        "Exhausted GPU memory with batch size of 1\n\nI have 12GB of GPU memory (Titan Xp) and I ran"
+        " out of memory using a batch size of 1 (when running valid.py). Is this expected?\n",
+        1,
+        "https://github.com/HRNet/DEKR/issues/16",
+    ),
+    (
+        "Hi, thank you for your excellent work. I am attempting to finetune the model on an RTX"
+        " 5090. Even after reducing all training parameters to their lowest feasible values, I am"
+        " still encountering out-of-memory (OOM) issues.\n",
+        1,
+        "https://github.com/ML-GSAI/LLaDA-V/issues/25",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line_no", "source"), GPU_OOM_IN_WORDS)
+def test_a_gpu_out_of_memory_in_the_persons_words_is_oom(
+    text: str, line_no: int, source: str
+) -> None:
+    result = classify(text)
+    assert result.name == "oom", source
+    assert result.line_no == line_no, source
+    assert result.message == text.splitlines()[line_no - 1].strip(), source
+
+
+def test_out_of_memory_words_about_the_host_or_a_negation_are_not_a_gpu_oom() -> None:
+    # Host RAM (pytorch/torchtune#1871, labelled unknown), a Kubernetes node
+    # (ZettaAI/zetta_utils#524, labelled unknown), the kernel's OOM killer (DagnyT/hardnet#19: the
+    # host's kill), a bare "OOM" title, a negation.
+    for text in (
+        "Out of Memory Issue During Fine-Tuning of Llama 3.1 (70B)\nI am fine-tuning on 8 NVIDIA"
+        " 4090 GPUs, each with 24GB VRAM, and 500GB system RAM, and it runs out of memory.\n",
+        "At 10:01:27 PM CEST `gke-zutils-x3-gpu-n1-highmem-8-t4-non-a60edc7f-7lpz` ran out of"
+        " memory.\n",
+        "Training error : OOM\n\nWhen I try to run the train code , I get a error : killed by OOM"
+        " killer\n",
+        "The GPU run with batch size 8 finished without OOM.\n",
+    ):
+        assert classify(text).name != "oom", text
+    assert classify("Training error : OOM\n\nI get a error : killed by OOM killer\n").name == (
+        "host_oom_killed_hint"
+    )
+
+
+def test_a_loss_that_goes_nan_in_the_persons_words_is_a_nan_loss() -> None:
+    # SWivid/F5-TTS#341's title: "goes NAN" without "to" (rule 7's NaN kind).
+    result = classify("Finetuning goes NAN after 1/2 epochs\n\nAny idea why this is happening?\n")
+    assert result.name == "nan_detected"
+    assert result.line_no == 1
+    assert classify("Finetuning goes on after 2 epochs, no nan.\n").name != "nan_detected"
