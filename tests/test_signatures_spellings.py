@@ -343,6 +343,15 @@ SPELLINGS = [
         " https://download.pytorch.org/whl/cu129",
         "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/cuda/__init__.py",
     ),
+    # torch 1.x's incorrect_binary_warn as _check_capability prints it (its template; the
+    # source is the URL).
+    (
+        "no_kernel_image_hint",
+        "UserWarning:\n    Found GPU0 GeForce RTX 2080 Ti which requires CUDA_VERSION >= 10000 to\n"
+        "     work properly, but your PyTorch was compiled\n     with CUDA_VERSION 9000. Please"
+        " install the correct PyTorch binary\n     using instructions from https://pytorch.org",
+        "https://github.com/pytorch/pytorch/blob/v1.7.0/torch/cuda/__init__.py",
+    ),
     # rocBLAS's Tensile host, its first letter lost in the paste.
     (
         "rocblas_tensile_missing",
