@@ -320,6 +320,76 @@ SPELLINGS = [
         " an active exception” repeating over and over.",
         "https://github.com/microsoft/TRELLIS.2/issues/95",
     ),
+    # Round fourteen. cudaGetErrorString's text capitalised as a title.
+    (
+        "no_kernel_image",
+        "No kernel image is available for execution on the device",
+        "https://github.com/pytorch/pytorch/issues/46647",
+    ),
+    # torch's incompatible-device warning pasted without its first line (_check_cubins).
+    (
+        "no_kernel_image_hint",
+        "I'm currently getting this error:\n\nThe current PyTorch install supports CUDA capabilities"
+        " sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\nIf you want to use the NVIDIA GeForce RTX 5060"
+        " Ti GPU with PyTorch",
+        "https://github.com/TaterTotterson/microWakeWord-Trainer-Nvidia-Docker/issues/4",
+    ),
+    # torch 2.13's _warn_unsupported_code when another CUDA build of the release runs the GPU.
+    (
+        "no_kernel_image_hint",
+        "Your installed torch==2.13.0+cu126 does not include kernels for this GPU. Reinstall the"
+        " same version against a CUDA build that does, e.g.:\n"
+        "  For CUDA 12.9 use pip install torch==2.13.0 --index-url"
+        " https://download.pytorch.org/whl/cu129",
+        "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/cuda/__init__.py",
+    ),
+    # torch 1.x's incorrect_binary_warn as _check_capability prints it (its template; the
+    # source is the URL).
+    (
+        "no_kernel_image_hint",
+        "UserWarning:\n    Found GPU0 GeForce RTX 2080 Ti which requires CUDA_VERSION >= 10000 to\n"
+        "     work properly, but your PyTorch was compiled\n     with CUDA_VERSION 9000. Please"
+        " install the correct PyTorch binary\n     using instructions from https://pytorch.org",
+        "https://github.com/pytorch/pytorch/blob/v1.7.0/torch/cuda/__init__.py",
+    ),
+    # rocBLAS's Tensile host, its first letter lost in the paste.
+    (
+        "rocblas_tensile_missing",
+        "I have the following error:\nocBLAS error: Cannot read /home/mark/PycharmProjects/WSN-MA/"
+        "venv/lib/python3.12/site-packages/torch/lib/rocblas/library/TensileLibrary.dat: Illegal"
+        " seek",
+        "https://github.com/ROCm/legacy-rocm-build/issues/3840",
+    ),
+    # hipBLASLt's Tensile host (library/src/amd_detail/rocblaslt/src/tensile_host.cpp).
+    (
+        "rocblas_tensile_missing",
+        '[Issue] rocblaslt error: Could not load "TensileLibrary_lazy_gfx1030.dat"',
+        "https://github.com/vladmandic/sdnext/issues/4035",
+    ),
+    (
+        "rocblas_tensile_missing",
+        'rocblaslt error: Cannot read "TensileLibrary_lazy_gfx1201.dat": No such file or directory',
+        "https://github.com/ROCm/ROCm/issues/6203",
+    ),
+    # torch's DataLoader bus-error message retyped with a lower-case first letter.
+    (
+        "dataloader_shm_exhausted",
+        'I train models "without" using docker but I meet "unexpected bus error encountered in'
+        ' worker, This might be caused by insufficient shared memory (shm)"',
+        "https://github.com/open-mmlab/mmdetection/issues/6993",
+    ),
+    # The name in title case.
+    (
+        "segfault",
+        "[Issue]: RX 7600 XT ROCm Torch Segmentation Fault Linux",
+        "https://github.com/ROCm/legacy-rocm-build/issues/4380",
+    ),
+    # torch's repr of a NaN loss autograd computed, printed by the training loop.
+    (
+        "nan_detected",
+        "21129:  nan\ntensor(nan, device='cuda:0', grad_fn=<SubBackward0>) 96000",
+        "https://github.com/NVIDIA/waveglow/issues/122",
+    ),
 ]
 
 
@@ -544,3 +614,88 @@ def test_nvidia_smis_failure_inside_wsl_is_wsls_gpu_path_not_a_linux_driver() ->
     # On a native host, or one nothing says is WSL, it stays the driver's row.
     assert classify(line, HostFacts(wsl2=False)).name == "no_nvidia_driver"
     assert classify(line).name == "no_nvidia_driver"
+
+
+def test_torchs_no_build_supports_this_gpu_warning_alone_names_nothing() -> None:
+    # Jetson Orin (CC 8.7) under torch 2.13 prints it and runs the sm_80 kernels (the warning is
+    # cosmetic there): only "does not include kernels for this GPU" (another build has them) is
+    # the hint.
+    text = (
+        "UserWarning: Found GPU0 Orin which is of compute capability (CC) 8.7.\n"
+        "The following list shows the CCs this version of PyTorch was built for and the hardware"
+        " CCs it supports:\n"
+        "- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}\n"
+        "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU.\n"
+    )
+    assert classify(text).name != "no_kernel_image_hint"
+
+
+def test_a_nan_tensor_autograd_did_not_compute_is_not_a_nan_loss() -> None:
+    assert classify(">>> torch.tensor(float('nan'))\ntensor(nan)\n").name != "nan_detected"
+
+
+#: A GPU out of memory only in the person's words (rule 7, round fourteen): the line names the GPU
+#: or the batch size, not the host's memory. (text, decisive line, source)
+GPU_OOM_IN_WORDS = [
+    (
+        "OOM on validation\n\nI can run train on my GPU with batch size = 24, but on validation I've"
+        " got OOM, nevertheless on validation I don't need gradients.\n",
+        3,
+        "https://github.com/MhLiao/DB/issues/320",
+    ),
+    (
+        "out of memory in training with batch size 1\n\nThank you for your incredible work.\n",
+        1,
+        "https://github.com/timothybrooks/instruct-pix2pix/issues/65",
+    ),
+    (
+        "Exhausted GPU memory with batch size of 1\n\nI have 12GB of GPU memory (Titan Xp) and I ran"
+        " out of memory using a batch size of 1 (when running valid.py). Is this expected?\n",
+        1,
+        "https://github.com/HRNet/DEKR/issues/16",
+    ),
+    (
+        "Hi, thank you for your excellent work. I am attempting to finetune the model on an RTX"
+        " 5090. Even after reducing all training parameters to their lowest feasible values, I am"
+        " still encountering out-of-memory (OOM) issues.\n",
+        1,
+        "https://github.com/ML-GSAI/LLaDA-V/issues/25",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line_no", "source"), GPU_OOM_IN_WORDS)
+def test_a_gpu_out_of_memory_in_the_persons_words_is_oom(
+    text: str, line_no: int, source: str
+) -> None:
+    result = classify(text)
+    assert result.name == "oom", source
+    assert result.line_no == line_no, source
+    assert result.message == text.splitlines()[line_no - 1].strip(), source
+
+
+def test_out_of_memory_words_about_the_host_or_a_negation_are_not_a_gpu_oom() -> None:
+    # Host RAM (pytorch/torchtune#1871, labelled unknown), a Kubernetes node
+    # (ZettaAI/zetta_utils#524, labelled unknown), the kernel's OOM killer (DagnyT/hardnet#19: the
+    # host's kill), a bare "OOM" title, a negation.
+    for text in (
+        "Out of Memory Issue During Fine-Tuning of Llama 3.1 (70B)\nI am fine-tuning on 8 NVIDIA"
+        " 4090 GPUs, each with 24GB VRAM, and 500GB system RAM, and it runs out of memory.\n",
+        "At 10:01:27 PM CEST `gke-zutils-x3-gpu-n1-highmem-8-t4-non-a60edc7f-7lpz` ran out of"
+        " memory.\n",
+        "Training error : OOM\n\nWhen I try to run the train code , I get a error : killed by OOM"
+        " killer\n",
+        "The GPU run with batch size 8 finished without OOM.\n",
+    ):
+        assert classify(text).name != "oom", text
+    assert classify("Training error : OOM\n\nI get a error : killed by OOM killer\n").name == (
+        "host_oom_killed_hint"
+    )
+
+
+def test_a_loss_that_goes_nan_in_the_persons_words_is_a_nan_loss() -> None:
+    # SWivid/F5-TTS#341's title: "goes NAN" without "to" (rule 7's NaN kind).
+    result = classify("Finetuning goes NAN after 1/2 epochs\n\nAny idea why this is happening?\n")
+    assert result.name == "nan_detected"
+    assert result.line_no == 1
+    assert classify("Finetuning goes on after 2 epochs, no nan.\n").name != "nan_detected"

@@ -52,7 +52,8 @@ DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "Loss is inf" and detectron2's "Loss became infinite or NaN": "why the loss goes to inf and
     # nan?" (NVlabs/Deep_Object_Pose#74), "MultiBox loss goes to infinity"
     # (sgrvinod/a-PyTorch-Tutorial-to-Object-Detection#43), "loss is inf when training resnet50"
-    # (NVIDIA/DeepLearningExamples#1266). Not "not nan", "no nan", "without nan".
+    # (NVIDIA/DeepLearningExamples#1266); "Finetuning goes NAN after 1/2 epochs" (SWivid/F5-TTS#341,
+    # round fourteen). Not "not nan", "no nan", "without nan".
     (
         "NaN in training",
         re.compile(
@@ -60,7 +61,7 @@ DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?<!not )(?<!no )(?<!non-)(?<!without )\b(?:nan|inf(?:inity|inite)?)\b"
             r"|(?<!not )(?<!no )(?<!non-)(?<!without )\bnan\W{0,3}(?:loss(?:es)?|values?"
             r"|gradients?|outputs?|and (?:zero|inf)|or inf)\b"
-            r"|\b(?:are|becomes?|became|turns? (?:in)?to|goes to|went to|gets?|getting|got|outputs?"
+            r"|\b(?:are|becomes?|became|turns? (?:in)?to|(?:goes|going|went)(?: to)?|gets?|getting|got|outputs?"
             r"|many|all) nan\b"
         ),
     ),
@@ -71,6 +72,26 @@ DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
         "a driver too old",
         # The driver, not the GPU ("your GPU is too old" is an architecture the wheel dropped).
         re.compile(r"(?i)\b(?:driver|nvidia version)\b[^.\n]{0,20}?\btoo old\b"),
+    ),
+    # A GPU running out of memory in the person's words, said on a line that names the GPU or
+    # the batch size and not the host's memory (issue 30, round fourteen): "I can run train on my
+    # GPU with batch size = 24, but on validation I've got OOM" (MhLiao/DB#320), "out of memory in
+    # training with batch size 1" (timothybrooks/instruct-pix2pix#65), "Exhausted GPU memory with
+    # batch size of 1" (HRNet/DEKR#16), "on an RTX 5090 ... out-of-memory (OOM) issues"
+    # (ML-GSAI/LLaDA-V#25), "a single 4090 24G GPU ... Out of memory" (ljy0ustc/LLaRA#8). Not a
+    # line that names RAM, CPU, system or host memory or a node (torchtune#1871's 500 GB of system
+    # RAM, a GKE node "ran out of memory"), not the OOM killer (the host's: "killed" above), not
+    # "no OOM", "without OOM", "not out of memory"; a bare "OOM" title says nothing of which memory.
+    (
+        "out of memory",
+        re.compile(
+            r"(?im)^(?=[^\n]*?(?<!not )(?<!no )(?<!without )(?<!never )(?<!n't )"
+            r"(?:\bout[- ]of[- ](?:(?:gpu|cuda|video|vram|device)\s)?memory\b"
+            r"|\bexhaust(?:ed|s|ing)? (?:the )?(?:gpu|cuda|vram) memory\b"
+            r"|(?-i:\bOOM\b)(?![-_ ]?kill)))"
+            r"(?=[^\n]*(?<![-\w])(?:gpus?|cuda|vram|rtx|geforce|batch[ _-]?size|batchsize)(?![-\w]))"
+            r"(?![^\n]*\b(?:ram|cpu|system memory|host memory|swap|nodes?|oom[-_ ]?kill\w*)\b)"
+        ),
     ),
     (
         "a crash",
@@ -118,6 +139,7 @@ DESCRIBED_FAILURE = tuple(
 #: is driver_too_old (round eight). The other kinds stay unknown.
 DESCRIBED_ROWS = {
     "killed": "host_oom_killed_hint",
+    "out of memory": "oom",
     "NaN in training": "nan_detected",
     "a driver too old": "driver_too_old",
 }
@@ -192,5 +214,5 @@ DESCRIBED_CHARS = 64 * 1024
 DESCRIBED_NEEDLES = (
     "ill", "ang", "ung", "tuck", "ock", "reez", "roze", "nan", "NaN", "Nan", "NAN", "rash",
     "egfault", "dumped", "borted", "rror", "too old", "ail", "inf", "Inf", "INF", "top", "xit", "erminat", "inish", "nd", "uit", "杀",
-    "卡", "报错", "崩溃",
+    "卡", "报错", "崩溃", "emory", "EMORY", "OOM",
 )  # fmt: skip
