@@ -11,7 +11,7 @@ import dataclasses
 import re
 from typing import Any
 
-from repro.signatures import prefilter
+from repro.signatures import prefilter, words
 from repro.signatures import table as tables
 from repro.signatures.classification import Classification, Match
 from repro.signatures.grammar import (
@@ -99,6 +99,17 @@ def _for_host(host: HostFacts | None, table: Table | None) -> _Scanner | _HostNe
 #: few lines after the deciding "terminate called").
 _MAX_WHAT_ERRORS = 8
 
+
+#: A line written as a person writes (rule 2e: an issue's title, a sentence), not one a program
+#: logged (:data:`repro.signatures.words.NOT_A_LOG_LINE`: no exception name, log prefix, path or
+#: timestamp first).
+_PERSONS_LINE = re.compile(words.NOT_A_LOG_LINE + r"[ \t]*[A-Za-z]")
+
+#: Rule 2e reads line 1 as a title only when the person's own words (a first-person line, a
+#: question, a greeting) follow within this many lines, as an issue's description follows its
+#: title (byteps#201: "As a setup I have ..." on line 4; pytorch#16831: "Hello, I faced ..." on
+#: line 4); a log a program wrote alone keeps rule 2.
+_TITLE_HEAD_LINES = 10
 
 #: A shell or REPL prompt before a command (rule 8's fallback line reads past it).
 _PROMPT_PREFIX = re.compile(r"^(?:\([\w.-]+\)[ \t]*)?(?:[\w.-]+@[\w.-]+:\S*|\S*)?[$#>%][ \t]+")
@@ -653,7 +664,7 @@ class _Scanner:
         # process N" (F1-1) and ChildFailedError (F5-5, F5-6) contain the real error; their own
         # line only decides when nothing inside them matched.
         best = min(self._first.values(), key=lambda m: (self._tier(m), m.line_no))
-        best = self._more_specific(best)
+        best = self._below_the_title(self._more_specific(best))
         if self._tier(best) >= _TIER_WEAK and (self._unmatched or self._unmatched_overflow):
             # Rule 4 (precedence rule 1, F1-8, F5-7): the fork and CUDA-IPC warnings and
             # kernel-log evidence print in runs that pass; when an unmatched exception is what
@@ -679,6 +690,47 @@ class _Scanner:
                 self._what_decides = told
                 return None
         return best
+
+    def _below_the_title(self, best: Match) -> Match:
+        """Rule 2e (issue 30, round fourteen): a root row read on the log's first line written as
+        a person writes (a title: :data:`_PERSONS_LINE`) yields to another root row (not a general
+        report, :data:`_GENERAL_REPORTS`) the program's output matches on a later line. The title
+        names what the person thought the failure was; the output below it names the error that
+        happened. Line 1 is a title only when the person's words follow within
+        :data:`_TITLE_HEAD_LINES` lines. First-sight errors in two sets: bytedance/byteps#201
+        (test8, title "Segmentation fault docker", then BytePS's "Check failed: ... CUDA: an
+        illegal memory access was encountered") and pytorch/pytorch#16831 (test11, title "cuDNN error:
+        CUDNN_STATUS_INTERNAL_ERROR on cudnn.benchmark = True", a comment's traceback ending
+        "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"). A log whose first line the
+        program printed ("RuntimeError: ...") keeps rule 2's earliest error, and so does a log
+        whose program printed the title's error before the other one (a line in the person's
+        words repeating it, byteps#201's "I got segmentation fault", does not count:
+        :data:`repro.signatures.words.PERSONS_WORDS`)."""
+        root = _TIER_BY_KIND[tables.ROOT]
+        if best.line_no != 1 or self._tier(best) != root or not _PERSONS_LINE.match(best.line):
+            return best
+        said = self._issue30.persons_line()
+        if said is None or said > _TITLE_HEAD_LINES:
+            return best  # no person writes under it: line 1 is the program's, not a title
+        below = [
+            m
+            for m in self._first.values()
+            if m.line_no > 1
+            and m.signature.name != best.signature.name
+            and m.signature.name not in _GENERAL_REPORTS
+            and self._tier(m) == root
+        ]
+        if not below:
+            return best
+        told = min(below, key=lambda m: m.line_no)
+        if any(
+            m.signature.name == best.signature.name
+            and 1 < m.line_no < told.line_no
+            and not words.PERSONS_WORDS.search(m.line)
+            for m in self._kept
+        ):
+            return best  # the program printed the title's error first: rule 2 stands
+        return told
 
     def _unnamed_before(self, line_no: int) -> bool:
         """Whether a traceback ended before line ``line_no`` in an exception no row named (not

@@ -469,6 +469,13 @@ class _Unmatched:
         coarse = f"{kind} (in the person's words; the log shows no error line)"
         return line_no, line, coarse, words.DESCRIBED_ROWS.get(kind, "")
 
+    def persons_line(self) -> int | None:
+        """The number of the first line in the person's words (a first-person line, a question,
+        a greeting or thanks: :data:`repro.signatures.words.PERSONS_WORDS`) within
+        :data:`repro.signatures.words.DESCRIBED_CHARS` of the head, or ``None`` (rule 2e)."""
+        said = [w[0] for w in (self._words, self._polite) if w is not None]
+        return min(said) if said else None
+
     def described_hang(self, only_interrupted: bool) -> tuple[int, str] | None:
         """``(line_no, line)`` of the line where the person says the job hangs (stuck, hangs,
         deadlock, ...), when the log is a distributed job's on NCCL (its INFO lines, the process
