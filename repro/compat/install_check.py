@@ -312,9 +312,10 @@ def check_line(
 
 def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts) -> list[Reason]:
     """An unknown ``runs`` reason where ``offer`` is a Linux aarch64 CPU wheel of a release
-    whose wheels stop with SIGILL at import on ARMv8.0 cores (compat-extra
-    ``aarch64.armv8_0_sigill``: 2.0.0 from the cpu index, 2.1.0, 2.4.0, 2.10.0; pytorch/pytorch
-    #97226, #132032, #176993): no host fact says whether the CPU has the LSE atomics."""
+    whose wheels stop with SIGILL on ARMv8.0 cores (compat-extra ``aarch64.armv8_0_sigill``:
+    at import for 2.0.0 from the cpu index, 2.1.0, 2.4.0, 2.10.0, pytorch/pytorch#97226, #132032,
+    #176993; in the first kernels for 1.9.0, 1.10.0, 1.13.0, KumaTea/pytorch-aarch64#8,
+    mpcabete/bombcrypto-bot#220, pytorch/pytorch#90535): no host fact says the CPU's ISA level."""
     table = extra.get("aarch64", "armv8_0_sigill")
     if host.wheel_platform != "linux-aarch64" or offer.runtime != "cpu":
         return []
@@ -325,9 +326,9 @@ def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts
         return []
     text = (
         f"unknown: the facts do not cover this host's CPU: torch {release}'s Linux aarch64 wheel "
-        "uses the ARMv8.1 LSE atomics and stops at import with SIGILL ('Illegal instruction') on "
-        "ARMv8.0 cores (Raspberry Pi 3/4, AWS a1; pytorch/pytorch#132032, #97226); a CPU with "
-        "them (Graviton2+, Neoverse, Apple) runs it"
+        "uses instructions ARMv8.0 cores lack and stops with SIGILL ('Illegal instruction') on "
+        "them (Raspberry Pi 3/4, AWS a1; pytorch/pytorch#132032, #97226, #90535); a newer core "
+        "(Graviton2+, Neoverse, Apple) runs it"
     )
     return [Reason("runs", UNKNOWN, text, "compat-extra:aarch64.armv8_0_sigill")]
 
