@@ -2302,3 +2302,39 @@ def test_a_nightly_pin_one_line_past_a_dated_view_s_nightly_line_is_unknown():
     assert ahead.outcome == FAIL, text_of(ahead)
     plain = judge("pip install torch==2.11.0.dev20251215", "2025-12-15", **spark)
     assert plain.outcome == FAIL, text_of(plain)
+
+
+def test_no_pytorch_wheel_runs_on_musl_libc():
+    """compat-extra sources musl_libc: PyPI has no musllinux torch file and download.pytorch.org's
+    Linux files are glibc builds. https://github.com/docker-library/python/issues/341 (2018-10,
+    python:3.7-alpine: `pip install --no-cache-dir torch` -> the 0.1.2 sdist fails to build);
+    https://github.com/pytorch/pytorch/issues/102592 (2023-05, python:3.9-alpine: torch==2.0.0+cpu
+    -f torch_stable.html installs, import -> "Error relocating ... libgomp ... symbol not found");
+    https://github.com/astral-sh/uv/issues/9901 (2024-12, uv:python3.10-alpine: `uv add torch
+    --index .../cu124` finds no wheel). The fingerprint's os (Alpine's PRETTY_NAME) says musl."""
+    from repro import properties as names
+
+    for text, day, python in (
+        ("pip install --no-cache-dir torch", "2018-10-01", "3.7"),
+        (
+            "python -m pip install --no-cache-dir torch==2.0.0+cpu -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2023-05-31",
+            "3.9",
+        ),
+        ("uv add torch --index https://download.pytorch.org/whl/cu124", "2024-12-15", "3.10"),
+    ):
+        line = install_line.parse(text)
+        result = check_line(line, {}, python, "linux", as_of=date.fromisoformat(day), libc="musl")
+        assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+        assert "musl" in text_of(result)
+        alpine = {names.HOST_OS: "Alpine Linux v3.18"}
+        by_os = check_line(line, alpine, python, "linux", as_of=date.fromisoformat(day))
+        assert by_os.outcome == FAIL and "musl" in text_of(by_os), text_of(by_os)
+        glibc = check_line(line, {}, python, "linux", as_of=date.fromisoformat(day))
+        assert "musl" not in text_of(glibc), text_of(glibc)
+    # conda lines and other platforms are not judged by it.
+    conda = check_line(
+        install_line.parse("conda install pytorch -c pytorch"), {}, "3.9", "linux", libc="musl"
+    )
+    assert "musl" not in text_of(conda)

@@ -47,13 +47,15 @@ class Host:
     ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``,
     ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
     ``win_amd64``/``linux_x86_64``, whatever the CPU), ``glibc`` "2.27" on Linux (None: unknown;
-    pip's manylinux tags: a wheel for a newer glibc is skipped)."""
+    pip's manylinux tags: a wheel for a newer glibc is skipped), ``libc`` "musl" on a musl Linux
+    (Alpine; None: glibc or unknown)."""
 
     python: str | None
     platform: str
     machine: str = "x86_64"
     bits: int = 64
     glibc: str | None = None
+    libc: str | None = None
 
     @property
     def wheel_platform(self) -> str:
