@@ -2338,3 +2338,30 @@ def test_no_pytorch_wheel_runs_on_musl_libc():
         install_line.parse("conda install pytorch -c pytorch"), {}, "3.9", "linux", libc="musl"
     )
     assert "musl" not in text_of(conda)
+
+
+def test_a_conda_forge_build_string_asking_for_cuda_needs_the_driver_s_cuda():
+    """https://github.com/conda-forge/pytorch-cpu-feedstock/issues/364 (2025-02-25, Python 3.12):
+    `micromamba install -c conda-forge pytorch libtorch=*=cuda12*` on a login node with no GPU
+    -> "__cuda =* *, which is missing on the system" (the maintainers point to
+    CONDA_OVERRIDE_CUDA); on the cluster's GPU node the same line "works"."""
+    line = "micromamba install -c conda-forge pytorch libtorch=*=cuda12*"
+    assert install_line.parse(line).conda.cuda_build
+    assert install_line.parse(
+        "conda install -c conda-forge pytorch==2.5.1=cuda126_py312h1"
+    ).conda.cuda_build
+    assert not install_line.parse("conda install -c conda-forge pytorch=2.5.1").conda.cuda_build
+    login = judge(line, "2025-02-25", python="3.12", platform="linux")
+    assert login.outcome == FAIL and checks(login, FAIL) == {"accelerator"}, text_of(login)
+    assert "__cuda" in text_of(login) and "CONDA_OVERRIDE_CUDA" in text_of(login)
+    node = judge(line, "2025-02-25", python="3.12", platform="linux", gpu="NVIDIA GPU")
+    assert node.outcome == PASS, text_of(node)
+    # Without the build string a GPU host stays unknown (conda may take the CPU build).
+    plain = judge(
+        "micromamba install -c conda-forge pytorch",
+        "2025-02-25",
+        python="3.12",
+        platform="linux",
+        gpu="NVIDIA GPU",
+    )
+    assert plain.outcome == UNKNOWN, text_of(plain)
