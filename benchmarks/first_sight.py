@@ -186,6 +186,7 @@ def _install(item: FrozenSet) -> Counter:
             "machine": host.get("arch"),
             "as_of": date.fromisoformat(str(entry["date"])),
             "bits": int(host.get("bits") or 64),
+            "libc": host.get("libc"),
         }
         try:
             result = check_line(

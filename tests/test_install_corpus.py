@@ -214,19 +214,25 @@ def test_studied_prints_a_studied_file_s_misses(capsys):
 def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     """tests/fixtures/install-lines/host-facts.yaml (rounds five and six) adds to an earlier
     file's entry only a host fact its host_note (or the installer message its happened quotes)
-    already states (the 32-bit Python, the glibc, WSL2: facts the host schema could not hold), never to the
-    six newest frozen files, and the benchmark merges it."""
-    from benchmarks.install_corpus import HOST_FACTS
+    already states (the 32-bit Python, the glibc, WSL2, musl libc: facts the host schema could not
+    hold), never to a held-out file (frozen, not studied), and the benchmark merges it."""
+    from benchmarks.install_corpus import FROZEN, HOST_FACTS, STUDIED
+
+    held_out = FROZEN - STUDIED
+    assert {"test12", "test13", "test14"} <= held_out
 
     added = yaml.safe_load(HOST_FACTS.read_text(encoding="utf-8"))
     by_id = {e["id"]: (name, e) for name, entries in HALF_ENTRIES.items() for e in entries}
     assert added
     for item in added:
         name, entry = by_id[item["id"]]
-        assert name not in ("test9", "test10", "test11", "test12", "test13", "test14"), item["id"]
+        assert name not in held_out, item["id"]
         assert item["stated"] in entry["host_note"] + " " + entry["happened"], item["id"]
-        assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}), item["id"]
-        if "wsl2" in item["host"]:
+        assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}, {"libc"}), item["id"]
+        if "libc" in item["host"]:
+            assert item["host"]["libc"] == "musl" and "musl libc" in item["stated"]
+            assert entry["host"]["libc"] == "musl"  # merged by load()
+        elif "wsl2" in item["host"]:
             assert item["host"]["wsl2"] == "true" and "WSL2" in item["stated"]
             assert entry["host"]["wsl2"] == "true"  # merged by load()
         elif "bits" in item["host"]:

@@ -2192,3 +2192,176 @@ def test_a_linux_aarch64_torch_wheel_file_is_someone_else_s_build():
         platform="linux",
     )
     assert "compat-extra:aarch64.own_tags" not in [r.fact for r in x86.prediction.reasons]
+
+
+# Round fourteen (issue 30, PASS-4): test11's disagreements and what round thirteen left
+
+STABLE = "https://download.pytorch.org/whl/torch_stable.html"
+
+
+def test_the_stable_page_lists_1_3_and_1_4_s_default_build_only_without_a_label():
+    """find_links_pages.default_unlabelled_only: torch_stable.html has no +<default> wheel of
+    1.3.x and 1.4.0 on Linux and of 1.3.0-1.6.0 on Windows; the default build is the plain version.
+    https://github.com/pytorch/pytorch/issues/37113 (2020-04-22, Linux, Python 3.8): `pip install
+    -f https://download.pytorch.org/whl/torch_stable.html torch==1.4.0+cu101` "can't find the
+    requested version"; https://github.com/pytorch/pytorch/issues/30631 (1.3: CUDA 10.1 under the
+    plain version); https://github.com/pytorch/pytorch/issues/54172 (Windows candidates: 1.4.0,
+    1.4.0+cpu, 1.4.0+cu92, 1.5.0, 1.5.0+cpu, 1.5.0+cu101, 1.5.0+cu92, ...)."""
+    linux = {"python": "3.8", "platform": "linux"}
+    result = judge(f"pip install -f {STABLE} torch==1.4.0+cu101", "2020-04-22", **linux)
+    assert result.outcome == FAIL and checks(result, FAIL) == {"install"}, text_of(result)
+    facts = json.dumps([r.fact for r in result.prediction.reasons])
+    assert "find_links_pages.default_unlabelled_only" in facts, facts
+    assert result.fix == f"pip install -f {STABLE} torch==1.4.0", result.fix
+    # The plain pin and the labelled non-default builds are still found.
+    for pin in ("torch==1.4.0", "torch==1.4.0+cu92", "torch==1.4.0+cpu"):
+        ok = judge(f"pip install {pin} -f {STABLE}", "2020-04-22", **linux)
+        assert ok.outcome == PASS, (pin, text_of(ok))
+    assert (
+        judge(f"pip install torch==1.3.1+cu101 -f {STABLE}", "2020-01-10", **linux).outcome == FAIL
+    )
+    # 1.5's +cu102 on Linux is not read: not judged by this fact.
+    later = judge(f"pip install torch==1.5.0+cu102 -f {STABLE}", "2020-06-01", **linux)
+    assert "default_unlabelled_only" not in json.dumps([r.fact for r in later.prediction.reasons])
+    windows = {"python": "3.8", "platform": "windows"}
+    for pin, day in (("torch==1.5.0+cu102", "2020-06-01"), ("torch==1.6.0+cu102", "2020-09-01")):
+        result = judge(f"pip install {pin} -f {STABLE}", day, **windows)
+        assert result.outcome == FAIL, (pin, text_of(result))
+    assert (
+        judge(f"pip install torch==1.6.0+cu101 -f {STABLE}", "2020-09-01", **windows).outcome
+        == PASS
+    )
+
+
+def test_torch_1_4_0_has_cu100_wheels_on_the_stable_page_for_linux():
+    """1.4.0+cu100 was served on Linux though the previous-versions page names none:
+    https://github.com/vt-vl-lab/3d-photo-inpainting/issues/28 (2020-04-18, Colab, Python 3.6):
+    `pip3 install torch==1.4.0+cu100 torchvision==0.5.0+cu100 -f
+    https://download.pytorch.org/whl/torch_stable.html` ran (detectron2's Colab tutorial used the
+    same pin); pytorch/pytorch#54172's Windows candidates have no 1.4.0+cu100."""
+    line = (
+        "pip3 install torch==1.4.0+cu100 torchvision==0.5.0+cu100 -f "
+        "https://download.pytorch.org/whl/torch_stable.html"
+    )
+    colab = {"python": "3.6", "platform": "linux", "gpu": "NVIDIA GPU"}
+    result = judge(line, "2020-04-18", **colab)
+    assert result.outcome == PASS and result.torch == "1.4.0+cu100", text_of(result)
+    windows = judge(line, "2020-04-18", python="3.7", platform="windows")
+    assert windows.outcome == FAIL, text_of(windows)
+
+
+def test_torch_0_4_1_post2_had_linux_wheels_for_python_3_7_only():
+    """torch 0.4.1.post2: https://github.com/clovaai/WCT2/issues/2 (2019-03-28, Colab Python 3.6):
+    `torch==0.4.1.post2` -> "Could not find a version ... (from versions: 0.1.2, 0.1.2.post1,
+    0.3.1, 0.4.0, 0.4.1, 1.0.0, 1.0.1, 1.0.1.post2)"; https://github.com/pytorch/pytorch/issues/59192
+    (2021-06-02, Colab Python 3.7): `pip install torch==0.4.1.post2` ran. The release is no longer
+    "never released": Python 3.6 fails on the python check, 3.7 installs (its build's runtime is not
+    in the facts, as for every release before 1.0)."""
+    old = judge("torch==0.4.1.post2", "2019-03-28", python="3.6", platform="linux")
+    assert old.outcome == FAIL and checks(old, FAIL) == {"python"}, text_of(old)
+    new = judge("pip install torch==0.4.1.post2", "2021-06-02", python="3.7", platform="linux")
+    assert new.outcome != FAIL and new.torch == "0.4.1.post2", text_of(new)
+    assert checks(new, FAIL) == set(), text_of(new)
+
+
+def test_pypi_s_aarch64_wheels_of_1_9_1_10_and_1_13_stop_with_sigill_on_armv8_0():
+    """compat-extra aarch64.armv8_0_sigill, in the first kernels rather than at import:
+    https://github.com/KumaTea/pytorch-aarch64/issues/8 (2021-07-07, Raspberry Pi 4B, Python 3.8,
+    PyPI's wheel, 1.9.0 then: a torch.mm snippet -> "Illegal instruction (core dumped)");
+    https://github.com/mpcabete/bombcrypto-bot/issues/220 (Raspberry Pi 4, `pip install torch`,
+    1.10.0: "Illegal instruction"); https://github.com/pytorch/pytorch/issues/90535 (Raspberry Pi 4,
+    1.13.0: Conv2d -> "illegal hardware instruction"; "It runs successfully on torch 1.10.2")."""
+    pi = {"platform": "linux", "arch": "aarch64"}
+    for line, day, python in (
+        ("pip install torch", "2021-07-07", "3.8"),
+        ("pip install torch==1.10.0", "2021-11-20", "3.9"),
+        ("pip install torch==1.13.0", "2022-12-09", "3.9"),
+    ):
+        result = judge(line, day, python=python, **pi)
+        assert result.outcome == UNKNOWN, text_of(result)
+        assert "ARMv8.0" in text_of(result) and checks(result, UNKNOWN) == {"runs"}
+    ran = judge("pip install torch==1.10.2", "2022-12-09", python="3.9", **pi)
+    assert ran.outcome == PASS, text_of(ran)
+
+
+def test_a_nightly_pin_one_line_past_a_dated_view_s_nightly_line_is_unknown():
+    """https://github.com/apple/ml-sharp/issues/5 (2025-12-15, DGX Spark, Python 3.13): `pip
+    install torch==2.11.0.dev20251215+cu130 torchvision torchaudio triton --index-url
+    https://download.pytorch.org/whl/nightly/cu130` installed and ran: the 2.10 branch was cut,
+    so the nightlies built 2.11 while the newest release was 2.9.1. The day of a branch cut is not
+    in the facts: unknown, not "never released"."""
+    spark = {"python": "3.13", "platform": "linux", "arch": "aarch64"}
+    line = (
+        "pip install torch==2.11.0.dev20251215+cu130 torchvision torchaudio triton "
+        "--index-url https://download.pytorch.org/whl/nightly/cu130"
+    )
+    result = judge(line, "2025-12-15", **spark)
+    assert result.outcome == UNKNOWN and "branch was cut" in text_of(result), text_of(result)
+    # Two lines ahead, or a dev pin with no nightly index, still fails.
+    ahead = judge(line.replace("2.11.0.dev", "2.12.0.dev"), "2025-12-15", **spark)
+    assert ahead.outcome == FAIL, text_of(ahead)
+    plain = judge("pip install torch==2.11.0.dev20251215", "2025-12-15", **spark)
+    assert plain.outcome == FAIL, text_of(plain)
+
+
+def test_no_pytorch_wheel_runs_on_musl_libc():
+    """compat-extra sources musl_libc: PyPI has no musllinux torch file and download.pytorch.org's
+    Linux files are glibc builds. https://github.com/docker-library/python/issues/341 (2018-10,
+    python:3.7-alpine: `pip install --no-cache-dir torch` -> the 0.1.2 sdist fails to build);
+    https://github.com/pytorch/pytorch/issues/102592 (2023-05, python:3.9-alpine: torch==2.0.0+cpu
+    -f torch_stable.html installs, import -> "Error relocating ... libgomp ... symbol not found");
+    https://github.com/astral-sh/uv/issues/9901 (2024-12, uv:python3.10-alpine: `uv add torch
+    --index .../cu124` finds no wheel). The fingerprint's os (Alpine's PRETTY_NAME) says musl."""
+    from repro import properties as names
+
+    for text, day, python in (
+        ("pip install --no-cache-dir torch", "2018-10-01", "3.7"),
+        (
+            "python -m pip install --no-cache-dir torch==2.0.0+cpu -f "
+            "https://download.pytorch.org/whl/torch_stable.html",
+            "2023-05-31",
+            "3.9",
+        ),
+        ("uv add torch --index https://download.pytorch.org/whl/cu124", "2024-12-15", "3.10"),
+    ):
+        line = install_line.parse(text)
+        result = check_line(line, {}, python, "linux", as_of=date.fromisoformat(day), libc="musl")
+        assert result.outcome == FAIL and checks(result, FAIL) == {"platform"}, text_of(result)
+        assert "musl" in text_of(result)
+        alpine = {names.HOST_OS: "Alpine Linux v3.18"}
+        by_os = check_line(line, alpine, python, "linux", as_of=date.fromisoformat(day))
+        assert by_os.outcome == FAIL and "musl" in text_of(by_os), text_of(by_os)
+        glibc = check_line(line, {}, python, "linux", as_of=date.fromisoformat(day))
+        assert "musl" not in text_of(glibc), text_of(glibc)
+    # conda lines and other platforms are not judged by it.
+    conda = check_line(
+        install_line.parse("conda install pytorch -c pytorch"), {}, "3.9", "linux", libc="musl"
+    )
+    assert "musl" not in text_of(conda)
+
+
+def test_a_conda_forge_build_string_asking_for_cuda_needs_the_driver_s_cuda():
+    """https://github.com/conda-forge/pytorch-cpu-feedstock/issues/364 (2025-02-25, Python 3.12):
+    `micromamba install -c conda-forge pytorch libtorch=*=cuda12*` on a login node with no GPU
+    -> "__cuda =* *, which is missing on the system" (the maintainers point to
+    CONDA_OVERRIDE_CUDA); on the cluster's GPU node the same line "works"."""
+    line = "micromamba install -c conda-forge pytorch libtorch=*=cuda12*"
+    assert install_line.parse(line).conda.cuda_build
+    assert install_line.parse(
+        "conda install -c conda-forge pytorch==2.5.1=cuda126_py312h1"
+    ).conda.cuda_build
+    assert not install_line.parse("conda install -c conda-forge pytorch=2.5.1").conda.cuda_build
+    login = judge(line, "2025-02-25", python="3.12", platform="linux")
+    assert login.outcome == FAIL and checks(login, FAIL) == {"accelerator"}, text_of(login)
+    assert "__cuda" in text_of(login) and "CONDA_OVERRIDE_CUDA" in text_of(login)
+    node = judge(line, "2025-02-25", python="3.12", platform="linux", gpu="NVIDIA GPU")
+    assert node.outcome == PASS, text_of(node)
+    # Without the build string a GPU host stays unknown (conda may take the CPU build).
+    plain = judge(
+        "micromamba install -c conda-forge pytorch",
+        "2025-02-25",
+        python="3.12",
+        platform="linux",
+        gpu="NVIDIA GPU",
+    )
+    assert plain.outcome == UNKNOWN, text_of(plain)

@@ -181,6 +181,7 @@ def _after_fix(
             follow_fix=False,
             machine=host.machine,
             bits=host.bits,
+            libc=host.libc,
         )
     except ConfigError:
         return [], (), True, None
@@ -220,6 +221,28 @@ def _pypi_pytorch(line: InstallLine, extra: Facts) -> Reason:
         f"'{message}': the install fails; ask for torch{requirement.specifier}"
     )
     return Reason("install", FAIL, text, fact)
+
+
+def _musllinux_file(line: InstallLine) -> bool:
+    """Whether the line installs a wheel file tagged for musl (someone else's build)."""
+    return line.wheel is not None and "musllinux" in line.text
+
+
+def _no_musl(line: InstallLine, host: Host) -> Reason:
+    """A Linux interpreter on musl libc (Alpine): PyTorch publishes no musllinux wheel (PyPI's
+    torch files are manylinux*/win/macosx only; download.pytorch.org's Linux files manylinux* or
+    linux_x86_64, all built against glibc; compat-extra sources ``musl_libc``), so pip and uv find
+    no wheel for a manylinux tag (only PyPI's 0.1.2 sdist, whose setup.py fails; a uv lock has no
+    wheel for the platform), and a ``linux_x86_64`` file, which pip accepts on any Linux,
+    installs and then fails at import on glibc's symbols (docker-library/python#341,
+    pytorch/pytorch#71381, #102592, astral-sh/uv#9901)."""
+    text = (
+        "musl libc (Alpine): PyTorch publishes no musllinux wheel and its Linux wheels are built "
+        "against glibc: pip and uv find none for a manylinux tag (pip falls back to the 0.1.2 "
+        "sdist, which does not build), and a linux_x86_64 file installs but import torch fails "
+        "('Error relocating ... symbol not found'); use a glibc image (python:3.X-slim)"
+    )
+    return Reason("platform", FAIL, text, "compat-extra:sources.musl_libc")
 
 
 def _no_32bit(line: InstallLine, host: Host, extra: Facts) -> Reason:
@@ -274,10 +297,12 @@ def check_line(
     machine: str | None = None,
     as_of: date | None = None,
     bits: int | None = None,
+    libc: str | None = None,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
-    properties), for Python ``python``, ``platform``, CPU ``machine`` (``x86_64``/``aarch64``)
-    and interpreter ``bits`` (32 or 64; default 64) when given (else the line's own environment
+    properties), for Python ``python``, ``platform``, CPU ``machine`` (``x86_64``/``aarch64``),
+    interpreter ``bits`` (32 or 64; default 64) and C library ``libc`` (``musl``; default: what
+    the fingerprint's ``host.os`` implies) when given (else the line's own environment
     Python, else the host's), on the day ``as_of``
     (the indexes then served only the releases out by that day: an old unpinned line gets that
     day's build, and the driver floor is that build's; None: today's facts). ``follow_fix``:
@@ -287,7 +312,7 @@ def check_line(
     if as_of is not None:
         facts, extra = src.dated(facts, extra, as_of)
     result = _check_line(
-        line, host_props, python, platform, machine, facts, extra, follow_fix, bits
+        line, host_props, python, platform, machine, facts, extra, follow_fix, bits, libc
     )
     if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
         fixed = check_line(
@@ -300,6 +325,7 @@ def check_line(
             follow_fix=False,
             machine=result.host.machine,
             bits=result.host.bits,
+            libc=result.host.libc,
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
@@ -312,9 +338,10 @@ def check_line(
 
 def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts) -> list[Reason]:
     """An unknown ``runs`` reason where ``offer`` is a Linux aarch64 CPU wheel of a release
-    whose wheels stop with SIGILL at import on ARMv8.0 cores (compat-extra
-    ``aarch64.armv8_0_sigill``: 2.0.0 from the cpu index, 2.1.0, 2.4.0, 2.10.0; pytorch/pytorch
-    #97226, #132032, #176993): no host fact says whether the CPU has the LSE atomics."""
+    whose wheels stop with SIGILL on ARMv8.0 cores (compat-extra ``aarch64.armv8_0_sigill``:
+    at import for 2.0.0 from the cpu index, 2.1.0, 2.4.0, 2.10.0, pytorch/pytorch#97226, #132032,
+    #176993; in the first kernels for 1.9.0, 1.10.0, 1.13.0, KumaTea/pytorch-aarch64#8,
+    mpcabete/bombcrypto-bot#220, pytorch/pytorch#90535): no host fact says the CPU's ISA level."""
     table = extra.get("aarch64", "armv8_0_sigill")
     if host.wheel_platform != "linux-aarch64" or offer.runtime != "cpu":
         return []
@@ -325,9 +352,9 @@ def _armv8_0_sigill(release: Version, offer: src.Offer, host: Host, extra: Facts
         return []
     text = (
         f"unknown: the facts do not cover this host's CPU: torch {release}'s Linux aarch64 wheel "
-        "uses the ARMv8.1 LSE atomics and stops at import with SIGILL ('Illegal instruction') on "
-        "ARMv8.0 cores (Raspberry Pi 3/4, AWS a1; pytorch/pytorch#132032, #97226); a CPU with "
-        "them (Graviton2+, Neoverse, Apple) runs it"
+        "uses instructions ARMv8.0 cores lack and stops with SIGILL ('Illegal instruction') on "
+        "them (Raspberry Pi 3/4, AWS a1; pytorch/pytorch#132032, #97226, #90535); a newer core "
+        "(Graviton2+, Neoverse, Apple) runs it"
     )
     return [Reason("runs", UNKNOWN, text, "compat-extra:aarch64.armv8_0_sigill")]
 
@@ -366,6 +393,7 @@ def _installs(
         follow_fix=False,
         machine=result.host.machine,
         bits=result.host.bits,
+        libc=result.host.libc,
     )
     return checked.installs is not False
 
@@ -380,11 +408,14 @@ def _check_line(
     extra: Facts,
     follow_fix: bool,
     bits: int | None = None,
+    libc: str | None = None,
 ) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python or line.python, platform, machine, bits)
+    host = host_of(host_props, python or line.python, platform, machine, bits, libc)
     if host.bits == 32:
         return LineResult(line, host, None, None, combine([_no_32bit(line, host, extra)]))
+    if host.libc == "musl" and line.conda is None and not _musllinux_file(line):
+        return LineResult(line, host, None, None, combine([_no_musl(line, host)]))
     if host.machine not in src.COVERED_MACHINES:
         text = (
             f"the facts cover x86_64 and aarch64 CPUs; this one is {host.machine} (uname -m): "

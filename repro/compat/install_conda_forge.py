@@ -101,6 +101,9 @@ def check_conda_forge(
         "python", PASS, f"conda-forge's pytorch {release} has builds for Python {host.python}", fact
     )
     reasons = [python_reason] if host.python else []
+    if conda.cuda_build and cuda:
+        reasons.append(_cuda_build_string(release, cuda, gpu, host, conda.tool, fact))
+        return LineResult(line, host, str(release), None, combine(reasons))
     if gpu and not cuda:
         text = (
             f"conda-forge's pytorch {release} has no CUDA build for {host.wheel_platform}: conda "
@@ -121,6 +124,30 @@ def check_conda_forge(
     reasons += run_reasons(host_props, str(release), "cpu", facts, host)
     reasons += [_companion(name, host, extra, day) for name in conda.companions]
     return LineResult(line, host, str(release), "cpu", combine(reasons))
+
+
+def _cuda_build_string(
+    release: Version, cuda: list[str], gpu: bool, host: Host, tool: str, fact: str
+) -> Reason:
+    """A line whose build string asks for a CUDA build (``libtorch=*=cuda12*``): conda-forge's
+    CUDA builds depend on the ``__cuda`` virtual package, which conda sets from the NVIDIA driver
+    it finds. With an NVIDIA GPU the CUDA build installs (pass); without one the solve fails
+    ("__cuda =* *, which is missing on the system"; conda-forge/pytorch-cpu-feedstock#364, where
+    the maintainers point to CONDA_OVERRIDE_CUDA; conda's docs, "Managing virtual packages")."""
+    builds = ", ".join(cuda)
+    if gpu:
+        text = (
+            f"{tool} gets conda-forge's pytorch {release} CUDA build ({builds}): the line's build "
+            "string asks for one and the host's NVIDIA driver gives conda the __cuda it needs"
+        )
+        return Reason("install", PASS, text, fact)
+    text = (
+        f"the line's build string asks for conda-forge's pytorch {release} CUDA build ({builds}), "
+        "which needs the __cuda virtual package: with no NVIDIA driver on this host the solve "
+        "fails ('__cuda =* *, which is missing on the system'); CONDA_OVERRIDE_CUDA=12 lets "
+        "it solve here, to run on a GPU host"
+    )
+    return Reason("accelerator", FAIL, text, fact)
 
 
 def _companion(name: str, host: Host, extra: Facts, day: str | None) -> Reason:

@@ -94,6 +94,9 @@ class Conda:
     mkl: str | None = None
     #: torchvision/torchaudio/torchdata/torchtext packages the line names beside pytorch.
     companions: tuple[str, ...] = ()
+    #: A match spec of pytorch/libtorch whose build string asks for a CUDA build
+    #: (``libtorch=*=cuda12*``, ``pytorch=*=cuda*``): conda-forge's CUDA builds need ``__cuda``.
+    cuda_build: bool = False
 
 
 @dataclass(frozen=True)
@@ -370,10 +373,17 @@ def _conda_spec(text: str) -> tuple[str, str] | None:
     return name, rest
 
 
+def _build_string(text: str) -> str:
+    """The build string of a conda match spec (``libtorch=*=cuda12*`` -> ``cuda12*``,
+    ``pytorch==2.5.1=cuda126_py312h`` -> ``cuda126_py312h``); "" when it has none."""
+    rest = re.sub(r"^[A-Za-z0-9_.\-]+", "", text.split("::", 1)[-1].strip()).lstrip("=")
+    return rest.split("=", 1)[1] if "=" in rest else ""
+
+
 def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
     channels: list[str] = []
     spec, cuda, cuda_package, cpu_only, found = "", None, None, False, False
-    nightly_package, mkl = False, None
+    nightly_package, mkl, cuda_build = False, None, False
     companions: list[str] = []
     i = 0
     while i < len(args):
@@ -390,6 +400,8 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
         if parsed is None:
             continue
         name, version = parsed
+        if name in ("pytorch", "libtorch", "torch") and "cuda" in _build_string(word).lower():
+            cuda_build = True
         if name in ("pytorch", "pytorch-cpu", "pytorch-gpu", "torch", "pytorch-nightly"):
             spec, found = version, True
             cpu_only = cpu_only or name == "pytorch-cpu"
@@ -422,6 +434,7 @@ def _conda_line(text: str, tool: str, args: list[str]) -> InstallLine:
         nightly_package,
         mkl,
         tuple(companions),
+        cuda_build,
     )
     return InstallLine(text, "conda", requirement, conda=conda, python=_conda_python(args))
 

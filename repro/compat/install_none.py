@@ -85,6 +85,29 @@ def _glibc_reason(
     return [reason], fix, [str(near.version)] if near is not None else []
 
 
+def _nightly_after_branch_cut(
+    facts: Facts, extra: Facts, pinned: Version | None, groups: list
+) -> str | None:
+    """The unknown's text for a nightly pin one line past the nightly line of a dated view
+    (``torch==2.11.0.dev20251215+cu130`` from .../whl/nightly/cu130 on 2025-12-15, when the newest
+    release was 2.9.1): :func:`sources.nightly_line` takes the nightlies to build the newest
+    release's next minor, but once that minor's release branch is cut (weeks before its release)
+    the nightlies build the one after (apple/ml-sharp#5: 2.11.0.dev20251215+cu130 installed and
+    ran). The day of each branch cut is not in the facts. None for any other pin."""
+    if pinned is None or not pinned.is_devrelease or src.as_of(extra) is None:
+        return None
+    nightly = [s for s, _ in groups if install_line.is_nightly(s)]
+    line = Version(src.nightly_line(facts, extra))
+    if not nightly or (pinned.major, pinned.minor) != (line.major, line.minor + 1):
+        return None
+    cut = f"{line.major}.{line.minor}"
+    return (
+        f"unknown: the facts do not cover the day {cut}'s release branch was cut: torch {pinned} "
+        f"is a nightly of the {pinned.major}.{pinned.minor} line, which {', '.join(nightly)} "
+        f"builds from that cut on; on {src.as_of(extra)} the facts take the nightlies to build {cut}"
+    )
+
+
 def why_none(
     line: InstallLine,
     groups: list,
@@ -118,6 +141,9 @@ def why_none(
         patches = [str(r) for r in releases if minor and f"{r.major}.{r.minor}" == minor]
         if minor and not patches and (pinned or Version("0")) > releases[-1]:
             ever = [Version(str(v)) for v in extra.get("releases_ever") or ()]
+            ahead = _nightly_after_branch_cut(facts, extra, pinned, groups)
+            if ahead is not None:
+                return [Reason("install", UNKNOWN, ahead, "wheel_index.nightly")], None, []
             if pinned is not None and ever and pinned < ever[-1] and pinned not in ever:
                 # Judged as of a day: the facts know the releases after it too, and this pin is
                 # none of them (cheniison/e2e-coref-pytorch#1's 1.15.0, a typo for 1.5.0).
@@ -213,6 +239,25 @@ def why_none(
             fix = fix_line(facts, wanted, runtime, line, companion_pins(facts, wanted, line))
         return [Reason("install", FAIL, text, "wheel_index.nightly")], fix, []
     if not matching:
+        default = str(facts.get("torch_variants", f"{wanted.major}.{wanted.minor}", "pypi_default"))
+        if (
+            local
+            and local == default
+            and pages
+            and src.default_unlabelled_only(facts, wanted, host)
+        ):
+            # pytorch/pytorch#37113: torch==1.4.0+cu101 -f torch_stable.html finds nothing; the
+            # CUDA 10.1 build of 1.4.0 is the plain version (find_links_pages.default_unlabelled_only).
+            text = (
+                f"there is no torch {wanted}+{local} on {', '.join(pages)}: the page lists "
+                f"{wanted}'s {local} build only as the plain torch=={wanted}"
+            )
+            asked = str(line.torch) if line.torch else ""
+            fix = None
+            if asked and asked in line.text and "\n" not in line.text.strip():
+                fix = line.text.strip().replace(asked, f"torch=={wanted}", 1)
+            path = ("find_links_pages", "default_unlabelled_only")
+            return [Reason("install", FAIL, text, Facts.name(*path))], fix, []
         if local and not any(o.version.local == local for o in all_offers):
             only_pypi = all(s == "PyPI" or not src.is_pytorch_index(s) for s, _ in groups)
             fix = fix_line(facts, wanted, local, line, companion_pins(facts, wanted, line))

@@ -84,6 +84,7 @@ def host_of(
     platform: str | None = None,
     machine: str | None = None,
     bits: int | None = None,
+    libc: str | None = None,
 ) -> Host:
     """The interpreter to install into: ``python``/``platform``/``machine``/``bits`` when given
     (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``,
@@ -91,12 +92,13 @@ def host_of(
     windows, ``macOS``/``Darwin`` -> macos, anything else linux) and ``host.arch`` (``uname -m``;
     x86_64 when absent); a 64-bit interpreter unless told otherwise or the machine runs only
     32-bit ones (``armv7l``, ``i686``: ``sources.THIRTY_TWO_BIT_MACHINES``); the fingerprint's
-    ``host.glibc`` for a Linux interpreter (manylinux tags)."""
+    ``host.glibc`` for a Linux interpreter (manylinux tags); ``libc`` when given, else ``musl``
+    where ``host.os`` names Alpine Linux (its os-release PRETTY_NAME: "Alpine Linux v3.18")."""
+    os_name = (host_props.get(property_names.HOST_OS) or "").lower()
     if python is None:
         parts = version(host_props.get(property_names.HOST_PYTHON))
         python = f"{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
     if platform is None:
-        os_name = (host_props.get(property_names.HOST_OS) or "").lower()
         platform = (
             "windows"
             if "windows" in os_name
@@ -111,4 +113,5 @@ def host_of(
         cpu,
         bits or (32 if cpu in THIRTY_TWO_BIT_MACHINES else 64),
         (host_props.get(property_names.HOST_GLIBC) or None) if platform == "linux" else None,
+        (libc or ("musl" if "alpine" in os_name else None)) if platform == "linux" else None,
     )

@@ -47,13 +47,15 @@ class Host:
     ``platform`` ``linux``/``windows``/``macos``, ``machine`` ``x86_64``/``aarch64``/``arm64``,
     ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
     ``win_amd64``/``linux_x86_64``, whatever the CPU), ``glibc`` "2.27" on Linux (None: unknown;
-    pip's manylinux tags: a wheel for a newer glibc is skipped)."""
+    pip's manylinux tags: a wheel for a newer glibc is skipped), ``libc`` "musl" on a musl Linux
+    (Alpine; None: glibc or unknown)."""
 
     python: str | None
     platform: str
     machine: str = "x86_64"
     bits: int = 64
     glibc: str | None = None
+    libc: str | None = None
 
     @property
     def wheel_platform(self) -> str:
@@ -314,6 +316,10 @@ def index_offers(
         if runtime == "xpu" and xpu_release(extra, release):
             published = [*published, "xpu"]
         tags = published if runtime is None else [runtime]
+        if stable_page and default_unlabelled_only(facts, release, host):
+            # No +<default> wheel of this release on the page (find_links_pages.default_unlabelled_only).
+            default = str(facts.get("torch_variants", _minor_of(release), "pypi_default") or "")
+            tags = [t for t in tags if t != default]
         unverified = not patch_matrix_read(facts, extra, release)
         if root:
             tags, root_unverified = _root_index(facts, release, published)
@@ -365,6 +371,19 @@ def _aarch64_cpu_on_cuda_index(
         return None
     fact = "compat-extra:aarch64.cpu_on_cuda_indexes"
     return Offer(Version(str(release.public)), "cpu", url, _fits(facts, release, host), False, fact)
+
+
+def default_unlabelled_only(facts: Facts, release: Version, host: Host) -> bool:
+    """Whether a ``torch_stable.html`` page lists ``release``'s default build (``pypi_default``)
+    for the host's platform only under the plain version, with no ``+<default>`` wheel
+    (``find_links_pages.default_unlabelled_only``: Linux 1.3.0-1.4.0, pytorch/pytorch#30631,
+    #37113; Windows 1.3.0-1.6.0, pytorch/pytorch#54172)."""
+    plat = host.wheel_platform if host.wheel_platform in ("linux", "windows") else None
+    span = facts.get("find_links_pages", "default_unlabelled_only", plat) if plat else None
+    if not isinstance(span, Mapping):
+        return False
+    first, last = parse_version(str(span.get("from"))), parse_version(str(span.get("through")))
+    return first is not None and last is not None and first <= release <= last
 
 
 def _windows_unlabelled(facts: Facts, release: Version, host: Host) -> bool:
