@@ -38,7 +38,10 @@ it stands at the end of round twelve; it stays held out beside ``test11`` and ``
 fourteen studies ``test11``; ``test12`` and ``test13`` stay held out. Round fourteen's own file
 (test-half-14.yaml, the ``test14`` half), collected and frozen by a helper who writes no rules,
 measures the engine as it stands at the end of round thirteen; it stays held out beside ``test12``
-and ``test13``. Round fifteen studies ``test12``; ``test13`` and ``test14`` stay held out.
+and ``test13``. Round fifteen studies ``test12``; ``test13`` and ``test14`` stay held out. Round
+fifteen's own file (test-half-15.yaml, the ``test15`` half), collected and frozen by a helper who
+writes no rules, measures the engine as it stands at the end of round fourteen; it stays held out
+beside ``test13`` and ``test14``.
 
     python benchmarks/install_corpus.py --split train [--misses]
     python benchmarks/install_corpus.py --split test     # each test file, then all together
@@ -54,6 +57,7 @@ and ``test13``. Round fifteen studies ``test12``; ``test13`` and ``test14`` stay
     python benchmarks/install_corpus.py --split test12   # round twelve's frozen file
     python benchmarks/install_corpus.py --split test13   # round thirteen's frozen file
     python benchmarks/install_corpus.py --split test14   # round fourteen's frozen file
+    python benchmarks/install_corpus.py --split test15   # round fifteen's frozen file
     python benchmarks/install_corpus.py --split test3 --misses --studied  # a studied file's misses
     python benchmarks/install_corpus.py split LABELLED.yaml   # round one: write the two halves
     python benchmarks/install_corpus.py add LABELLED.yaml test-half-2.yaml  # a later round
@@ -119,6 +123,9 @@ HALVES = {
     # Round fourteen (issue 30): frozen whole, collected by a helper who writes no rules; measures
     # the engine as it stands at the end of round thirteen.
     "test14": (CORPUS / "test-half-14.yaml",),
+    # Round fifteen (issue 30): frozen whole, collected by a helper who writes no rules; measures
+    # the engine as it stands at the end of round fourteen.
+    "test15": (CORPUS / "test-half-15.yaml",),
 }
 #: The halves whose misses are never printed (measured only).
 FROZEN = frozenset(
@@ -136,12 +143,13 @@ FROZEN = frozenset(
         "test12",
         "test13",
         "test14",
+        "test15",
     }
 )
 #: Frozen halves a later round has studied (issue 30, rounds four to nine: rules were written from
 #: their misses, so their figures are training figures now): ``--studied`` lets ``--misses`` print
 #: them (round thirteen: also ``test9`` and ``test10``; round fourteen: ``test11``; round fifteen:
-#: ``test12``). Never the held-out files (``test13`` and ``test14``).
+#: ``test12``). Never the held-out files (``test13``, ``test14`` and ``test15``).
 STUDIED = frozenset({"test", *(f"test{n}" for n in range(3, 13))})
 #: Host facts an earlier file states in a host_note its host mapping could not hold when it was
 #: written (round five: the interpreter's bitness); merged into those entries by :func:`load`.

@@ -6,9 +6,9 @@ deciding check), except the entries marked ``disagrees`` (each with why), which 
 disagree so the mark cannot go stale, and which stay under 10 %.
 
 Issue 30's corpus (train-half.yaml, test-half.yaml and round two's test-half-2.yaml, round three's
-test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml, round ten's test-half-10.yaml, round eleven's test-half-11.yaml, round twelve's test-half-12.yaml, round thirteen's test-half-13.yaml, round fourteen's test-half-14.yaml;
+test-half-3.yaml, round four's test-half-4.yaml, round five's test-half-5.yaml, round six's test-half-6.yaml, round seven's test-half-7.yaml, round eight's test-half-8.yaml, round nine's test-half-9.yaml, round ten's test-half-10.yaml, round eleven's test-half-11.yaml, round twelve's test-half-12.yaml, round thirteen's test-half-13.yaml, round fourteen's test-half-14.yaml, round fifteen's test-half-15.yaml;
 benchmarks/install_corpus.py): every file is checked for form and for the split (each line in the
-half its issue URL hashes to, rounds three to fourteen's files frozen whole with no issue of another file, no issue in both halves, none from
+half its issue URL hashes to, rounds three to fifteen's files frozen whole with no issue of another file, no issue in both halves, none from
 corpus.yaml, no id twice); only
 the train half is judged here, at least 90 % agreeing. The test half is judged by the benchmark
 alone, when the rules are done.
@@ -85,7 +85,7 @@ def test_at_least_90_percent_agree():
 
 FILES = {name: load_half(name) for name in HALVES}
 HALF_ENTRIES = {name: [e for f in files.values() for e in f] for name, files in FILES.items()}
-#: Rounds three to fourteen's files: frozen whole, not split by issue URL.
+#: Rounds three to fifteen's files: frozen whole, not split by issue URL.
 FROZEN_WHOLE = {
     "test3",
     "test4",
@@ -99,6 +99,7 @@ FROZEN_WHOLE = {
     "test12",
     "test13",
     "test14",
+    "test15",
 }
 
 
@@ -113,7 +114,7 @@ def test_the_halves_are_real_and_split_by_issue():
     urls = {name: {e["url"] for e in entries} for name, entries in HALF_ENTRIES.items()}
     assert not urls["train"] & urls["test"], "an issue in both halves"
     assert not (urls["train"] | urls["test"]) & {e["url"] for e in ENTRIES}
-    # Rounds three to fourteen's files are frozen whole (no split): none of their issues in
+    # Rounds three to fifteen's files are frozen whole (no split): none of their issues in
     # another file.
     assert len(HALF_ENTRIES["test3"]) >= 40 and len(HALF_ENTRIES["test4"]) >= 30
     assert len(HALF_ENTRIES["test5"]) >= 40 and len(HALF_ENTRIES["test6"]) >= 40
@@ -121,6 +122,7 @@ def test_the_halves_are_real_and_split_by_issue():
     assert len(HALF_ENTRIES["test9"]) >= 40 and len(HALF_ENTRIES["test10"]) >= 40
     assert len(HALF_ENTRIES["test11"]) >= 40 and len(HALF_ENTRIES["test12"]) >= 40
     assert len(HALF_ENTRIES["test13"]) >= 40 and len(HALF_ENTRIES["test14"]) >= 40
+    assert len(HALF_ENTRIES["test15"]) >= 40
     seen = urls["train"] | urls["test"] | {e["url"] for e in ENTRIES}
     assert not urls["test3"] & seen
     assert not urls["test4"] & (seen | urls["test3"])
@@ -140,6 +142,7 @@ def test_the_halves_are_real_and_split_by_issue():
     later = urls["test7"] | urls["test8"] | urls["test9"] | urls["test10"] | urls["test11"]
     assert not urls["test13"] & (earlier | later | urls["test12"])
     assert not urls["test14"] & (earlier | later | urls["test12"] | urls["test13"])
+    assert not urls["test15"] & (earlier | later | urls["test12"] | urls["test13"] | urls["test14"])
     ids = [e["id"] for entries in HALF_ENTRIES.values() for e in entries]
     assert len(ids) == len(set(ids)) and not set(ids) & {e["id"] for e in ENTRIES}
     for name, entries in HALF_ENTRIES.items():
@@ -166,9 +169,9 @@ def test_the_train_half_agrees_with_what_happened():
 
 
 def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
-    """Rounds three to fourteen's files, like the first two test files, are measured only (issue
+    """Rounds three to fifteen's files, like the first two test files, are measured only (issue
     30); ``--studied`` opens only the files a later round studied (round fifteen: up to test12),
-    never the held-out ones (test13 and round fourteen's own test14)."""
+    never the held-out ones (test13, test14 and round fifteen's own test15)."""
     from benchmarks.install_corpus import FROZEN, STUDIED, main
 
     assert {
@@ -180,8 +183,9 @@ def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
         "test12",
         "test13",
         "test14",
+        "test15",
     } | FROZEN_WHOLE == FROZEN
-    newest = {"test13", "test14"}
+    newest = {"test13", "test14", "test15"}
     assert not newest & STUDIED and STUDIED < FROZEN and {"test10", "test11", "test12"} <= STUDIED
     for argv in (
         ["--split", "test8", "--misses"],
@@ -190,6 +194,7 @@ def test_the_benchmark_never_prints_a_frozen_file_s_misses(capsys):
         ["--split", "test12", "--misses"],
         ["--split", "test13", "--misses", "--studied"],
         ["--split", "test14", "--misses", "--studied"],
+        ["--split", "test15", "--misses", "--studied"],
     ):
         assert main(argv) == 0
         out = capsys.readouterr().out
@@ -219,7 +224,7 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     from benchmarks.install_corpus import FROZEN, HOST_FACTS, STUDIED
 
     held_out = FROZEN - STUDIED
-    assert {"test13", "test14"} <= held_out
+    assert {"test13", "test14", "test15"} <= held_out
 
     added = yaml.safe_load(HOST_FACTS.read_text(encoding="utf-8"))
     by_id = {e["id"]: (name, e) for name, entries in HALF_ENTRIES.items() for e in entries}
