@@ -3,11 +3,11 @@
 tests/fixtures/field-logs-train/, tests/fixtures/field-logs-test/ and
 tests/fixtures/field-logs-test2/ hold real logs from public issues, none in the "seen" corpus
 (tests/fixtures/field-logs/), split by issue URL in two rounds into a train half (rows may be
-written from it) and two frozen test sets; rounds three to fourteen added a frozen set each, whole
+written from it) and two frozen test sets; rounds three to fifteen added a frozen set each, whole
 (tests/fixtures/field-logs-test3/, -test4/, -test5/, -test6/, -test7/, -test8/, -test9/,
--test10/, -test11/, -test12/, -test13/, -test14/). Frozen sets are measured
-(``benchmarks/classify_corpus.py --split test14``); those a later round studied list their misses
-with ``--misses --studied``; test13 and test14 are held out. This module checks the split and the indexes, gates
+-test10/, -test11/, -test12/, -test13/, -test14/, -test15/). Frozen sets are measured
+(``benchmarks/classify_corpus.py --split test15``); those a later round studied list their misses
+with ``--misses --studied``; test13, test14 and test15 are held out. This module checks the split and the indexes, gates
 the train half, and tests each family issue 30 added with train-half texts and their URLs (or
 public texts); it never asserts a test-set verdict.
 """
@@ -31,16 +31,16 @@ from repro.signatures.engine import classify, findings
 ROOT = Path(__file__).resolve().parent.parent
 (
     SEEN, TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9, TEST10, TEST11,
-    TEST12, TEST13, TEST14,
+    TEST12, TEST13, TEST14, TEST15,
 ) = (
     load_split(name)
     for name in (
         "seen", "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
-        "test9", "test10", "test11", "test12", "test13", "test14",
+        "test9", "test10", "test11", "test12", "test13", "test14", "test15",
     )
 )  # fmt: skip
 #: The frozen sets no round has studied: measured only, their misses and reasons never listed.
-HELD_OUT = ("test13", "test14")
+HELD_OUT = ("test13", "test14", "test15")
 #: The families issue 30 names, each in both halves.
 FAMILIES = (
     "container", "driver", "cudnn", "rocm", "memory", "hang", "process", "distributed", "cuda",
@@ -81,9 +81,10 @@ def test_both_halves_are_big_sourced_and_new():
     assert len(TEST12) >= 60  # round twelve, frozen whole by a collector who writes no rows
     assert len(TEST13) >= 60  # round thirteen, frozen whole by a collector who writes no rows
     assert len(TEST14) >= 60  # round fourteen, frozen whole by a collector who writes no rows
+    assert len(TEST15) >= 60  # round fifteen, frozen whole by a collector who writes no rows
     for half in (
         TRAIN, TEST, TEST2, TEST3, TEST4, TEST5, TEST6, TEST7, TEST8, TEST9, TEST10, TEST11,
-        TEST12, TEST13, TEST14,
+        TEST12, TEST13, TEST14, TEST15,
     ):  # fmt: skip
         for entry in half:
             assert entry.url.startswith("https://github.com/"), entry.file
@@ -94,14 +95,14 @@ def test_both_halves_are_big_sourced_and_new():
         _issue(e.url)
         for e in (
             *TRAIN, *TEST, *TEST2, *TEST3, *TEST4, *TEST5, *TEST6, *TEST7, *TEST8, *TEST9, *TEST10,
-            *TEST11, *TEST12, *TEST13, *TEST14,
+            *TEST11, *TEST12, *TEST13, *TEST14, *TEST15,
         )
     ]  # fmt: skip
     assert len(issues) == len(set(issues))  # one log per issue, in one corpus only
     assert set(issues).isdisjoint(_issue(e.url) for e in SEEN)
     for name in (
         "train", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-        "test10", "test11", "test12", "test13", "test14",
+        "test10", "test11", "test12", "test13", "test14", "test15",
     ):  # fmt: skip
         listed = {entry.path.resolve() for entry in load_split(name)}
         on_disk = {p.resolve() for p in SPLITS[name].rglob("*.log")}
@@ -127,7 +128,7 @@ def test_the_split_is_the_documented_hash_of_each_url(batch, test_set):
 
 def test_misses_of_a_frozen_set_are_refused(capsys):
     """Rows are not written from a test set's misses: the benchmark will not list them."""
-    assert {"test", *(f"test{n}" for n in range(2, 15))} == FROZEN
+    assert {"test", *(f"test{n}" for n in range(2, 16))} == FROZEN
     for split in sorted(FROZEN):
         with pytest.raises(SystemExit) as done:
             main(["--split", "train", "--split", split, "--misses"])
@@ -136,8 +137,8 @@ def test_misses_of_a_frozen_set_are_refused(capsys):
 
 
 def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
-    """Round fifteen studies test, test2, ... test12 (``--misses --studied``); test13 and test14
-    are measured only, studied or not, and a studied set beside them does not open them."""
+    """Round fifteen studies test, test2, ... test12 (``--misses --studied``); test13, test14 and
+    test15 are measured only, studied or not, and a studied set beside them does not open them."""
     assert {f"test{n}" for n in range(2, 13)} | {"test"} == STUDIED
     assert set(HELD_OUT) == FROZEN - STUDIED
     for held in HELD_OUT:
@@ -168,6 +169,17 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
     assert done.value.code == 2
     refused = "--misses refuses the frozen set(s) test13, test14"
     assert refused in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(
+            [
+                *("--split", "test12", "--split", "test13"),
+                *("--split", "test14", "--split", "test15"),
+                *("--misses", "--studied"),
+            ]
+        )
+    assert done.value.code == 2
+    refused = "--misses refuses the frozen set(s) test13, test14, test15"
+    assert refused in capsys.readouterr().err
     assert main(["--split", "test2", "--misses", "--studied"]) == 0
     printed = capsys.readouterr().out
     assert "corpus: test2" in printed
@@ -181,7 +193,7 @@ def test_only_the_studied_sets_list_their_misses_and_never_the_newest(capsys):
 
 
 def test_no_row_test_or_doc_quotes_a_held_out_log():
-    """The held-out sets (test13, test14) are in no example: no row's source or
+    """The held-out sets (test13, test14, test15) are in no example: no row's source or
     reading (repro/**), no test module, README.md or docs/** quotes one of their issues."""
     held = {
         entry.url.removeprefix("https://github.com/").lower()
