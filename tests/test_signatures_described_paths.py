@@ -78,6 +78,29 @@ CRNN_PYTORCH_3 = (
     "| N/A   36C    P0   128W / 250W |   1063MiB / 22919MiB |     66%      Default |\n"
 )
 
+#: https://github.com/huggingface/autotrain-advanced/issues/136 (studied test12).
+AUTOTRAIN_136 = (
+    "LLM finetune stopped without any error logs\n"
+    "\n"
+    "NajiAboo · description · 2023-06-13\n"
+    "I am trying to fine tune LLM with my data. After starting the autotrain, it seems to be"
+    " stopped. I dont see any logs to identify the problem\n"
+    "\n"
+    "guidodinello · comment · 2023-08-09\n"
+    "I'm facing the same problem. Could this be due to insufficient RAM for loading the shards?\n"
+    "\n"
+    "abhishekkrthakur · comment · 2023-08-20\n"
+    "A solution cannot be provided without error logs.\n"
+    "However, if it says `Killed`, it means your system ran out of memory.\n"
+)
+
+#: https://github.com/microsoft/pai/issues/1635 (studied test8).
+PAI_1635 = (
+    "Unreasonable crash or be killed when model training\n"
+    "When training model with pytorch(multi-gpus), sometimes the container will be killed,"
+    " although both cpu, gpu, memory, disk metrics are normally.\n"
+)
+
 
 def test_a_title_saying_the_failure_is_not_a_clean_gpu_report() -> None:
     for text in (PYTORCH_6041, PYTORCH_31007):
@@ -96,3 +119,18 @@ def test_is_available_false_is_read_only_as_a_sentence() -> None:
     """The person's sentence, not code that tests the call ("if torch.cuda.is_available():")."""
     code = "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + CRNN_PYTORCH_3
     assert classify(code).clean
+
+
+def test_a_supposed_kill_names_no_oom_kill() -> None:
+    for text in (AUTOTRAIN_136, PAI_1635):
+        found = classify(text)
+        assert found.name == UNKNOWN
+    # A kill the person reports still does, also after an "if" in an earlier sentence
+    # (huggingface/transformers#20987, studied test12) and after a dotted file name
+    # (CompVis/stable-diffusion#21, studied test12).
+    reported = (
+        "Currently, when you load a model into memory that is too large or if you try to train a"
+        " model with insufficient memory. The process gets killed without an error message.\n"
+    )
+    assert classify(reported).name == "host_oom_killed_hint"
+    assert classify("txt2img.py always get killed\n").name == "host_oom_killed_hint"
