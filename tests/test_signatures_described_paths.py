@@ -101,6 +101,28 @@ PAI_1635 = (
     " although both cpu, gpu, memory, disk metrics are normally.\n"
 )
 
+#: https://github.com/huggingface/autotrain-advanced/issues/456 (studied test12).
+AUTOTRAIN_456 = (
+    "AutoTrain died with <Signals.SIGKILL:9>\n"
+    "\n"
+    "HGPai · description · 2024-01-10\n"
+    "I'm trying to fine tune a Falcon-7B-instruct model using the LLM finetuning colab script.\n"
+    "It returns this error:\n"
+    "\n"
+    "Downloading shards: 100% 2/2 [01:41<00:00, 51.00s/it]\n"
+    "Loading checkpoint shards:   0% 0/2 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+    '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
+    "    sys.exit(main())\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line 637,'
+    " in simple_launcher\n"
+    "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+    "subprocess.CalledProcessError: Command '['/usr/bin/python3', '-m', 'autotrain.trainers.clm',"
+    " '--training_config', 'autotrain-LLM/training_params.json']' died with <Signals.SIGKILL:"
+    " 9>.\n"
+    "\n"
+    "How to solve this?\n"
+)
+
 
 def test_a_title_saying_the_failure_is_not_a_clean_gpu_report() -> None:
     for text in (PYTORCH_6041, PYTORCH_31007):
@@ -134,3 +156,12 @@ def test_a_supposed_kill_names_no_oom_kill() -> None:
     )
     assert classify(reported).name == "host_oom_killed_hint"
     assert classify("txt2img.py always get killed\n").name == "host_oom_killed_hint"
+
+
+def test_a_subprocess_sigkilled_is_the_hosts_oom_kill() -> None:
+    found = classify(AUTOTRAIN_456)
+    assert found.name == "host_oom_killed_hint"
+    assert "died with <Signals.SIGKILL: 9>" in found.message
+    # Another signal keeps the wrapper's reading (CPython's same message for SIGTERM).
+    other = AUTOTRAIN_456.replace("SIGKILL: 9>.", "SIGTERM: 15>.").replace("SIGKILL:9", "x")
+    assert classify(other).name != "host_oom_killed_hint"
