@@ -274,6 +274,18 @@ def informative_line(text: str) -> str:
     return _clip(scanner.informative())
 
 
+def _reported(pattern: re.Pattern[str], part: str) -> re.Match[str] | None:
+    """The first match of a described kind's ``pattern`` in ``part`` that the person does not
+    only suppose: no "if" earlier in its sentence (:data:`repro.signatures.words.SUPPOSED`)."""
+    for hit in pattern.finditer(part):
+        start = part.rfind("\n", 0, hit.start()) + 1
+        for end in words.SENTENCE_END.finditer(part, start, hit.start()):
+            start = end.end()
+        if words.SUPPOSED.search(part, start, hit.start()) is None:
+            return hit
+    return None
+
+
 class _Unmatched:
     """What issue 30 reads beside the rows, block by block in bounded memory: whether the log
     holds a pasted stack dump and which ``hang.*`` rows' stacks it matches (first line each), the
@@ -402,7 +414,11 @@ class _Unmatched:
                 continue
             key = ("described", kind)
             if key not in present:
-                present[key] = pattern.search(part)
+                present[key] = (
+                    _reported(pattern, part)
+                    if kind in words.SUPPOSED_KINDS
+                    else pattern.search(part)
+                )
             hit = present[key]
             if hit is not None:
                 start, end = _line_bounds(part, hit.start())
