@@ -390,6 +390,30 @@ SPELLINGS = [
         "21129:  nan\ntensor(nan, device='cuda:0', grad_fn=<SubBackward0>) 96000",
         "https://github.com/NVIDIA/waveglow/issues/122",
     ),
+    # transformers' Trainer's logged dict, printed as its repr (issue 30, round fifteen).
+    (
+        "nan_detected",
+        "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 9.990133642141359e-05, 'epoch': 0.0}",
+        "https://github.com/hiyouga/LlamaFactory/issues/5660",
+    ),
+    (
+        "nan_detected",
+        "'loss': 0.000, 'grad_norm': nan",
+        "https://github.com/hiyouga/LlamaFactory/issues/7263",
+    ),
+    # The same dict with a NaN loss (the form public fine-tuning notes show; no issue URL).
+    (
+        "nan_detected",
+        "{'loss': 9.8813, 'grad_norm': inf, 'learning_rate': 2.0e-05, 'epoch': 0.26}\n"
+        "{'loss': nan, 'grad_norm': nan, 'learning_rate': 2.0e-05, 'epoch': 0.27}",
+        "transformers Trainer's logged dict (trainer.py: logs['loss'], logs['grad_norm'])",
+    ),
+    # torch's DataLoader message retyped without the space or the capital.
+    (
+        "host_oom_killed_hint",
+        "RuntimeError:Dataloader worker (pid 6479) is killed by signal:killed",
+        "https://github.com/hustvl/YOLOP/issues/133",
+    ),
 ]
 
 
@@ -634,6 +658,12 @@ def test_a_nan_tensor_autograd_did_not_compute_is_not_a_nan_loss() -> None:
     assert classify(">>> torch.tensor(float('nan'))\ntensor(nan)\n").name != "nan_detected"
 
 
+def test_a_trainer_log_with_finite_values_names_nothing() -> None:
+    # The same dict a healthy run prints (LlamaFactory#5660's shape, finite values): no NaN row.
+    text = "{'loss': 4.6758, 'grad_norm': 1.3437, 'learning_rate': 0.0001, 'epoch': 0.05}\n"
+    assert classify(text).name != "nan_detected"
+
+
 #: A GPU out of memory only in the person's words (rule 7, round fourteen): the line names the GPU
 #: or the batch size, not the host's memory. (text, decisive line, source)
 GPU_OOM_IN_WORDS = [
@@ -699,3 +729,4 @@ def test_a_loss_that_goes_nan_in_the_persons_words_is_a_nan_loss() -> None:
     assert result.name == "nan_detected"
     assert result.line_no == 1
     assert classify("Finetuning goes on after 2 epochs, no nan.\n").name != "nan_detected"
+
