@@ -730,3 +730,56 @@ def test_a_loss_that_goes_nan_in_the_persons_words_is_a_nan_loss() -> None:
     assert result.line_no == 1
     assert classify("Finetuning goes on after 2 epochs, no nan.\n").name != "nan_detected"
 
+
+#: A GPU WSL does not give CUDA, in the person's words on a line that names WSL (rule 7, round
+#: fifteen). (text, decisive line, source)
+NO_GPU_IN_WSL_WORDS = [
+    (
+        "Pytorch does not recognize GPU in WSL2\n\nI have an RTX 3090 and Ubuntu 22.04 on WSL2.\n",
+        1,
+        "https://github.com/pytorch/pytorch/issues/84550",
+    ),
+    (
+        "CUDA won't detect GPU in WSL\n\nI tried setting up Pytorch with CUDA in WSL but it just"
+        " doesn't pick up my GPU.\n",
+        1,
+        "https://github.com/microsoft/WSL/issues/9254",
+    ),
+    (
+        "PyTorch/Tensorflow not recognizing GPU on WSL - installed cudnn and cuda\n",
+        1,
+        "https://github.com/microsoft/WSL/issues/8102",
+    ),
+    (
+        "WSL: Training on CPU even when having compatible NVIDIA GPU\n",
+        1,
+        "https://github.com/ivadomed/ivadomed/issues/953",
+    ),
+    (
+        "Steps:\n7. While using the pytorch package in python, 'torch.cuda.is_available()' always"
+        " returns 'false' in wsl (ubuntu).\n",
+        2,
+        "https://github.com/microsoft/WSL/issues/7056",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line_no", "source"), NO_GPU_IN_WSL_WORDS)
+def test_a_gpu_wsl_does_not_give_cuda_in_the_persons_words_is_wsl_gpu_unavailable(
+    text: str, line_no: int, source: str
+) -> None:
+    result = classify(text)
+    assert result.name == "wsl_gpu_unavailable", source
+    assert result.line_no == line_no, source
+
+
+def test_gpu_words_without_wsl_on_the_line_or_without_a_negation_are_not_wsl() -> None:
+    # The same words on a native host's line, WSL only on another line, a working GPU, a path
+    # holding "wsl" (/usr/lib/wsl/lib is WSL's own folder, not the person's word).
+    for text in (
+        "Pytorch does not recognize GPU on Ubuntu 22.04\n",
+        "Running under WSL2.\n\nThe model does not recognize my GPU.\n",
+        "WSL2 now detects the GPU after wsl --update.\n",
+        "ls /usr/lib/wsl/lib: cannot find nvidia-smi on the GPU host\n",
+    ):
+        assert classify(text).name != "wsl_gpu_unavailable", text
