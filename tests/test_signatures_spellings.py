@@ -390,6 +390,30 @@ SPELLINGS = [
         "21129:  nan\ntensor(nan, device='cuda:0', grad_fn=<SubBackward0>) 96000",
         "https://github.com/NVIDIA/waveglow/issues/122",
     ),
+    # transformers' Trainer's logged dict, printed as its repr (issue 30, round fifteen).
+    (
+        "nan_detected",
+        "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 9.990133642141359e-05, 'epoch': 0.0}",
+        "https://github.com/hiyouga/LlamaFactory/issues/5660",
+    ),
+    (
+        "nan_detected",
+        "'loss': 0.000, 'grad_norm': nan",
+        "https://github.com/hiyouga/LlamaFactory/issues/7263",
+    ),
+    # The same dict with a NaN loss (the form public fine-tuning notes show; no issue URL).
+    (
+        "nan_detected",
+        "{'loss': 9.8813, 'grad_norm': inf, 'learning_rate': 2.0e-05, 'epoch': 0.26}\n"
+        "{'loss': nan, 'grad_norm': nan, 'learning_rate': 2.0e-05, 'epoch': 0.27}",
+        "transformers Trainer's logged dict (trainer.py: logs['loss'], logs['grad_norm'])",
+    ),
+    # torch's DataLoader message retyped without the space or the capital.
+    (
+        "host_oom_killed_hint",
+        "RuntimeError:Dataloader worker (pid 6479) is killed by signal:killed",
+        "https://github.com/hustvl/YOLOP/issues/133",
+    ),
 ]
 
 
@@ -634,6 +658,12 @@ def test_a_nan_tensor_autograd_did_not_compute_is_not_a_nan_loss() -> None:
     assert classify(">>> torch.tensor(float('nan'))\ntensor(nan)\n").name != "nan_detected"
 
 
+def test_a_trainer_log_with_finite_values_names_nothing() -> None:
+    # The same dict a healthy run prints (LlamaFactory#5660's shape, finite values): no NaN row.
+    text = "{'loss': 4.6758, 'grad_norm': 1.3437, 'learning_rate': 0.0001, 'epoch': 0.05}\n"
+    assert classify(text).name != "nan_detected"
+
+
 #: A GPU out of memory only in the person's words (rule 7, round fourteen): the line names the GPU
 #: or the batch size, not the host's memory. (text, decisive line, source)
 GPU_OOM_IN_WORDS = [
@@ -699,3 +729,57 @@ def test_a_loss_that_goes_nan_in_the_persons_words_is_a_nan_loss() -> None:
     assert result.name == "nan_detected"
     assert result.line_no == 1
     assert classify("Finetuning goes on after 2 epochs, no nan.\n").name != "nan_detected"
+
+
+#: A GPU WSL does not give CUDA, in the person's words on a line that names WSL (rule 7, round
+#: fifteen). (text, decisive line, source)
+NO_GPU_IN_WSL_WORDS = [
+    (
+        "Pytorch does not recognize GPU in WSL2\n\nI have an RTX 3090 and Ubuntu 22.04 on WSL2.\n",
+        1,
+        "https://github.com/pytorch/pytorch/issues/84550",
+    ),
+    (
+        "CUDA won't detect GPU in WSL\n\nI tried setting up Pytorch with CUDA in WSL but it just"
+        " doesn't pick up my GPU.\n",
+        1,
+        "https://github.com/microsoft/WSL/issues/9254",
+    ),
+    (
+        "PyTorch/Tensorflow not recognizing GPU on WSL - installed cudnn and cuda\n",
+        1,
+        "https://github.com/microsoft/WSL/issues/8102",
+    ),
+    (
+        "WSL: Training on CPU even when having compatible NVIDIA GPU\n",
+        1,
+        "https://github.com/ivadomed/ivadomed/issues/953",
+    ),
+    (
+        "Steps:\n7. While using the pytorch package in python, 'torch.cuda.is_available()' always"
+        " returns 'false' in wsl (ubuntu).\n",
+        2,
+        "https://github.com/microsoft/WSL/issues/7056",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line_no", "source"), NO_GPU_IN_WSL_WORDS)
+def test_a_gpu_wsl_does_not_give_cuda_in_the_persons_words_is_wsl_gpu_unavailable(
+    text: str, line_no: int, source: str
+) -> None:
+    result = classify(text)
+    assert result.name == "wsl_gpu_unavailable", source
+    assert result.line_no == line_no, source
+
+
+def test_gpu_words_without_wsl_on_the_line_or_without_a_negation_are_not_wsl() -> None:
+    # The same words on a native host's line, WSL only on another line, a working GPU, a path
+    # holding "wsl" (/usr/lib/wsl/lib is WSL's own folder, not the person's word).
+    for text in (
+        "Pytorch does not recognize GPU on Ubuntu 22.04\n",
+        "Running under WSL2.\n\nThe model does not recognize my GPU.\n",
+        "WSL2 now detects the GPU after wsl --update.\n",
+        "ls /usr/lib/wsl/lib: cannot find nvidia-smi on the GPU host\n",
+    ):
+        assert classify(text).name != "wsl_gpu_unavailable", text

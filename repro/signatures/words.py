@@ -98,6 +98,29 @@ DESCRIBED_FAILURE: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?![^\n]*\b(?:ram|cpu|system memory|host memory|swap|nodes?|oom[-_ ]?kill\w*)\b)"
         ),
     ),
+    # A GPU WSL does not give CUDA, in the person's words on a line that names WSL (issue 30,
+    # round fifteen): "Pytorch does not recognize GPU in WSL2" (pytorch/pytorch#84550), "CUDA
+    # won't detect GPU in WSL" (microsoft/WSL#9254), "not recognizing GPU on WSL"
+    # (microsoft/WSL#8102), "'torch.cuda.is_available()' always returns 'false' in wsl"
+    # (microsoft/WSL#7056), "WSL: Training on CPU even when having compatible NVIDIA GPU"
+    # (ivadomed/ivadomed#953): five logs in four studied sets whose lines no row reads. The GPU
+    # or CUDA is the object of the negated verb (as rule 7c's NOT_WORKING reads it), or
+    # is_available() is false, or the run is on the CPU; "WSL" must be a word of that line.
+    (
+        "no GPU in WSL",
+        re.compile(
+            r"(?im)^(?=[^\n]*(?<![\w/.-])wsl ?2?(?![\w/-]|\.\w))[^\n]*?(?:"
+            r"(?:\bnot|n't|\bcannot|\bcan ?not|\bunable to)[ \t]+(?:\w+[ \t]+)?(?:recogni[sz]\w*"
+            r"|detect\w*|see|sees|find|finds|use|using|utili[sz]e|pick(?:s|ing)? up)[ \t]+"
+            r"(?:\w+[ \t]+)?(?:gpus?|cuda|nvidia)\b"
+            r"|\bno (?:gpus?|cuda|nvidia gpus?)\b[^.\n]{0,20}?\b(?:detected|found|available"
+            r"|recogni[sz]ed)\b"
+            r"|\b(?:gpus?|cuda)\b[^.\n]{0,20}?\bnot (?:being )?(?:detected|recogni[sz]ed|found"
+            r"|available)\b"
+            r"|is_available\(\)[^\n]{0,30}?\bfalse\b"
+            r"|\b(?:training|trains|runs|running|run) on (?:the )?cpu\b)"
+        ),
+    ),
     (
         "a crash",
         re.compile(r"(?i)\b(?:crash(?:ed|es|ing)?|segfault\w*|core dumped|aborted)\b|崩溃"),
@@ -159,6 +182,7 @@ DESCRIBED_ROWS = {
     "out of memory": "oom",
     "NaN in training": "nan_detected",
     "a driver too old": "driver_too_old",
+    "no GPU in WSL": "wsl_gpu_unavailable",
 }
 #: The person's own words in a log (rule 7c, issue 30, round eight): a line that is not a log
 #: line (no timestamp, bracket, path, level or ``XWarning:`` prefix) and speaks as a person does: in
@@ -243,5 +267,5 @@ DESCRIBED_CHARS = 64 * 1024
 DESCRIBED_NEEDLES = (
     "ill", "ang", "ung", "tuck", "ock", "reez", "roze", "nan", "NaN", "Nan", "NAN", "rash",
     "egfault", "dumped", "borted", "rror", "too old", "ail", "inf", "Inf", "INF", "top", "xit", "erminat", "inish", "nd", "uit", "杀",
-    "卡", "报错", "崩溃", "emory", "EMORY", "OOM",
+    "卡", "报错", "崩溃", "emory", "EMORY", "OOM", "WSL", "wsl", "Wsl",
 )  # fmt: skip
