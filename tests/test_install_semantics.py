@@ -2485,3 +2485,29 @@ def test_the_torch_nightly_package_name_was_gone_by_august_2019():
         as_of=date(2020, 8, 14),
     )
     assert "torch_nightly package" not in text_of(torch), text_of(torch)
+
+
+def test_the_rocm_wheels_of_1_8_to_1_10_hold_gfx900_906_908_kernels():
+    """compat-facts-history sources builder_rocm_arches_1_8 (pytorch/builder build_rocm.sh on
+    lts/release/1.8, release/1.9, release/1.10: rocBLAS libraries for gfx803/900/906/908 only,
+    PYTORCH_ROCM_ARCH left to LoadHIP.cmake). https://github.com/ROCm/pytorch/issues/819
+    (2021-04-20, a Vega 64, gfx900): `pip3 install torch -f
+    https://download.pytorch.org/whl/rocm4.0.1/torch_stable.html` ran;
+    https://github.com/ROCm/legacy-rocm-build/issues/1471 (2021-05-15, an RX 580, gfx803):
+    torch==1.8.1+rocm4.0.1 -> "hipErrorNoBinaryForGpu: Coudn't find binary for current devices!"."""
+    vega = host_properties(
+        {"python": "3.8", "gpu": "AMD Radeon RX Vega 64", "gpu_vendor": "amd", "gfx": "gfx900"}
+    )
+    line = install_line.parse(
+        "pip3 install torch -f https://download.pytorch.org/whl/rocm4.0.1/torch_stable.html"
+    )
+    ran = check_line(line, vega, "3.8", "linux", as_of=date(2021, 4, 20))
+    assert ran.outcome == PASS and "gfx900 is in the wheel's gfx list" in text_of(ran), text_of(ran)
+    rx580 = host_properties(
+        {"python": "3.8", "gpu": "Radeon RX 580", "gpu_vendor": "amd", "gfx": "gfx803"}
+    )
+    pinned = install_line.parse(
+        "pip install torch==1.8.1+rocm4.0.1 -f https://download.pytorch.org/whl/torch_stable.html"
+    )
+    failed = check_line(pinned, rx580, "3.8", "linux", as_of=date(2021, 5, 15))
+    assert failed.outcome == FAIL and "gfx803 is not in the wheel's gfx list" in text_of(failed)
