@@ -187,6 +187,8 @@ def _install(item: FrozenSet) -> Counter:
             "as_of": date.fromisoformat(str(entry["date"])),
             "bits": int(host.get("bits") or 64),
             "libc": host.get("libc"),
+            "implementation": host.get("implementation"),
+            "macos": host.get("macos"),
         }
         try:
             result = check_line(

@@ -195,8 +195,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def host_properties(host: dict[str, Any]) -> dict[str, str]:
-    """Fingerprint properties (``host.*``) for the machine an entry describes (its ``bits`` and
-    ``libc`` go to :func:`judge` as ``check_line``'s ``bits`` and ``libc``): Python, CPU architecture, glibc, WSL2, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
+    """Fingerprint properties (``host.*``) for the machine an entry describes (its ``bits``,
+    ``libc``, ``implementation`` and ``macos`` go to :func:`judge` as ``check_line``'s arguments of those names): Python, CPU architecture, glibc, WSL2, one GPU (NVIDIA unless ``gpu_vendor: amd``) with its capability or gfx target
     and the NVIDIA driver, each where the issue states or implies it."""
     from repro import gpu_properties
 
@@ -235,6 +235,8 @@ def judge(entry: dict[str, Any]):
         as_of=date.fromisoformat(str(entry["date"])),
         bits=int(host.get("bits") or 64),
         libc=host.get("libc"),
+        implementation=host.get("implementation"),
+        macos=host.get("macos"),
     )
 
 

@@ -219,7 +219,7 @@ def test_studied_prints_a_studied_file_s_misses(capsys):
 def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
     """tests/fixtures/install-lines/host-facts.yaml (rounds five and six) adds to an earlier
     file's entry only a host fact its host_note (or the installer message its happened quotes)
-    already states (the 32-bit Python, the glibc, WSL2, musl libc: facts the host schema could not
+    already states (the 32-bit Python, the glibc, WSL2, musl libc, PyPy, the macOS version a Python reports: facts the host schema could not
     hold), never to a held-out file (frozen, not studied), and the benchmark merges it."""
     from benchmarks.install_corpus import FROZEN, HOST_FACTS, STUDIED
 
@@ -233,8 +233,22 @@ def test_host_facts_only_restate_what_an_earlier_entry_s_host_note_says():
         name, entry = by_id[item["id"]]
         assert name not in held_out, item["id"]
         assert item["stated"] in entry["host_note"] + " " + entry["happened"], item["id"]
-        assert set(item["host"]) in ({"bits"}, {"glibc"}, {"wsl2"}, {"libc"}), item["id"]
-        if "libc" in item["host"]:
+        assert set(item["host"]) in (
+            {"bits"},
+            {"glibc"},
+            {"wsl2"},
+            {"libc"},
+            {"implementation"},
+            {"macos"},
+        ), item["id"]
+        if "macos" in item["host"]:
+            macos = str(item["host"]["macos"])
+            assert f"macOS-{macos}-" in item["stated"]
+            assert str(entry["host"]["macos"]) == macos  # merged by load()
+        elif "implementation" in item["host"]:
+            assert item["host"]["implementation"] == "pypy" and "PyPy" in item["stated"]
+            assert entry["host"]["implementation"] == "pypy"  # merged by load()
+        elif "libc" in item["host"]:
             assert item["host"]["libc"] == "musl" and "musl libc" in item["stated"]
             assert entry["host"]["libc"] == "musl"  # merged by load()
         elif "wsl2" in item["host"]:

@@ -2365,3 +2365,149 @@ def test_a_conda_forge_build_string_asking_for_cuda_needs_the_driver_s_cuda():
         gpu="NVIDIA GPU",
     )
     assert plain.outcome == UNKNOWN, text_of(plain)
+
+
+# Round fifteen (issue 30, PASS-5): test12's disagreements and what round fourteen left
+
+
+def test_pytorch_publishes_no_wheel_for_pypy():
+    """compat-extra sources pypy: PyPI's torch files are CPython wheels only (cp27 ... cp315, no pp
+    tag). https://github.com/pytorch/pytorch/issues/127181 (2024-05-25, an M1 with PyPy 7.3.11
+    implementing Python 3.8.16): `pip3 install --pre torch torchvision torchaudio --extra-index-url
+    https://download.pytorch.org/whl/nightly/cpu` -> "Could not find a version that satisfies the
+    requirement torch (from versions: none)"."""
+    text = (
+        "pip3 install --pre torch torchvision torchaudio --extra-index-url "
+        "https://download.pytorch.org/whl/nightly/cpu"
+    )
+    line = install_line.parse(text)
+    day = date(2024, 5, 25)
+    pypy = check_line(line, {}, "3.8", "macos", machine="arm64", as_of=day, implementation="pypy")
+    assert pypy.outcome == FAIL and checks(pypy, FAIL) == {"python"}, text_of(pypy)
+    assert "PyPy (3.8)" in text_of(pypy) and "CPython" in text_of(pypy)
+    assert pypy.to_json()["outcome"] == FAIL
+    # CPython on the same host gets the nightly; a Linux PyPy fails the same way.
+    cpython = check_line(line, {}, "3.8", "macos", machine="arm64", as_of=day)
+    assert cpython.outcome == PASS and "PyPy" not in text_of(cpython), text_of(cpython)
+    linux = check_line(
+        install_line.parse("pip install torch==2.3.0"), {}, "3.10", "linux", implementation="pypy"
+    )
+    assert linux.outcome == FAIL and "PyPy" in text_of(linux)
+    # conda lines are not judged by it (conda-forge builds PyPy variants of some packages).
+    conda = check_line(
+        install_line.parse("conda install pytorch -c pytorch"),
+        {},
+        "3.9",
+        "linux",
+        implementation="pypy",
+    )
+    assert "PyPy" not in text_of(conda)
+
+
+def test_an_arm64_python_reporting_macos_10_16_finds_no_torch_wheel():
+    """compat-extra sources macos_arm64_tags: PyPI's macOS arm64 torch files are all tagged
+    macosx_11_0_arm64 or later. https://github.com/pytorch/pytorch/issues/128939 (2024-06-18, an M1
+    on macOS 14.5, Python 3.10.14 whose platform reads macOS-10.16-arm64): `pip3 install torch` ->
+    "from versions: none"; https://github.com/pytorch/pytorch/issues/75534 (2022-04-08, Python
+    3.8.12, the same platform): `python -m pip install torch` -> the same."""
+    for text, python, day in (
+        ("pip3 install torch", "3.10", date(2024, 6, 18)),
+        ("python -m pip install torch", "3.8", date(2022, 4, 8)),
+    ):
+        line = install_line.parse(text)
+        old = check_line(line, {}, python, "macos", machine="arm64", as_of=day, macos="10.16")
+        assert old.outcome == FAIL and checks(old, FAIL) == {"platform"}, text_of(old)
+        assert "macOS 10.16" in text_of(old) and "macosx_11_0_arm64" in text_of(old)
+        for macos in ("14.5", None):
+            new = check_line(line, {}, python, "macos", machine="arm64", as_of=day, macos=macos)
+            assert new.outcome == PASS and "10.16" not in text_of(new), text_of(new)
+    # An Intel Mac's Python reporting 10.16 is not judged by it (x86_64 wheels: macosx_10_9).
+    intel = check_line(
+        install_line.parse("pip install torch==2.2.0"), {}, "3.10", "macos", macos="10.16"
+    )
+    assert "10.16" not in text_of(intel)
+    # conda lines are not judged by it.
+    conda = check_line(
+        install_line.parse("conda install pytorch -c pytorch"),
+        {},
+        "3.10",
+        "macos",
+        machine="arm64",
+        macos="10.16",
+    )
+    assert "10.16" not in text_of(conda)
+
+
+def test_a_dated_conda_nightly_pin_is_unknown_not_refused():
+    """https://github.com/pytorch/pytorch/issues/64906 (2021-09-13): `conda install -yq
+    pytorch=1.10.0.dev20210911 cudatoolkit=10.2 -c pytorch-nightly` -> PackagesNotFoundError on
+    Linux (that day's build was missing). conda's `=X` is a prefix match, which PEP 440 has not for a
+    dev release: the spec is that day's builds; which days the channel kept is not in the facts."""
+    text = "conda install -yq pytorch=1.10.0.dev20210911 cudatoolkit=10.2 -c pytorch-nightly"
+    line = install_line.parse(text)
+    assert line.conda.spec == "==1.10.0.dev20210911"
+    result = check_line(line, {}, "3.8", "linux", as_of=date(2021, 9, 13))
+    assert result.outcome == UNKNOWN and checks(result, UNKNOWN) == {"install"}, text_of(result)
+    assert "1.10.0.dev20210911" in text_of(result) and "days" in text_of(result)
+    # An undated nightly line from the same channel is still judged from the facts.
+    plain = check_line(
+        install_line.parse("conda install pytorch cudatoolkit=10.2 -c pytorch-nightly"),
+        {},
+        "3.8",
+        "linux",
+        as_of=date(2021, 9, 13),
+    )
+    assert "days" not in text_of(plain), text_of(plain)
+
+
+def test_the_torch_nightly_package_name_was_gone_by_august_2019():
+    """compat-extra pip_torch_nightly: the 1.0 preview's pip nightly package was torch_nightly
+    (horovod/horovod#473); by 2019-08-20 the nightly pages served torch X.Y.Z.devYYYYMMDD
+    (https://github.com/aiqm/torchani/pull/294). https://github.com/fastai/course-v3/issues/561
+    (2020-08-14, Colab): `pip install torch_nightly -f
+    https://download.pytorch.org/whl/nightly/cu101/torch_nightly.html` -> "Could not find a version
+    that satisfies the requirement torch_nightly (from versions: none)"."""
+    text = "pip install torch_nightly -f https://download.pytorch.org/whl/nightly/cu101/torch_nightly.html"
+    line = install_line.parse(text)
+    assert line.torch is None and line.torch_nightly is not None
+    late = check_line(line, {}, "3.6", "linux", as_of=date(2020, 8, 14))
+    assert late.outcome == FAIL and checks(late, FAIL) == {"install"}, text_of(late)
+    assert "torch_nightly" in text_of(late) and "devYYYYMMDD" in text_of(late)
+    assert check_line(line, {}, "3.6", "linux").outcome == FAIL  # today's facts
+    early = check_line(line, {}, "3.6", "linux", as_of=date(2018, 12, 1))
+    assert early.outcome == UNKNOWN, text_of(early)
+    # The same page with the name torch is judged as before (the course's next cell ran).
+    torch = check_line(
+        install_line.parse(text.replace("torch_nightly -f", "torch -f")),
+        {},
+        "3.6",
+        "linux",
+        as_of=date(2020, 8, 14),
+    )
+    assert "torch_nightly package" not in text_of(torch), text_of(torch)
+
+
+def test_the_rocm_wheels_of_1_8_to_1_10_hold_gfx900_906_908_kernels():
+    """compat-facts-history sources builder_rocm_arches_1_8 (pytorch/builder build_rocm.sh on
+    lts/release/1.8, release/1.9, release/1.10: rocBLAS libraries for gfx803/900/906/908 only,
+    PYTORCH_ROCM_ARCH left to LoadHIP.cmake). https://github.com/ROCm/pytorch/issues/819
+    (2021-04-20, a Vega 64, gfx900): `pip3 install torch -f
+    https://download.pytorch.org/whl/rocm4.0.1/torch_stable.html` ran;
+    https://github.com/ROCm/legacy-rocm-build/issues/1471 (2021-05-15, an RX 580, gfx803):
+    torch==1.8.1+rocm4.0.1 -> "hipErrorNoBinaryForGpu: Coudn't find binary for current devices!"."""
+    vega = host_properties(
+        {"python": "3.8", "gpu": "AMD Radeon RX Vega 64", "gpu_vendor": "amd", "gfx": "gfx900"}
+    )
+    line = install_line.parse(
+        "pip3 install torch -f https://download.pytorch.org/whl/rocm4.0.1/torch_stable.html"
+    )
+    ran = check_line(line, vega, "3.8", "linux", as_of=date(2021, 4, 20))
+    assert ran.outcome == PASS and "gfx900 is in the wheel's gfx list" in text_of(ran), text_of(ran)
+    rx580 = host_properties(
+        {"python": "3.8", "gpu": "Radeon RX 580", "gpu_vendor": "amd", "gfx": "gfx803"}
+    )
+    pinned = install_line.parse(
+        "pip install torch==1.8.1+rocm4.0.1 -f https://download.pytorch.org/whl/torch_stable.html"
+    )
+    failed = check_line(pinned, rx580, "3.8", "linux", as_of=date(2021, 5, 15))
+    assert failed.outcome == FAIL and "gfx803 is not in the wheel's gfx list" in text_of(failed)

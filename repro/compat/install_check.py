@@ -182,6 +182,8 @@ def _after_fix(
             machine=host.machine,
             bits=host.bits,
             libc=host.libc,
+            implementation=host.implementation,
+            macos=host.macos,
         )
     except ConfigError:
         return [], (), True, None
@@ -223,6 +225,30 @@ def _pypi_pytorch(line: InstallLine, extra: Facts) -> Reason:
     return Reason("install", FAIL, text, fact)
 
 
+def _torch_nightly(line: InstallLine, extra: Facts) -> Reason:
+    """pip/uv asked for ``torch_nightly``, the 1.0 preview's nightly package: by
+    ``pip_torch_nightly.gone_by`` the nightly pages served ``torch`` X.Y.Z.devYYYYMMDD instead,
+    so a line on or after that day (or undated: today) finds none; before it, which
+    ``torch_nightly`` builds a page held is not in the facts (aiqm/torchani#294,
+    fastai/course-v3#561)."""
+    gone = str(extra.get("pip_torch_nightly", "gone_by") or "2019-08-20")
+    fact = "compat-extra:pip_torch_nightly"
+    day = src.as_of(extra)
+    name = line.torch_nightly.name if line.torch_nightly is not None else "torch_nightly"
+    if day is not None and day < gone:
+        text = (
+            f"unknown: the facts do not cover the 1.0 preview's {name} builds (the nightly "
+            f"package's name until {gone[:7]})"
+        )
+        return Reason("install", UNKNOWN, text, fact)
+    text = (
+        f"no {name} package any more: by {gone} the nightly pages serve torch "
+        "X.Y.Z.devYYYYMMDD (pip install --pre torch -f/--index-url .../whl/nightly/...): pip "
+        f"finds no {name} ('from versions: none')"
+    )
+    return Reason("install", FAIL, text, fact)
+
+
 def _musllinux_file(line: InstallLine) -> bool:
     """Whether the line installs a wheel file tagged for musl (someone else's build)."""
     return line.wheel is not None and "musllinux" in line.text
@@ -243,6 +269,41 @@ def _no_musl(line: InstallLine, host: Host) -> Reason:
         "('Error relocating ... symbol not found'); use a glibc image (python:3.X-slim)"
     )
     return Reason("platform", FAIL, text, "compat-extra:sources.musl_libc")
+
+
+def _no_pypy(line: InstallLine, host: Host) -> Reason:
+    """A PyPy interpreter: PyTorch publishes CPython wheels only (PyPI's torch files are tagged
+    cp27 ... cp315, none pp; download.pytorch.org's likewise; compat-extra sources ``pypy``), so
+    pip and uv find no wheel for PyPy's ``ppXY`` tag ('from versions: none'), and a ``cpXY``
+    file is "not a supported wheel on this platform" (pytorch/pytorch#127181: PyPy 7.3.11 on an
+    M1, the nightly cpu index)."""
+    python = f"PyPy ({host.python})" if host.python else "PyPy"
+    text = (
+        f"{python}: PyTorch publishes CPython wheels only (cpXY tags, no ppXY): pip and uv find "
+        "no torch for this interpreter ('from versions: none'); use CPython"
+    )
+    return Reason("python", FAIL, text, "compat-extra:sources.pypy")
+
+
+def _macos_before_11_on_arm(host: Host) -> bool:
+    """Whether an Apple-silicon interpreter reports a macOS version below 11 (pip's tag)."""
+    parts = src.parse_version(host.macos or "")
+    return host.wheel_platform == "macos-arm64" and parts is not None and parts.major < 11
+
+
+def _no_arm64_tag(host: Host) -> Reason:
+    """An arm64 interpreter that reports macOS 10.16 (a Python built against an old SDK, or run
+    with SYSTEM_VERSION_COMPAT=1, on macOS 11+): PyTorch's macOS arm64 wheels are all tagged
+    ``macosx_11_0_arm64`` or later (PyPI JSON: 139 macosx_11_0_arm64, 1 macosx_11_1_arm64, 44
+    macosx_14_0_arm64 files; compat-extra sources ``macos_arm64_tags``), so pip, which builds its
+    tags from that version, finds none (pytorch/pytorch#128939, #75534)."""
+    text = (
+        f"this arm64 Python reports macOS {host.macos} (platform.mac_ver(): built against an "
+        "old SDK): PyTorch's arm64 wheels are tagged macosx_11_0_arm64 or later, so pip finds "
+        "no torch ('from versions: none'); use a Python built for macOS 11+ (python.org's "
+        "universal2 installer, Homebrew, conda)"
+    )
+    return Reason("platform", FAIL, text, "compat-extra:sources.macos_arm64_tags")
 
 
 def _no_32bit(line: InstallLine, host: Host, extra: Facts) -> Reason:
@@ -298,11 +359,14 @@ def check_line(
     as_of: date | None = None,
     bits: int | None = None,
     libc: str | None = None,
+    implementation: str | None = None,
+    macos: str | None = None,
 ) -> LineResult:
     """Whether ``line`` installs and runs on the host of ``host_props`` (``host.*`` fingerprint
     properties), for Python ``python``, ``platform``, CPU ``machine`` (``x86_64``/``aarch64``),
-    interpreter ``bits`` (32 or 64; default 64) and C library ``libc`` (``musl``; default: what
-    the fingerprint's ``host.os`` implies) when given (else the line's own environment
+    interpreter ``bits`` (32 or 64; default 64), C library ``libc`` (``musl``; default: what
+    the fingerprint's ``host.os`` implies) and interpreter ``implementation`` (``pypy``; default
+    CPython) and, on macOS, the version the interpreter reports ``macos`` ("10.16") when given (else the line's own environment
     Python, else the host's), on the day ``as_of``
     (the indexes then served only the releases out by that day: an old unpinned line gets that
     day's build, and the driver floor is that build's; None: today's facts). ``follow_fix``:
@@ -312,7 +376,18 @@ def check_line(
     if as_of is not None:
         facts, extra = src.dated(facts, extra, as_of)
     result = _check_line(
-        line, host_props, python, platform, machine, facts, extra, follow_fix, bits, libc
+        line,
+        host_props,
+        python,
+        platform,
+        machine,
+        facts,
+        extra,
+        follow_fix,
+        bits,
+        libc,
+        implementation,
+        macos,
     )
     if follow_fix and result.fix and result.fix.startswith(("pip install", "uv pip install")):
         fixed = check_line(
@@ -326,6 +401,8 @@ def check_line(
             machine=result.host.machine,
             bits=result.host.bits,
             libc=result.host.libc,
+            implementation=result.host.implementation,
+            macos=result.host.macos,
         )
         if fixed.installs is False:
             result = replace(result, fix=None)
@@ -394,6 +471,8 @@ def _installs(
         machine=result.host.machine,
         bits=result.host.bits,
         libc=result.host.libc,
+        implementation=result.host.implementation,
+        macos=result.host.macos,
     )
     return checked.installs is not False
 
@@ -409,13 +488,21 @@ def _check_line(
     follow_fix: bool,
     bits: int | None = None,
     libc: str | None = None,
+    implementation: str | None = None,
+    macos: str | None = None,
 ) -> LineResult:
     host_props = {k: v for k, v in host_props.items() if k.startswith("host.")}
-    host = host_of(host_props, python or line.python, platform, machine, bits, libc)
+    host = host_of(
+        host_props, python or line.python, platform, machine, bits, libc, implementation, macos
+    )
     if host.bits == 32:
         return LineResult(line, host, None, None, combine([_no_32bit(line, host, extra)]))
     if host.libc == "musl" and line.conda is None and not _musllinux_file(line):
         return LineResult(line, host, None, None, combine([_no_musl(line, host)]))
+    if host.implementation == "pypy" and line.conda is None:
+        return LineResult(line, host, None, None, combine([_no_pypy(line, host)]))
+    if _macos_before_11_on_arm(host) and line.conda is None:
+        return LineResult(line, host, None, None, combine([_no_arm64_tag(host)]))
     if host.machine not in src.COVERED_MACHINES:
         text = (
             f"the facts cover x86_64 and aarch64 CPUs; this one is {host.machine} (uname -m): "
@@ -428,6 +515,8 @@ def _check_line(
         return check_wheel(line, line.wheel, host_props, host, facts, extra)
     if line.pypi_pytorch is not None:
         return LineResult(line, host, None, None, combine([_pypi_pytorch(line, extra)]))
+    if line.torch_nightly is not None and line.torch is None:
+        return LineResult(line, host, None, None, combine([_torch_nightly(line, extra)]))
     reasons: list[Reason] = []
     if line.unread and line.torch is None and not line.companions:
         text = f"cannot read {', '.join(line.unread)} here: give its lines instead"

@@ -523,6 +523,14 @@ def _mkl_break(conda, release: Version, host: Host, extra: Facts) -> list[Reason
     return [Reason("install", FAIL, text, "compat-extra:sources.conda_mkl_2024_1")]
 
 
+def _dated_nightly(spec: str) -> str | None:
+    """The dated nightly a conda spec pins (``==1.10.0.dev20210911``), else None."""
+    if not spec.startswith("==") or "," in spec:
+        return None
+    parsed = src.parse_version(spec[2:])
+    return str(parsed) if parsed is not None and parsed.is_devrelease else None
+
+
 def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -> LineResult:
     """``-c pytorch-nightly``: the line after the newest release (of the day, when dated),
     built for the CUDA versions of that line's release on the pytorch channel; a CUDA version it
@@ -541,6 +549,14 @@ def _check_nightly_channel(line, host_props, host, facts, extra, channel: str) -
         return LineResult(
             line, host, None, None, combine([Reason("install", FAIL, text, fact, unverified)])
         )
+    day = _dated_nightly(conda.spec)
+    if day is not None:
+        text = (
+            f"unknown: the facts do not cover which days' builds the {channel} conda channel "
+            f"kept: pytorch {day} is one day's nightly, which the channel may have dropped or "
+            "never built for this platform (pytorch/pytorch#64906)"
+        )
+        return LineResult(line, host, None, None, combine([Reason("install", UNKNOWN, text, fact)]))
     gap = _python_gap(extra, host)
     if gap is not None and Version(f"{nightly_line}.0") <= Version(f"{gap.major}.{gap.minor}.0"):
         text = (

@@ -117,6 +117,8 @@ class InstallLine:
     declares (uv's universal resolution) before it installs for this one. ``pypi_pytorch``: a
     pip/uv requirement on the name ``pytorch``, which on PyPI is not torch but a placeholder
     project (conda's ``pytorch`` is torch; compat-extra ``pypi_pytorch_placeholder``).
+    ``torch_nightly``: a pip/uv requirement on ``torch_nightly`` (the 1.0 preview's nightly
+    package name, compat-extra ``pip_torch_nightly``), else None.
     ``numpy``: a pip/uv requirement on numpy beside torch (which numpy pip takes decides whether
     a torch built against NumPy 1.x works: compat-extra ``numpy2_abi``), else None.
     """
@@ -139,6 +141,7 @@ class InstallLine:
     universal: bool = False
     pypi_pytorch: Requirement | None = None
     numpy: Requirement | None = None
+    torch_nightly: Requirement | None = None
 
     @property
     def all_indexes(self) -> tuple[str, ...]:
@@ -363,6 +366,10 @@ def _conda_spec(text: str) -> tuple[str, str] | None:
         return name, ""
     if rest.startswith("=") and not rest.startswith("=="):
         version = rest[1:].split("=", 1)[0]
+        if re.fullmatch(r"\d+(\.\d+)*\.dev\d{8}", version):
+            # a dated nightly (pytorch=1.10.0.dev20210911): PEP 440 has no prefix match of a
+            # dev release, and that day's builds are the only ones the prefix matches.
+            return name, f"=={version}"
         return name, f"=={version}" if "*" in version else f"=={version}.*"
     if rest.startswith("=="):
         rest = "==" + rest[2:].split("=", 1)[0]
@@ -515,6 +522,8 @@ def _pip_args(
             acc["torch"] = requirement
         elif name == "pytorch":
             acc["pypi_pytorch"] = requirement
+        elif name in ("torch_nightly", "torch-nightly"):
+            acc["torch_nightly"] = requirement
         elif name in COMPANIONS:
             acc["companions"][name] = requirement
         elif name == "numpy":
@@ -561,6 +570,7 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
             and not acc["companions"]
             and not acc["unread"]
             and acc["pypi_pytorch"] is None
+            and acc["torch_nightly"] is None
         ):
             continue  # an install of something else: look at the next command
         acc["python"] = acc["python"] or env_python
@@ -574,7 +584,12 @@ def parse(text: str, read_file: Callable[[str], str | None] | None = None) -> In
     acc = _empty()
     for words in commands:
         _pip_args(words, acc, read)
-    if acc["torch"] is not None or acc["companions"] or acc["pypi_pytorch"] is not None:
+    if (
+        acc["torch"] is not None
+        or acc["companions"]
+        or acc["pypi_pytorch"] is not None
+        or acc["torch_nightly"] is not None
+    ):
         return _line(stripped, "wheel" if acc["wheel"] else "requirements", acc)
     if any(_tool_start(words) for words in commands):
         raise ConfigError(
@@ -604,6 +619,7 @@ def _empty() -> dict:
         "universal": False,
         "pypi_pytorch": None,
         "numpy": None,
+        "torch_nightly": None,
     }
 
 
@@ -627,6 +643,7 @@ def _line(text: str, tool: str, acc: dict) -> InstallLine:
         universal=acc["universal"],
         pypi_pytorch=acc["pypi_pytorch"],
         numpy=acc["numpy"],
+        torch_nightly=acc["torch_nightly"],
     )
 
 

@@ -85,6 +85,8 @@ def host_of(
     machine: str | None = None,
     bits: int | None = None,
     libc: str | None = None,
+    implementation: str | None = None,
+    macos: str | None = None,
 ) -> Host:
     """The interpreter to install into: ``python``/``platform``/``machine``/``bits`` when given
     (``--python-version 3.10``, ``--platform windows``, ``--machine aarch64``,
@@ -93,7 +95,9 @@ def host_of(
     x86_64 when absent); a 64-bit interpreter unless told otherwise or the machine runs only
     32-bit ones (``armv7l``, ``i686``: ``sources.THIRTY_TWO_BIT_MACHINES``); the fingerprint's
     ``host.glibc`` for a Linux interpreter (manylinux tags); ``libc`` when given, else ``musl``
-    where ``host.os`` names Alpine Linux (its os-release PRETTY_NAME: "Alpine Linux v3.18")."""
+    where ``host.os`` names Alpine Linux (its os-release PRETTY_NAME: "Alpine Linux v3.18");
+    ``implementation`` ("pypy") and, on macOS, ``macos`` (the version the interpreter reports,
+    "10.16") when given (the fingerprint records neither)."""
     os_name = (host_props.get(property_names.HOST_OS) or "").lower()
     if python is None:
         parts = version(host_props.get(property_names.HOST_PYTHON))
@@ -114,4 +118,6 @@ def host_of(
         bits or (32 if cpu in THIRTY_TWO_BIT_MACHINES else 64),
         (host_props.get(property_names.HOST_GLIBC) or None) if platform == "linux" else None,
         (libc or ("musl" if "alpine" in os_name else None)) if platform == "linux" else None,
+        implementation,
+        macos if platform == "macos" else None,
     )

@@ -48,7 +48,10 @@ class Host:
     ``bits`` 64 or 32 (a 32-bit interpreter: pip's platform tag ``win32``/``linux_i686``, not
     ``win_amd64``/``linux_x86_64``, whatever the CPU), ``glibc`` "2.27" on Linux (None: unknown;
     pip's manylinux tags: a wheel for a newer glibc is skipped), ``libc`` "musl" on a musl Linux
-    (Alpine; None: glibc or unknown)."""
+    (Alpine; None: glibc or unknown), ``implementation`` "pypy" for a PyPy interpreter (None:
+    CPython or unknown; pip's interpreter tag ``pp38``, not ``cp38``), ``macos`` the macOS
+    version the interpreter reports (``platform.mac_ver()``, pip's ``macosx_X_Y`` tags; "10.16"
+    from a Python built against an old SDK on macOS 11+; None: unknown)."""
 
     python: str | None
     platform: str
@@ -56,6 +59,8 @@ class Host:
     bits: int = 64
     glibc: str | None = None
     libc: str | None = None
+    implementation: str | None = None
+    macos: str | None = None
 
     @property
     def wheel_platform(self) -> str:
